@@ -1,0 +1,38 @@
+// The profsh Lua module. OpenProfsh() installs the global `profsh` (also `require "profsh"`),
+// registers the userdata types and runs the embedded Lua prelude.
+#pragma once
+
+#include <memory>
+#include <string>
+
+extern "C" {
+#include <lua.h>
+}
+
+#include "engine/analysis/key_averages.h"
+#include "engine/trace/trace.h"
+
+namespace profsh::lua {
+
+// What a Trace userdata holds: the trace and, once asked for, its operator view.
+struct TraceHandle {
+  std::shared_ptr<Trace> trace;
+  std::shared_ptr<const FunctionEvents> events;
+  std::shared_ptr<const FunctionEvents> Events();
+};
+
+void OpenProfsh(lua_State* L);
+
+// Building blocks used across the binding files.
+void RegisterTrace(lua_State* L);     // expects the profsh table on top of the stack
+void RegisterAverages(lua_State* L);  // likewise
+void PushTrace(lua_State* L, std::shared_ptr<Trace> trace);
+TraceHandle* TestTrace(lua_State* L, int index);
+void PushKeyAverages(lua_State* L, KeyAverages averages);
+bool IsKeyAverages(lua_State* L, int index);
+std::string FormatDuration(int64_t ns);
+
+// The prelude's source, embedded at build time from bindings/prelude/*.lua.
+extern const char* const kPreludeSource;
+
+}  // namespace profsh::lua

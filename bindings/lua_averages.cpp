@@ -1,0 +1,317 @@
+// The averages list returned by trace:key_averages() and its elements (torch's EventList of
+// FunctionEventAvg): #avgs, avgs[i], ipairs(avgs), avgs:table{...}, and the numeric fields.
+#include <nlohmann/json.hpp>
+
+#include <cstring>
+
+#include "bindings/lua_api.h"
+#include "bindings/lua_support.h"
+#include "engine/analysis/averages_table.h"
+
+namespace profsh::lua {
+
+namespace {
+
+const char* const kAveragesType = "profsh.Averages";
+const char* const kAvgType = "profsh.Avg";
+
+struct AveragesHandle {
+  std::shared_ptr<const KeyAverages> averages;
+};
+
+struct AvgHandle {
+  std::shared_ptr<const KeyAverages> parent;
+  AverageRow row;
+  bool is_total = false;  // total_average(): its key is "Total", not an event name
+
+  std::string_view Key() const {
+    return is_total ? std::string_view("Total") : parent->events->strings.Get(row.key);
+  }
+};
+
+double Us(int64_t ns) {
+  return static_cast<double>(ns) / 1000.0;
+}
+
+AveragesHandle* CheckAverages(lua_State* L, int index, const char* function) {
+  return CheckUserdata<AveragesHandle>(L, index, kAveragesType, function);
+}
+
+void PushAvg(lua_State* L, std::shared_ptr<const KeyAverages> parent, const AverageRow& row,
+             bool is_total = false) {
+  NewUserdata(L, kAvgType, AvgHandle{std::move(parent), row, is_total});
+}
+
+TableOptions ReadTableOptions(lua_State* L, int index) {
+  Options opts(L, index, "table",
+               {"sort_by", "row_limit", "max_src_column_width", "max_name_column_width",
+                "max_shapes_column_width", "header", "top_level_events_only", "time_unit"});
+  TableOptions t;
+  t.sort_by = opts.String("sort_by");
+  auto limit = opts.IntOrNone("row_limit", 100);
+  t.row_limit = limit ? *limit : -1;
+  t.max_src_column_width = opts.IntOrNone("max_src_column_width", 75);
+  t.max_name_column_width = opts.IntOrNone("max_name_column_width", 55);
+  t.max_shapes_column_width = opts.IntOrNone("max_shapes_column_width", 80);
+  t.header = opts.String("header");
+  t.top_level_events_only = opts.Bool("top_level_events_only", false);
+  t.time_unit = opts.String("time_unit");
+  if (t.time_unit && *t.time_unit != "s" && *t.time_unit != "ms" && *t.time_unit != "us") {
+    throw LuaError("bad option 'time_unit' to 'table' (\"s\", \"ms\" or \"us\" expected, got \"" +
+                   *t.time_unit + "\")");
+  }
+  return t;
+}
+
+std::string Table(const KeyAverages& averages, const TableOptions& options) {
+  auto text = BuildAveragesTable(averages, options);
+  if (!text.ok()) throw LuaError(text.error().message);
+  return std::move(text.value());
+}
+
+int TableMethod(lua_State* L) {
+  return Protect(L, [&] {
+    AveragesHandle* h = CheckAverages(L, 1, "table");
+    TableOptions options = ReadTableOptions(L, 2);
+    std::string text = Table(*h->averages, options);
+    lua_pushlstring(L, text.data(), text.size());
+    return 1;
+  });
+}
+
+int Sorted(lua_State* L) {
+  return Protect(L, [&] {
+    AveragesHandle* h = CheckAverages(L, 1, "sorted");
+    std::string key(CheckString(L, 2, "sorted", "sort key"));
+    auto order = SortedRowOrder(*h->averages, key);
+    if (!order.ok()) throw LuaError(order.error().message);
+    lua_createtable(L, static_cast<int>(order.value().size()), 0);
+    lua_Integer i = 0;
+    for (uint32_t index : order.value()) {
+      PushAvg(L, h->averages, h->averages->rows[index]);
+      lua_rawseti(L, -2, ++i);
+    }
+    return 1;
+  });
+}
+
+int TotalAverage(lua_State* L) {
+  return Protect(L, [&] {
+    AveragesHandle* h = CheckAverages(L, 1, "total_average");
+    AverageRow total;
+    for (const AverageRow& r : h->averages->rows) {
+      total.count += r.count;
+      total.cpu_time_total_ns += r.cpu_time_total_ns;
+      total.cuda_time_total_ns += r.cuda_time_total_ns;
+      total.self_cpu_time_total_ns += r.self_cpu_time_total_ns;
+      total.self_cuda_time_total_ns += r.self_cuda_time_total_ns;
+      total.cpu_memory_usage += r.cpu_memory_usage;
+      total.cuda_memory_usage += r.cuda_memory_usage;
+      total.self_cpu_memory_usage += r.self_cpu_memory_usage;
+      total.self_cuda_memory_usage += r.self_cuda_memory_usage;
+      total.flops += r.flops;
+    }
+    PushAvg(L, h->averages, total, /*is_total=*/true);
+    return 1;
+  });
+}
+
+int AveragesIndex(lua_State* L) {
+  return Protect(L, [&] {
+    AveragesHandle* h = CheckAverages(L, 1, "index");
+    if (lua_type(L, 2) == LUA_TNUMBER) {
+      int isnum = 0;
+      lua_Integer i = lua_tointegerx(L, 2, &isnum);
+      const auto& rows = h->averages->rows;
+      if (!isnum || i < 1 || static_cast<size_t>(i) > rows.size()) {
+        lua_pushnil(L);
+      } else {
+        PushAvg(L, h->averages, rows[static_cast<size_t>(i - 1)]);
+      }
+      return 1;
+    }
+    if (lua_type(L, 2) == LUA_TSTRING) {
+      std::string_view key = lua_tostring(L, 2);
+      const KeyAverages& a = *h->averages;
+      if (key == "group_by_input_shape") {
+        lua_pushboolean(L, a.group_by_input_shape);
+        return 1;
+      }
+      if (key == "group_by_stack_n") {
+        lua_pushinteger(L, a.group_by_stack_n);
+        return 1;
+      }
+      if (key == "profile_memory") {
+        lua_pushboolean(L, a.profile_memory);
+        return 1;
+      }
+      if (key == "with_flops") {
+        lua_pushboolean(L, a.with_flops);
+        return 1;
+      }
+    }
+    lua_pushnil(L);
+    return 1;
+  });
+}
+
+int AveragesLen(lua_State* L) {
+  return Protect(L, [&] {
+    lua_pushinteger(L, static_cast<lua_Integer>(CheckAverages(L, 1, "len")->averages->rows.size()));
+    return 1;
+  });
+}
+
+int AveragesToString(lua_State* L) {
+  return Protect(L, [&] {
+    AveragesHandle* h = CheckAverages(L, 1, "tostring");
+    std::string text = Table(*h->averages, TableOptions{});
+    lua_pushlstring(L, text.data(), text.size());
+    return 1;
+  });
+}
+
+void PushShapes(lua_State* L, const AvgHandle& h) {
+  if (!h.parent->group_by_input_shape) {
+    lua_pushliteral(L, "");
+    return;
+  }
+  std::string_view repr = h.row.input_shapes == 0
+                              ? std::string_view("[]")
+                              : h.parent->events->strings.Get(h.row.input_shapes);
+  auto j = nlohmann::json::parse(repr.begin(), repr.end(), nullptr, false);
+  if (j.is_discarded() || !j.is_array()) {
+    lua_pushlstring(L, repr.data(), repr.size());
+    return;
+  }
+  lua_createtable(L, static_cast<int>(j.size()), 0);
+  lua_Integer i = 0;
+  for (const auto& shape : j) {
+    if (shape.is_array()) {
+      lua_createtable(L, static_cast<int>(shape.size()), 0);
+      lua_Integer k = 0;
+      for (const auto& dim : shape) {
+        if (dim.is_number_integer())
+          lua_pushinteger(L, dim.get<int64_t>());
+        else
+          lua_pushstring(L, dim.dump().c_str());
+        lua_rawseti(L, -2, ++k);
+      }
+    } else {
+      lua_pushstring(L, shape.dump().c_str());
+    }
+    lua_rawseti(L, -2, ++i);
+  }
+}
+
+int AvgField(lua_State* L) {
+  return Protect(L, [&] {
+    AvgHandle* h = CheckUserdata<AvgHandle>(L, 1, kAvgType, "index");
+    if (lua_type(L, 2) != LUA_TSTRING) {
+      lua_pushnil(L);
+      return 1;
+    }
+    std::string key(lua_tostring(L, 2));
+    for (const char* alias : {"device", "xpu", "privateuse1"}) {
+      size_t pos = key.find(alias);
+      if (pos != std::string::npos && key != "device_type") {
+        key.replace(pos, std::strlen(alias), "cuda");
+        break;
+      }
+    }
+    const AverageRow& r = h->row;
+    if (key == "key") {
+      std::string_view s = h->Key();
+      lua_pushlstring(L, s.data(), s.size());
+    } else if (key == "count") {
+      lua_pushinteger(L, r.count);
+    } else if (key == "cpu_time_total") {
+      lua_pushnumber(L, Us(r.cpu_time_total_ns));
+    } else if (key == "self_cpu_time_total") {
+      lua_pushnumber(L, Us(r.self_cpu_time_total_ns));
+    } else if (key == "cpu_time") {
+      lua_pushnumber(L, r.cpu_time_us());
+    } else if (key == "cuda_time_total") {
+      lua_pushnumber(L, Us(r.cuda_time_total_ns));
+    } else if (key == "self_cuda_time_total") {
+      lua_pushnumber(L, Us(r.self_cuda_time_total_ns));
+    } else if (key == "cuda_time") {
+      lua_pushnumber(L, r.cuda_time_us());
+    } else if (key == "cpu_memory_usage") {
+      lua_pushinteger(L, r.cpu_memory_usage);
+    } else if (key == "self_cpu_memory_usage") {
+      lua_pushinteger(L, r.self_cpu_memory_usage);
+    } else if (key == "cuda_memory_usage") {
+      lua_pushinteger(L, r.cuda_memory_usage);
+    } else if (key == "self_cuda_memory_usage") {
+      lua_pushinteger(L, r.self_cuda_memory_usage);
+    } else if (key == "flops") {
+      lua_pushinteger(L, r.flops);
+    } else if (key == "input_shapes") {
+      PushShapes(L, *h);
+    } else if (key == "stack") {
+      lua_createtable(L, static_cast<int>(r.stack.size()), 0);
+      for (size_t i = 0; i < r.stack.size(); ++i) {
+        std::string_view s = h->parent->events->strings.Get(r.stack[i]);
+        lua_pushlstring(L, s.data(), s.size());
+        lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+      }
+    } else if (key == "device_type") {
+      lua_pushstring(L, r.device == DeviceType::kCpu ? "CPU" : "CUDA");
+    } else if (key == "is_async") {
+      lua_pushboolean(L, r.is_async);
+    } else if (key == "node_id") {
+      lua_pushinteger(L, -1);
+    } else {
+      lua_pushnil(L);
+    }
+    return 1;
+  });
+}
+
+int AvgToString(lua_State* L) {
+  return Protect(L, [&] {
+    AvgHandle* h = CheckUserdata<AvgHandle>(L, 1, kAvgType, "tostring");
+    const AverageRow& r = h->row;
+    std::string key(h->Key());
+    std::string s = "<FunctionEventAvg key=" + key +
+                    " self_cpu_time=" + FormatTime(Us(r.self_cpu_time_total_ns)) +
+                    " cpu_time=" + FormatTime(r.cpu_time_us()) +
+                    "  self_cuda_time=" + FormatTime(Us(r.self_cuda_time_total_ns)) +
+                    " cuda_time=" + FormatTime(r.cuda_time_us()) +
+                    " count=" + std::to_string(r.count) +
+                    " cpu_memory_usage=" + std::to_string(r.cpu_memory_usage) +
+                    " cuda_memory_usage=" + std::to_string(r.cuda_memory_usage) + ">";
+    lua_pushlstring(L, s.data(), s.size());
+    return 1;
+  });
+}
+
+}  // namespace
+
+void PushKeyAverages(lua_State* L, KeyAverages averages) {
+  NewUserdata(L, kAveragesType,
+              AveragesHandle{std::make_shared<const KeyAverages>(std::move(averages))});
+}
+
+bool IsKeyAverages(lua_State* L, int index) {
+  return luaL_testudata(L, index, kAveragesType) != nullptr;
+}
+
+void RegisterAverages(lua_State* L) {
+  RegisterType(L, kAveragesType,
+               {{"table", TableMethod}, {"sorted", Sorted}, {"total_average", TotalAverage}},
+               AveragesIndex,
+               {"group_by_input_shape", "group_by_stack_n", "profile_memory", "with_flops"},
+               {{"__gc", GcUserdata<AveragesHandle>},
+                {"__len", AveragesLen},
+                {"__tostring", AveragesToString}});
+  RegisterType(L, kAvgType, {}, AvgField,
+               {"key", "count", "cpu_time_total", "self_cpu_time_total", "cpu_time",
+                "cuda_time_total", "self_cuda_time_total", "cuda_time", "cpu_memory_usage",
+                "self_cpu_memory_usage", "cuda_memory_usage", "self_cuda_memory_usage",
+                "input_shapes", "stack", "flops", "device_type", "is_async", "node_id"},
+               {{"__gc", GcUserdata<AvgHandle>}, {"__tostring", AvgToString}});
+}
+
+}  // namespace profsh::lua

@@ -1,0 +1,45 @@
+#include "bindings/lua_api.h"
+#include "bindings/lua_support.h"
+
+#include <cstring>
+
+#ifndef PROFSH_VERSION
+#define PROFSH_VERSION "0.0.0"
+#endif
+
+namespace profsh::lua {
+
+namespace {
+
+int Require(lua_State* L) {
+  lua_getglobal(L, "profsh");
+  return 1;
+}
+
+}  // namespace
+
+void OpenProfsh(lua_State* L) {
+  lua_newtable(L);
+  lua_pushstring(L, PROFSH_VERSION);
+  lua_setfield(L, -2, "version");
+  RegisterTrace(L);
+  RegisterAverages(L);
+
+  // The prelude receives the table and finishes the module in Lua (help, printing helpers).
+  if (luaL_loadbuffer(L, kPreludeSource, std::strlen(kPreludeSource), "=[profsh prelude]") !=
+      LUA_OK) {
+    lua_error(L);  // a broken prelude is a build defect; fail loudly at start-up
+  }
+  lua_pushvalue(L, -2);
+  lua_call(L, 1, 0);
+  lua_setglobal(L, "profsh");
+
+  // require "profsh" returns the same table.
+  lua_getglobal(L, "package");
+  lua_getfield(L, -1, "preload");
+  lua_pushcfunction(L, Require);
+  lua_setfield(L, -2, "profsh");
+  lua_pop(L, 2);
+}
+
+}  // namespace profsh::lua

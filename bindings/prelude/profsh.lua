@@ -1,0 +1,146 @@
+-- The Lua half of the profsh module, embedded in the binary. It receives the table the C++
+-- bindings filled (load, the Trace and Averages types) and adds what is easier said in Lua:
+-- help texts and the value printer the REPL uses.
+local profsh = ...
+
+local topics = {}
+profsh.help_topics = topics
+
+topics[""] = [[
+profsh — a programmable profiling shell.
+
+  t = profsh.load("trace.json.gz")     load a Kineto / Chrome / PyTorch trace or a profsh file
+  avgs = t:key_averages()              operator statistics, as torch.profiler computes them
+  print(avgs:table{sort_by="self_cpu_time_total", row_limit=10})
+  t:export_chrome_trace("out.json")    Chrome/Perfetto trace
+  t:export_stacks("stacks.txt", "self_cpu_time_total")
+  t:save("trace.profsh")               compact binary, fast to load again
+
+Help topics: load, key_averages, table, avg, trace, events, processes, threads,
+export_chrome_trace, export_stacks, save, repl.   Type :help TOPIC]]
+
+topics.load = [[
+profsh.load(path) -> Trace
+  Reads a trace; the format is detected from the content, not the name:
+    - Kineto JSON ({"traceEvents": [...]}), absolute integer microseconds or relative
+      microseconds with "baseTimeNanoseconds"
+    - PyTorch's legacy export (a bare JSON array, pid "CPU functions")
+    - profsh's own binary format (trace:save)
+  Any of them may be gzip-compressed. Errors name the file and the line/column or field.]]
+
+topics.key_averages = [[
+trace:key_averages{group_by_input_shape=false, group_by_stack_n=0} -> averages list
+  Groups operator events by name (and input shapes, and the top N stack frames), as
+  torch.profiler's key_averages() does. The list supports #avgs, avgs[i], ipairs(avgs),
+  avgs:table{...}, avgs:sorted(key) and avgs:total_average(). See :help avg for the fields.]]
+
+topics.table = [[
+avgs:table{sort_by=nil, row_limit=100, max_name_column_width=55, max_shapes_column_width=80,
+           max_src_column_width=75, header=nil, top_level_events_only=false, time_unit=nil}
+  Returns PyTorch 1.13's table text, byte for byte. sort_by takes every key torch takes:
+  cpu_time, cuda_time, cpu_time_total, cuda_time_total, self_cpu_time_total,
+  self_cuda_time_total, cpu_memory_usage, cuda_memory_usage, self_cpu_memory_usage,
+  self_cuda_memory_usage, count, flops, key (and the device_/xpu_ spellings).
+  Pass false for a width or row_limit to mean None (no limit). time_unit: "s", "ms", "us".]]
+
+topics.avg = [[
+Fields of an averages element (times in microseconds):
+  key, count, cpu_time_total, self_cpu_time_total, cpu_time, cuda_time_total,
+  self_cuda_time_total, cuda_time, cpu_memory_usage, self_cpu_memory_usage,
+  cuda_memory_usage, self_cuda_memory_usage, input_shapes, stack, flops, device_type,
+  is_async]]
+
+topics.trace = [[
+Trace fields: duration (us), start (absolute us), path, format, event_count, warnings,
+metadata.  Methods: key_averages, table via averages, events, processes, threads,
+export_chrome_trace, export_stacks, save.   #trace is the number of events.]]
+
+topics.events = [[
+trace:events{name=, cat=, ph=, pid=, tid=, from=, to=, limit=} -> list of events
+  Each event: name, cat, ph, pid, tid, ts, dur (us; ts from the start of the trace), args,
+  and event-level fields such as id. from/to select events overlapping [from, to].]]
+
+topics.processes = [[
+trace:processes() -> list of {pid, name, labels, sort_index, threads={{tid, name, events}}}]]
+
+topics.threads = [[
+trace:threads() -> list of {pid, tid, name, sort_index, events}]]
+
+topics.export_chrome_trace = [[
+trace:export_chrome_trace(path)
+  Writes Chrome Trace Event JSON (Kineto layout) that Perfetto UI and chrome://tracing open,
+  with categories, args, flows, process and thread names. A path ending in .gz is gzipped.
+  The file appears atomically (written to a temporary file, then renamed).]]
+
+topics.export_stacks = [[
+trace:export_stacks(path, metric="self_cpu_time_total")
+  torch's folded stacks: "outermost;...;innermost value" per event with a stack.
+  metric: self_cpu_time_total or self_cuda_time_total.]]
+
+topics.save = [[
+trace:save(path)
+  profsh's binary format: compact, versioned, and much faster to load than JSON.]]
+
+topics.repl = [[
+The REPL: expressions print their value (averages lists print as tables), statements run.
+An incomplete chunk continues on the next line. Tab completes globals and the fields and
+methods of profsh objects. Ctrl-C interrupts a running chunk, Ctrl-D exits.
+History is kept in ~/.profsh_history (or $PROFSH_HISTORY).]]
+
+function profsh.help(topic)
+  topic = topic or ""
+  local text = topics[topic]
+  if not text then
+    local names = {}
+    for k in pairs(topics) do
+      if k ~= "" then names[#names + 1] = k end
+    end
+    table.sort(names)
+    return "no help on '" .. tostring(topic) .. "'; topics: " .. table.concat(names, ", ")
+  end
+  return text
+end
+
+-- A readable rendering of a value for the REPL: tables nested two levels deep, strings quoted,
+-- profsh objects by their own __tostring.
+local function repr(value, depth, seen)
+  local kind = type(value)
+  if kind == "string" then
+    return string.format("%q", value)
+  elseif kind ~= "table" then
+    return tostring(value)
+  end
+  if seen[value] then return "<cycle>" end
+  if depth > 2 then return "{...}" end
+  seen[value] = true
+  local parts = {}
+  local n = #value
+  for i = 1, math.min(n, 50) do
+    parts[#parts + 1] = repr(value[i], depth + 1, seen)
+  end
+  if n > 50 then parts[#parts + 1] = "... (" .. n .. " items)" end
+  local keys = {}
+  for k in pairs(value) do
+    if not (math.type(k) == "integer" and k >= 1 and k <= n) then keys[#keys + 1] = k end
+  end
+  table.sort(keys, function(a, b)
+    if type(a) == type(b) and (type(a) == "string" or type(a) == "number") then return a < b end
+    return type(a) < type(b)
+  end)
+  for i, k in ipairs(keys) do
+    if i > 50 then
+      parts[#parts + 1] = "..."
+      break
+    end
+    local key = (type(k) == "string" and k:match("^[%a_][%w_]*$")) and k or ("[" .. repr(k, depth + 1, seen) .. "]")
+    parts[#parts + 1] = key .. " = " .. repr(value[k], depth + 1, seen)
+  end
+  seen[value] = nil
+  return "{" .. table.concat(parts, ", ") .. "}"
+end
+
+function profsh.repr(value)
+  return repr(value, 0, {})
+end
+
+return profsh

@@ -1,0 +1,52 @@
+// A Lua interpreter with the profsh module loaded, behind a C++ interface: the command line and
+// the REPL drive Lua through this class and never touch the Lua C API themselves.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+struct lua_State;
+
+namespace profsh::lua {
+
+class Session {
+ public:
+  // Returns nullptr and sets *error when the interpreter cannot start.
+  static std::unique_ptr<Session> Create(std::string* error);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Sets the global `arg` as the lua interpreter does: arg[0] is the script, arg[1..] its
+  // arguments, negative indices the interpreter and its options.
+  void SetArgs(const std::vector<std::string>& before_script, const std::string& script,
+               const std::vector<std::string>& script_args);
+
+  // Runs a script file ("-" for standard input) or a chunk. Errors are printed to stderr as
+  // "FILE:LINE: message" followed by a traceback; the return value is the exit status.
+  int RunFile(const std::string& path, const std::vector<std::string>& script_args);
+  int RunString(const std::string& chunk, const std::string& chunk_name);
+
+  // REPL evaluation of one (possibly multi-line) input. Bare expressions print their values.
+  enum class Eval { kOk, kIncomplete, kError };
+  Eval Evaluate(const std::string& input, std::string* output);
+
+  // Completion candidates for the Lua expression that ends at `cursor` in `line`.
+  std::vector<std::string> Complete(const std::string& line, size_t cursor, size_t* word_start);
+
+  std::string Help(const std::string& topic);
+
+  // Makes the running chunk stop with an "interrupted" error at its next Lua instruction. Safe
+  // to call from a signal handler.
+  void Interrupt();
+
+ private:
+  Session() = default;
+  int Report(int status);
+  int Docall(int nargs, int nresults);
+
+  lua_State* L_ = nullptr;
+};
+
+}  // namespace profsh::lua

@@ -1,0 +1,46 @@
+// Exporters write a Trace (or an analysis of it) to a file. Each format is one Exporter behind
+// this interface, found by name in the registry; all of them write through AtomicWriter.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/io/atomic_writer.h"
+#include "engine/trace/trace.h"
+#include "engine/util/result.h"
+
+namespace profsh {
+
+using ExportOptions = std::map<std::string, std::string>;
+
+class Exporter {
+ public:
+  virtual ~Exporter() = default;
+  virtual std::string_view name() const = 0;
+  virtual Status Write(const Trace& trace, const ExportOptions& options,
+                       AtomicWriter& out) const = 0;
+};
+
+class ExporterRegistry {
+ public:
+  static ExporterRegistry& Instance();
+  void Register(std::unique_ptr<Exporter> exporter);
+  const Exporter* Find(std::string_view name) const;
+  std::vector<std::string_view> names() const;
+
+ private:
+  std::vector<std::unique_ptr<Exporter>> exporters_;
+};
+
+// Finds the exporter, writes `path` atomically.
+Status ExportTrace(const Trace& trace, std::string_view format, const std::string& path,
+                   const ExportOptions& options = {});
+
+std::unique_ptr<Exporter> MakeChromeTraceExporter();
+std::unique_ptr<Exporter> MakeProfshFormatExporter();
+std::unique_ptr<Exporter> MakeStacksExporter();
+
+}  // namespace profsh

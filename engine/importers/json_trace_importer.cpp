@@ -1,0 +1,857 @@
+// Streaming reader for Chrome Trace Event JSON: Kineto's object format ({"traceEvents": [...]}),
+// both timestamp conventions, and the bare-array format of PyTorch's legacy export.
+//
+// The tokenizer never builds a DOM. It walks the input one unit at a time (a top-level member, or
+// one event with its separator); when a unit runs past the bytes at hand it rolls back to the
+// unit's start, reads more, and tries again, so gzip input is inflated in fixed-size chunks.
+// Every event is validated (syntax, UTF-8, field types) and turned straight into columns.
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "engine/importers/importer.h"
+#include "engine/importers/json_scan.h"
+#include "engine/trace/trace_builder.h"
+#include "engine/util/hash.h"
+#include "engine/util/utf8.h"
+
+namespace profsh {
+
+namespace {
+
+using json::IsDigit;
+using json::IsSpace;
+
+enum class Step { kOk, kNeedMore, kError };
+
+#define PROFSH_TRY(expr)                  \
+  do {                                    \
+    Step step_ = (expr);                  \
+    if (step_ != Step::kOk) return step_; \
+  } while (0)
+
+constexpr size_t kChunkSize = 8 << 20;
+constexpr int kMaxDepth = 512;
+
+// A string value: either raw bytes in the input (no escapes) or decoded bytes in a scratch buffer.
+struct Text {
+  const char* raw = nullptr;
+  uint32_t offset = 0;
+  uint32_t size = 0;
+  bool decoded = false;
+};
+
+struct RawField {
+  Text key;
+  bool top_level = false;
+  ArgType type = ArgType::kNull;
+  bool bool_value = false;
+  int64_t int_value = 0;
+  double double_value = 0;
+  Text text;  // kString (decoded) or kJson (raw span)
+};
+
+// Per-event keys whose numeric values differ on almost every event; they are stored inline
+// instead of in the interned schema (see args.h).
+bool IsVolatileKey(std::string_view key, bool top_level) {
+  if (top_level) return key == "id" || key == "tts";
+  switch (key.size()) {
+    case 4:
+      return key == "Addr";
+    case 5:
+      return key == "Bytes" || key == "bytes";
+    case 6:
+      return key == "Ev Idx";
+    case 9:
+      return key == "Python id";
+    case 11:
+      return key == "External id" || key == "correlation";
+    case 14:
+      return key == "Total Reserved";
+    case 15:
+      return key == "Sequence number" || key == "Total Allocated";
+    case 16:
+      return key == "Python parent id";
+    case 18:
+      return key == "Record function id";
+    case 23:
+      return key == "memory bandwidth (GB/s)";
+    default:
+      return false;
+  }
+}
+
+class JsonTraceParser {
+ public:
+  JsonTraceParser(InputSource& input, Trace& trace) : input_(input), builder_(trace) {}
+
+  Status Run();
+
+ private:
+  enum class State {
+    kStart,
+    kObjectFirstMember,
+    kObjectMember,
+    kEventsFirst,
+    kEventsNext,
+    kAfterEvents,
+    kTrailing,
+    kDone,
+  };
+
+  Step ParseUnit();
+  Step ParseObjectMember();
+  Step ParseEventUnit(bool first);
+  Step ParseAfterEvents();
+  Step ParseTrailing();
+
+  Step ParseEventObject();
+  Step ParseArgsObject();
+  Step ParseFieldValue(const Text& key, bool top_level);
+  Step ParseIdent(Ident* out, const char* field);
+  Step ParseTime(int64_t* out, const char* field);
+  Step CommitEvent(bool* committed);
+
+  Step SkipWs();
+  Step Expect(char c, const char* what);
+  Step ScanString(Text* out, bool decode);
+  Step ScanNumber(const char** begin, bool* is_integer);
+  Step ScanLiteral(std::string_view word);
+  Step SkipValue(int depth);
+
+  Step Fail(const char* at, std::string message);
+  Step FailEvent(const char* at, std::string message);
+  std::string_view View(const Text& t) const {
+    return t.decoded ? std::string_view(decode_buf_.data() + t.offset, t.size)
+                     : std::string_view(t.raw, t.size);
+  }
+  bool Refill(const char* keep_from);
+  std::string Position(const char* at) const;
+
+  InputSource& input_;
+  TraceBuilder builder_;
+  std::string error_;
+
+  // Input window.
+  const char* buf_ = nullptr;
+  const char* p_ = nullptr;
+  const char* end_ = nullptr;
+  bool eof_ = false;
+  std::unique_ptr<char[]> storage_;
+  size_t capacity_ = 0;
+  uint64_t base_offset_ = 0;   // file offset of buf_[0]
+  uint64_t lines_before_ = 0;  // newlines before buf_[0]
+
+  State state_ = State::kStart;
+  bool bare_array_ = false;
+  bool saw_events_ = false;
+  uint64_t event_index_ = 0;
+
+  // Scratch for the event being parsed.
+  std::string decode_buf_;
+  std::vector<RawField> fields_;
+  char ph_ = 0;
+  bool has_ph_ = false, has_ts_ = false, has_dur_ = false, has_name_ = false, has_cat_ = false;
+  bool has_pid_ = false, has_tid_ = false;
+  int64_t ts_ = 0, dur_ = 0;
+  Text name_, cat_;
+  Ident pid_, tid_;
+  const char* event_start_ = nullptr;
+};
+
+std::string JsonTraceParser::Position(const char* at) const {
+  uint64_t line = lines_before_ + 1;
+  const char* line_start = buf_;
+  for (const char* q = buf_; q < at; ++q) {
+    if (*q == '\n') {
+      ++line;
+      line_start = q + 1;
+    }
+  }
+  uint64_t column = static_cast<uint64_t>(at - line_start) + 1;
+  uint64_t offset = base_offset_ + static_cast<uint64_t>(at - buf_);
+  return input_.path() + ":" + std::to_string(line) + ":" + std::to_string(column) + " (byte " +
+         std::to_string(offset) + ")";
+}
+
+Step JsonTraceParser::Fail(const char* at, std::string message) {
+  if (at > end_) at = end_;
+  error_ = Position(at) + ": " + message;
+  return Step::kError;
+}
+
+Step JsonTraceParser::FailEvent(const char* at, std::string message) {
+  return Fail(at, "traceEvents[" + std::to_string(event_index_) + "]: " + message);
+}
+
+bool JsonTraceParser::Refill(const char* keep_from) {
+  if (eof_) return false;
+  size_t keep = static_cast<size_t>(end_ - keep_from);
+  lines_before_ += static_cast<uint64_t>(std::count(buf_, keep_from, '\n'));
+  base_offset_ += static_cast<uint64_t>(keep_from - buf_);
+  if (keep * 2 > capacity_) {
+    // A single unit larger than half the window: grow so that it fits with room to spare.
+    size_t bigger = std::max(capacity_ * 2, kChunkSize);
+    auto next = std::make_unique<char[]>(bigger);
+    std::memcpy(next.get(), keep_from, keep);
+    storage_ = std::move(next);
+    capacity_ = bigger;
+  } else {
+    std::memmove(storage_.get(), keep_from, keep);
+  }
+  size_t filled = keep;
+  while (filled < capacity_) {
+    auto got = input_.Read(storage_.get() + filled, capacity_ - filled);
+    if (!got.ok()) {
+      error_ = got.error().message;
+      return false;
+    }
+    if (got.value() == 0) {
+      eof_ = true;
+      break;
+    }
+    filled += got.value();
+  }
+  buf_ = storage_.get();
+  p_ = buf_;
+  end_ = buf_ + filled;
+  return true;
+}
+
+Status JsonTraceParser::Run() {
+  std::string_view whole = input_.WholeContent();
+  if (!whole.empty()) {
+    buf_ = p_ = whole.data();
+    end_ = whole.data() + whole.size();
+    eof_ = true;
+    builder_.ReserveForBytes(whole.size());
+  } else {
+    capacity_ = kChunkSize;
+    storage_ = std::make_unique<char[]>(capacity_);
+    buf_ = p_ = end_ = storage_.get();
+    builder_.ReserveForBytes(input_.ContentSizeHint());
+    if (!Refill(p_)) {
+      if (!error_.empty()) return Error{error_};
+    }
+  }
+
+  while (state_ != State::kDone) {
+    const char* unit_start = p_;
+    Step step = ParseUnit();
+    if (step == Step::kOk) continue;
+    if (step == Step::kError) return Error{error_};
+    p_ = unit_start;
+    if (!Refill(unit_start)) {
+      if (!error_.empty()) return Error{error_};
+      // Out of input in the middle of a unit.
+      const char* q = p_;
+      while (q < end_ && IsSpace(*q)) ++q;
+      bool only_space = q == end_;
+      if (bare_array_ && (state_ == State::kEventsNext || state_ == State::kEventsFirst) &&
+          only_space) {
+        // The Chrome JSON Array Format allows the closing bracket to be missing.
+        break;
+      }
+      Fail(end_, std::string("unexpected end of file") +
+                     (state_ == State::kEventsFirst || state_ == State::kEventsNext
+                          ? " inside traceEvents[" + std::to_string(event_index_) + "]"
+                          : "") +
+                     " (is the file truncated?)");
+      return Error{error_};
+    }
+  }
+  if (!saw_events_) {
+    return Error{input_.path() + ": the JSON object has no \"traceEvents\" array"};
+  }
+  return builder_.Finish();
+}
+
+Step JsonTraceParser::ParseUnit() {
+  switch (state_) {
+    case State::kStart: {
+      PROFSH_TRY(SkipWs());
+      if (*p_ == '{') {
+        ++p_;
+        state_ = State::kObjectFirstMember;
+        return Step::kOk;
+      }
+      if (*p_ == '[') {
+        ++p_;
+        bare_array_ = true;
+        saw_events_ = true;
+        builder_.SetFormat("chrome-json-array");
+        state_ = State::kEventsFirst;
+        return Step::kOk;
+      }
+      return Fail(p_, "expected '{' or '[' at the start of a JSON trace");
+    }
+    case State::kObjectFirstMember: {
+      PROFSH_TRY(SkipWs());
+      if (*p_ == '}') {
+        ++p_;
+        state_ = State::kTrailing;
+        return Step::kOk;
+      }
+      return ParseObjectMember();
+    }
+    case State::kObjectMember:
+      return ParseObjectMember();
+    case State::kEventsFirst:
+      return ParseEventUnit(true);
+    case State::kEventsNext:
+      return ParseEventUnit(false);
+    case State::kAfterEvents:
+      return ParseAfterEvents();
+    case State::kTrailing:
+      return ParseTrailing();
+    case State::kDone:
+      return Step::kOk;
+  }
+  return Step::kOk;
+}
+
+Step JsonTraceParser::ParseObjectMember() {
+  PROFSH_TRY(SkipWs());
+  decode_buf_.clear();
+  Text key;
+  PROFSH_TRY(ScanString(&key, true));
+  PROFSH_TRY(SkipWs());
+  PROFSH_TRY(Expect(':', "':' after a member name"));
+  PROFSH_TRY(SkipWs());
+  std::string_view k = View(key);
+  if (k == "traceEvents") {
+    if (*p_ != '[') return Fail(p_, "\"traceEvents\" must be an array");
+    ++p_;
+    saw_events_ = true;
+    builder_.SetFormat("kineto-json");
+    state_ = State::kEventsFirst;
+    return Step::kOk;
+  }
+  const char* value_start = p_;
+  PROFSH_TRY(SkipValue(0));
+  const char* value_end = p_;
+  PROFSH_TRY(SkipWs());
+  char sep = *p_;
+  if (sep != ',' && sep != '}') return Fail(p_, "expected ',' or '}' after a top-level member");
+  ++p_;
+  Status s =
+      builder_.AddMetadata(std::string(k), std::string_view(value_start, value_end - value_start));
+  if (!s.ok()) return Fail(value_start, s.message());
+  state_ = sep == ',' ? State::kObjectMember : State::kTrailing;
+  return Step::kOk;
+}
+
+Step JsonTraceParser::ParseAfterEvents() {
+  if (bare_array_) {
+    state_ = State::kTrailing;
+    return Step::kOk;
+  }
+  PROFSH_TRY(SkipWs());
+  if (*p_ == ',') {
+    ++p_;
+    state_ = State::kObjectMember;
+    return Step::kOk;
+  }
+  if (*p_ == '}') {
+    ++p_;
+    state_ = State::kTrailing;
+    return Step::kOk;
+  }
+  return Fail(p_, "expected ',' or '}' after the traceEvents array");
+}
+
+Step JsonTraceParser::ParseTrailing() {
+  while (p_ < end_ && IsSpace(*p_)) ++p_;
+  if (p_ < end_) return Fail(p_, "unexpected data after the end of the trace");
+  if (!eof_) return Step::kNeedMore;
+  state_ = State::kDone;
+  return Step::kOk;
+}
+
+Step JsonTraceParser::ParseEventUnit(bool first) {
+  PROFSH_TRY(SkipWs());
+  if (first && *p_ == ']') {
+    ++p_;
+    state_ = State::kAfterEvents;
+    return Step::kOk;
+  }
+  if (*p_ != '{') {
+    if (!first && *p_ == ']' && bare_array_) {
+      // A trailing comma before the bracket, as streaming writers leave it.
+      ++p_;
+      state_ = State::kAfterEvents;
+      return Step::kOk;
+    }
+    return FailEvent(p_, std::string("expected an event object, found '") + *p_ + "'");
+  }
+  event_start_ = p_;
+  PROFSH_TRY(ParseEventObject());
+  // Resolve everything now (interning is idempotent, so a rollback costs nothing) but append
+  // the event only once its separator has been seen.
+  while (p_ < end_ && IsSpace(*p_)) ++p_;
+  bool at_end_without_separator = p_ == end_;
+  if (at_end_without_separator && !(eof_ && bare_array_)) return Step::kNeedMore;
+  bool committed = false;
+  PROFSH_TRY(CommitEvent(&committed));
+  ++event_index_;
+  if (at_end_without_separator) {
+    state_ = State::kDone;
+    return Step::kOk;
+  }
+  char sep = *p_;
+  if (sep == ',') {
+    ++p_;
+    state_ = State::kEventsNext;
+    return Step::kOk;
+  }
+  if (sep == ']') {
+    ++p_;
+    state_ = State::kAfterEvents;
+    return Step::kOk;
+  }
+  return Fail(p_,
+              "expected ',' or ']' after traceEvents[" + std::to_string(event_index_ - 1) + "]");
+}
+
+Step JsonTraceParser::ParseEventObject() {
+  ++p_;  // '{'
+  decode_buf_.clear();
+  fields_.clear();
+  has_ph_ = has_ts_ = has_dur_ = has_name_ = has_cat_ = has_pid_ = has_tid_ = false;
+  PROFSH_TRY(SkipWs());
+  if (*p_ == '}') {
+    ++p_;
+    return Step::kOk;
+  }
+  while (true) {
+    PROFSH_TRY(SkipWs());
+    const char* key_at = p_;
+    Text key;
+    PROFSH_TRY(ScanString(&key, true));
+    PROFSH_TRY(SkipWs());
+    PROFSH_TRY(Expect(':', "':' after a field name"));
+    PROFSH_TRY(SkipWs());
+    std::string_view k = View(key);
+    const char* value_at = p_;
+    bool handled = true;
+    switch (k.size()) {
+      case 2:
+        if (k == "ph") {
+          if (*p_ != '"') return FailEvent(value_at, "field 'ph' must be a string");
+          Text ph;
+          PROFSH_TRY(ScanString(&ph, true));
+          std::string_view v = View(ph);
+          if (v.size() != 1)
+            return FailEvent(value_at,
+                             "field 'ph' must be one character, got \"" + std::string(v) + "\"");
+          ph_ = v[0];
+          has_ph_ = true;
+        } else if (k == "ts") {
+          PROFSH_TRY(ParseTime(&ts_, "ts"));
+          has_ts_ = true;
+        } else {
+          handled = false;
+        }
+        break;
+      case 3:
+        if (k == "dur") {
+          PROFSH_TRY(ParseTime(&dur_, "dur"));
+          has_dur_ = true;
+        } else if (k == "pid") {
+          PROFSH_TRY(ParseIdent(&pid_, "pid"));
+          has_pid_ = true;
+        } else if (k == "tid") {
+          PROFSH_TRY(ParseIdent(&tid_, "tid"));
+          has_tid_ = true;
+        } else if (k == "cat") {
+          if (*p_ != '"') return FailEvent(value_at, "field 'cat' must be a string");
+          PROFSH_TRY(ScanString(&cat_, true));
+          has_cat_ = true;
+        } else {
+          handled = false;
+        }
+        break;
+      case 4:
+        if (k == "name") {
+          if (*p_ != '"') return FailEvent(value_at, "field 'name' must be a string");
+          PROFSH_TRY(ScanString(&name_, true));
+          has_name_ = true;
+        } else if (k == "args") {
+          if (*p_ != '{') return FailEvent(value_at, "field 'args' must be an object");
+          PROFSH_TRY(ParseArgsObject());
+        } else {
+          handled = false;
+        }
+        break;
+      default:
+        handled = false;
+    }
+    if (!handled) {
+      (void)key_at;
+      PROFSH_TRY(ParseFieldValue(key, true));
+    }
+    PROFSH_TRY(SkipWs());
+    if (*p_ == ',') {
+      ++p_;
+      continue;
+    }
+    if (*p_ == '}') {
+      ++p_;
+      return Step::kOk;
+    }
+    return FailEvent(p_, "expected ',' or '}' in an event object");
+  }
+}
+
+Step JsonTraceParser::ParseArgsObject() {
+  ++p_;  // '{'
+  PROFSH_TRY(SkipWs());
+  if (*p_ == '}') {
+    ++p_;
+    return Step::kOk;
+  }
+  while (true) {
+    PROFSH_TRY(SkipWs());
+    Text key;
+    PROFSH_TRY(ScanString(&key, true));
+    PROFSH_TRY(SkipWs());
+    PROFSH_TRY(Expect(':', "':' after an argument name"));
+    PROFSH_TRY(SkipWs());
+    PROFSH_TRY(ParseFieldValue(key, false));
+    PROFSH_TRY(SkipWs());
+    if (*p_ == ',') {
+      ++p_;
+      continue;
+    }
+    if (*p_ == '}') {
+      ++p_;
+      return Step::kOk;
+    }
+    return FailEvent(p_, "expected ',' or '}' in the args object");
+  }
+}
+
+Step JsonTraceParser::ParseFieldValue(const Text& key, bool top_level) {
+  RawField f;
+  f.key = key;
+  f.top_level = top_level;
+  char c = *p_;
+  if (c == '"') {
+    f.type = ArgType::kString;
+    PROFSH_TRY(ScanString(&f.text, true));
+  } else if (c == '{' || c == '[') {
+    const char* start = p_;
+    PROFSH_TRY(SkipValue(0));
+    f.type = ArgType::kJson;
+    f.text.raw = start;
+    f.text.size = static_cast<uint32_t>(p_ - start);
+  } else if (c == 't') {
+    PROFSH_TRY(ScanLiteral("true"));
+    f.type = ArgType::kBool;
+    f.bool_value = true;
+  } else if (c == 'f') {
+    PROFSH_TRY(ScanLiteral("false"));
+    f.type = ArgType::kBool;
+  } else if (c == 'n') {
+    PROFSH_TRY(ScanLiteral("null"));
+    f.type = ArgType::kNull;
+  } else {
+    const char* begin;
+    bool is_integer;
+    PROFSH_TRY(ScanNumber(&begin, &is_integer));
+    json::Number n = json::ConvertNumber(begin, p_, is_integer);
+    if (n.kind == json::NumberKind::kDouble) {
+      f.type = ArgType::kDouble;
+      f.double_value = n.d;
+    } else {
+      f.type = n.kind == json::NumberKind::kInt ? ArgType::kInt : ArgType::kUInt;
+      f.int_value = n.i;
+    }
+  }
+  fields_.push_back(f);
+  return Step::kOk;
+}
+
+Step JsonTraceParser::ParseIdent(Ident* out, const char* field) {
+  if (*p_ == '"') {
+    Text t;
+    PROFSH_TRY(ScanString(&t, true));
+    out->is_string = true;
+    out->str = builder_.InternString(View(t));
+    out->number = 0;
+    return Step::kOk;
+  }
+  const char* at = p_;
+  if (*p_ != '-' && !IsDigit(*p_)) {
+    return FailEvent(at, std::string("field '") + field + "' must be a number or a string");
+  }
+  const char* begin;
+  bool is_integer;
+  PROFSH_TRY(ScanNumber(&begin, &is_integer));
+  json::Number n = json::ConvertNumber(begin, p_, is_integer);
+  if (n.kind != json::NumberKind::kInt) {
+    return FailEvent(at, std::string("field '") + field + "' must be an integer");
+  }
+  out->is_string = false;
+  out->str = 0;
+  out->number = n.i;
+  return Step::kOk;
+}
+
+Step JsonTraceParser::ParseTime(int64_t* out, const char* field) {
+  const char* at = p_;
+  if (*p_ != '-' && !IsDigit(*p_)) {
+    std::string got = *p_ == '"'   ? "a string"
+                      : *p_ == '{' ? "an object"
+                      : *p_ == '[' ? "an array"
+                                   : "'" + std::string(1, *p_) + "'";
+    return FailEvent(at, std::string("field '") + field + "' must be a number, got " + got);
+  }
+  const char* begin;
+  bool is_integer;
+  PROFSH_TRY(ScanNumber(&begin, &is_integer));
+  if (!json::MicrosToNanos(begin, p_, is_integer, out)) {
+    return FailEvent(at, std::string("field '") + field + "' is out of range");
+  }
+  return Step::kOk;
+}
+
+Step JsonTraceParser::CommitEvent(bool* committed) {
+  if (!has_ph_) return FailEvent(event_start_, "missing field 'ph'");
+  if (!has_ts_ && ph_ != 'M') return FailEvent(event_start_, "missing field 'ts'");
+  if (ph_ == 'X' && !has_dur_)
+    return FailEvent(event_start_, "missing field 'dur' in a complete ('X') event");
+  EventFields e;
+  e.phase = ph_;
+  e.ts = has_ts_ ? ts_ : 0;
+  e.dur = ph_ == 'X' ? dur_ : 0;
+  e.name = has_name_ ? View(name_) : std::string_view();
+  e.category = has_cat_ ? View(cat_) : std::string_view();
+  e.pid = has_pid_ ? pid_ : Ident{};
+  e.tid = has_tid_ ? tid_ : Ident{};
+  builder_.BeginArgs();
+  for (const RawField& f : fields_) {
+    std::string_view key = View(f.key);
+    ArgValue v;
+    v.type = f.type;
+    v.bool_value = f.bool_value;
+    v.int_value = f.int_value;
+    v.double_value = f.double_value;
+    bool volatile_value = v.is_number() && (ph_ == 'C' || IsVolatileKey(key, f.top_level));
+    builder_.AddArg(key, f.top_level, v, View(f.text), volatile_value);
+  }
+  Status s = builder_.AddEvent(e);
+  if (!s.ok()) return FailEvent(event_start_, s.message());
+  *committed = true;
+  return Step::kOk;
+}
+
+Step JsonTraceParser::SkipWs() {
+  while (p_ < end_ && IsSpace(*p_)) ++p_;
+  return p_ < end_ ? Step::kOk : Step::kNeedMore;
+}
+
+Step JsonTraceParser::Expect(char c, const char* what) {
+  if (p_ >= end_) return Step::kNeedMore;
+  if (*p_ != c) return Fail(p_, std::string("expected ") + what);
+  ++p_;
+  return Step::kOk;
+}
+
+Step JsonTraceParser::ScanString(Text* out, bool decode) {
+  if (p_ >= end_) return Step::kNeedMore;
+  if (*p_ != '"') return Fail(p_, "expected a string");
+  const char* start = ++p_;
+  bool escaped = false;
+  while (true) {
+    p_ = json::FindStringSpecial(p_, end_);
+    if (p_ >= end_) return Step::kNeedMore;
+    unsigned char c = static_cast<unsigned char>(*p_);
+    if (c == '"') break;
+    if (c == '\\') {
+      if (end_ - p_ < 2) return Step::kNeedMore;
+      char e = p_[1];
+      if (e == 'u') {
+        if (end_ - p_ < 6) return Step::kNeedMore;
+        for (int i = 2; i < 6; ++i) {
+          if (!std::isxdigit(static_cast<unsigned char>(p_[i])))
+            return Fail(p_, "invalid \\u escape in string");
+        }
+        p_ += 6;
+      } else if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' ||
+                 e == 'r' || e == 't') {
+        p_ += 2;
+      } else {
+        return Fail(p_, std::string("invalid escape '\\") + e + "' in string");
+      }
+      escaped = true;
+      continue;
+    }
+    if (c < 0x20) return Fail(p_, "control character in string (must be escaped)");
+    size_t available = static_cast<size_t>(end_ - p_);
+    size_t len = Utf8SequenceLength(reinterpret_cast<const unsigned char*>(p_), available);
+    if (len == 0) {
+      size_t need = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 1;
+      if (available < need && !eof_) return Step::kNeedMore;
+      return Fail(p_, "invalid UTF-8 in string");
+    }
+    p_ += len;
+  }
+  out->raw = start;
+  out->size = static_cast<uint32_t>(p_ - start);
+  out->decoded = false;
+  ++p_;  // closing quote
+  if (escaped && decode) {
+    out->offset = static_cast<uint32_t>(decode_buf_.size());
+    json::DecodeString(start, start + out->size, &decode_buf_);
+    out->size = static_cast<uint32_t>(decode_buf_.size() - out->offset);
+    out->decoded = true;
+  }
+  return Step::kOk;
+}
+
+Step JsonTraceParser::ScanNumber(const char** begin, bool* is_integer) {
+  const char* start = p_;
+  const char* q = p_;
+  if (q < end_ && *q == '-') ++q;
+  if (q >= end_) return Step::kNeedMore;
+  if (*q == '0') {
+    ++q;
+  } else if (IsDigit(*q)) {
+    while (q < end_ && IsDigit(*q)) ++q;
+  } else {
+    return Fail(q, "invalid number");
+  }
+  bool integer = true;
+  if (q < end_ && *q == '.') {
+    ++q;
+    if (q >= end_) return Step::kNeedMore;
+    if (!IsDigit(*q)) return Fail(q, "invalid number: digits must follow '.'");
+    while (q < end_ && IsDigit(*q)) ++q;
+    integer = false;
+  }
+  if (q < end_ && (*q == 'e' || *q == 'E')) {
+    ++q;
+    if (q < end_ && (*q == '+' || *q == '-')) ++q;
+    if (q >= end_) return Step::kNeedMore;
+    if (!IsDigit(*q)) return Fail(q, "invalid number: digits must follow the exponent");
+    while (q < end_ && IsDigit(*q)) ++q;
+    integer = false;
+  }
+  if (q >= end_ && !eof_) return Step::kNeedMore;  // more digits may follow in the next chunk
+  if (q < end_ && (IsDigit(*q) || *q == '.')) return Fail(q, "invalid number");
+  p_ = q;
+  *begin = start;
+  *is_integer = integer;
+  return Step::kOk;
+}
+
+Step JsonTraceParser::ScanLiteral(std::string_view word) {
+  if (static_cast<size_t>(end_ - p_) < word.size()) {
+    if (!eof_ && std::memcmp(p_, word.data(), static_cast<size_t>(end_ - p_)) == 0)
+      return Step::kNeedMore;
+    return Fail(p_, "invalid literal (expected " + std::string(word) + ")");
+  }
+  if (std::memcmp(p_, word.data(), word.size()) != 0) {
+    return Fail(p_, "invalid literal (expected " + std::string(word) + ")");
+  }
+  p_ += word.size();
+  return Step::kOk;
+}
+
+Step JsonTraceParser::SkipValue(int depth) {
+  if (depth > kMaxDepth) return Fail(p_, "JSON nested too deeply");
+  PROFSH_TRY(SkipWs());
+  char c = *p_;
+  if (c == '"') {
+    Text ignored;
+    return ScanString(&ignored, false);
+  }
+  if (c == '{') {
+    ++p_;
+    PROFSH_TRY(SkipWs());
+    if (*p_ == '}') {
+      ++p_;
+      return Step::kOk;
+    }
+    while (true) {
+      PROFSH_TRY(SkipWs());
+      Text ignored;
+      PROFSH_TRY(ScanString(&ignored, false));
+      PROFSH_TRY(SkipWs());
+      PROFSH_TRY(Expect(':', "':' after a member name"));
+      PROFSH_TRY(SkipValue(depth + 1));
+      PROFSH_TRY(SkipWs());
+      if (*p_ == ',') {
+        ++p_;
+        continue;
+      }
+      if (*p_ == '}') {
+        ++p_;
+        return Step::kOk;
+      }
+      return Fail(p_, "expected ',' or '}' in an object");
+    }
+  }
+  if (c == '[') {
+    ++p_;
+    PROFSH_TRY(SkipWs());
+    if (*p_ == ']') {
+      ++p_;
+      return Step::kOk;
+    }
+    while (true) {
+      PROFSH_TRY(SkipValue(depth + 1));
+      PROFSH_TRY(SkipWs());
+      if (*p_ == ',') {
+        ++p_;
+        continue;
+      }
+      if (*p_ == ']') {
+        ++p_;
+        return Step::kOk;
+      }
+      return Fail(p_, "expected ',' or ']' in an array");
+    }
+  }
+  if (c == 't') return ScanLiteral("true");
+  if (c == 'f') return ScanLiteral("false");
+  if (c == 'n') return ScanLiteral("null");
+  if (c == '-' || IsDigit(c)) {
+    const char* begin;
+    bool is_integer;
+    return ScanNumber(&begin, &is_integer);
+  }
+  return Fail(p_, std::string("unexpected character '") + c + "'");
+}
+
+class JsonTraceImporter final : public Importer {
+ public:
+  std::string_view name() const override { return "json"; }
+  bool CanRead(std::string_view head) const override {
+    size_t i = 0;
+    if (head.size() >= 3 && static_cast<unsigned char>(head[0]) == 0xEF &&
+        static_cast<unsigned char>(head[1]) == 0xBB &&
+        static_cast<unsigned char>(head[2]) == 0xBF) {
+      i = 3;  // a UTF-8 byte order mark
+    }
+    while (i < head.size() && IsSpace(head[i])) ++i;
+    return i < head.size() && (head[i] == '{' || head[i] == '[');
+  }
+  Result<std::unique_ptr<Trace>> Read(InputSource& input) const override {
+    auto trace = std::make_unique<Trace>();
+    JsonTraceParser parser(input, *trace);
+    Status s = parser.Run();
+    if (!s.ok()) return Error{s.message()};
+    return trace;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Importer> MakeJsonTraceImporter() {
+  return std::make_unique<JsonTraceImporter>();
+}
+
+}  // namespace profsh

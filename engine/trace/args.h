@@ -1,0 +1,146 @@
+// Event arguments, stored so that what repeats is stored once.
+//
+// An args object is split into a schema and inline values. The schema (interned, shared by every
+// event with the same keys and the same non-volatile values) holds keys, types and the values that
+// repeat: strings, shapes, kernel launch configurations. Values that differ on nearly every event
+// (ids, addresses, byte counts) are kept inline, one or two 32-bit words per event, next to the
+// schema id in a flat arena. Event-level JSON fields other than the core ones ("id", "bp", "s",
+// "cname", ...) are stored the same way, marked as top-level fields.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace profsh {
+
+enum class ArgType : uint8_t {
+  kNull = 0,
+  kBool = 1,
+  kInt = 2,   // int64
+  kUInt = 3,  // uint64 above INT64_MAX
+  kDouble = 4,
+  kString = 5,  // decoded UTF-8, a string pool id
+  kJson = 6,    // an array or object, kept as compact JSON text (string pool id)
+};
+
+struct ArgValue {
+  ArgType type = ArgType::kNull;
+  bool bool_value = false;
+  int64_t int_value = 0;  // kInt; kUInt stores the bit pattern
+  double double_value = 0;
+  uint32_t str = 0;  // kString, kJson
+
+  bool is_number() const {
+    return type == ArgType::kInt || type == ArgType::kUInt || type == ArgType::kDouble;
+  }
+  double AsDouble() const {
+    switch (type) {
+      case ArgType::kInt:
+        return static_cast<double>(int_value);
+      case ArgType::kUInt:
+        return static_cast<double>(static_cast<uint64_t>(int_value));
+      case ArgType::kDouble:
+        return double_value;
+      case ArgType::kBool:
+        return bool_value ? 1 : 0;
+      default:
+        return 0;
+    }
+  }
+  // Integer view of numbers; doubles are truncated.
+  int64_t AsInt() const {
+    return type == ArgType::kDouble ? static_cast<int64_t>(double_value)
+           : type == ArgType::kBool ? bool_value
+                                    : int_value;
+  }
+};
+
+struct SchemaField {
+  uint32_t key = 0;
+  bool top_level = false;     // an event-level field ("id", "bp", ...), not inside "args"
+  bool inline_value = false;  // value lives in the per-event arena, not in the schema
+  ArgValue value;             // the value for non-inline fields; the type for inline ones
+};
+
+class ArgStore {
+ public:
+  ArgStore();
+
+  // Interns a schema; fields of inline values carry only their type.
+  uint32_t AddSchema(std::span<const SchemaField> fields);
+  // Appends one event's args (schema + inline words) and returns its reference (never 0).
+  uint32_t Append(uint32_t schema, std::span<const uint32_t> inline_words);
+
+  uint32_t schema_count() const { return static_cast<uint32_t>(schema_offsets_.size()); }
+  size_t field_count(uint32_t schema) const { return schema_words_[schema_offsets_[schema]]; }
+  SchemaField field(uint32_t schema, size_t index) const;
+  uint32_t schema_of(uint32_t ref) const { return arena_[ref - 1]; }
+
+  // Number of 32-bit words an inline value of this type takes (1 for ints that fit in int32).
+  static uint32_t InlineWords(const ArgValue& v);
+
+  // Iterates the fields of one event's args with their values resolved.
+  class View {
+   public:
+    View(const ArgStore* store, uint32_t ref);
+    size_t size() const { return count_; }
+    bool empty() const { return count_ == 0; }
+    // Returns field i (key, flags and value) — O(i) for the inline part, so iterate in order.
+    struct Item {
+      uint32_t key;
+      bool top_level;
+      ArgValue value;
+    };
+    class Iterator {
+     public:
+      Iterator(const View* view, size_t index, size_t word)
+          : view_(view), index_(index), word_(word) {}
+      Item operator*() const;
+      Iterator& operator++();
+      bool operator!=(const Iterator& o) const { return index_ != o.index_; }
+
+     private:
+      const View* view_;
+      size_t index_;
+      size_t word_;
+    };
+    Iterator begin() const { return Iterator(this, 0, 0); }
+    Iterator end() const { return Iterator(this, count_, 0); }
+    // Finds a field by key id among the "args" fields (or top-level ones); false if absent.
+    bool Find(uint32_t key, ArgValue* out, bool top_level = false) const;
+
+   private:
+    friend class Iterator;
+    const ArgStore* store_ = nullptr;
+    const uint32_t* schema_ = nullptr;  // points at the first field's words
+    const uint32_t* inline_ = nullptr;  // per-event words
+    size_t count_ = 0;
+  };
+  View Get(uint32_t ref) const { return View(this, ref); }
+
+  size_t arena_words() const { return arena_.size(); }
+  size_t MemoryBytes() const;
+
+  // Raw access for the binary format.
+  const std::vector<uint32_t>& schema_words() const { return schema_words_; }
+  const std::vector<uint32_t>& schema_offsets() const { return schema_offsets_; }
+  const std::vector<uint32_t>& arena() const { return arena_; }
+  // Replaces the contents with deserialized data; the caller has validated it.
+  void Assign(std::vector<uint32_t> schema_words, std::vector<uint32_t> schema_offsets,
+              std::vector<uint32_t> arena);
+  void ReserveArena(size_t words) { arena_.reserve(words); }
+
+ private:
+  static constexpr uint32_t kWordsPerField = 4;
+  void Rehash();
+  uint64_t HashSchema(const uint32_t* words, size_t n) const;
+
+  std::vector<uint32_t> schema_words_;  // [count, (key, flags, lo, hi) * count] per schema
+  std::vector<uint32_t> schema_offsets_;
+  std::vector<uint32_t> schema_slots_;  // open addressing: schema id + 1
+  std::vector<uint32_t> arena_;
+};
+
+}  // namespace profsh

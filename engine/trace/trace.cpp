@@ -1,0 +1,143 @@
+#include "engine/trace/trace.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "engine/util/hash.h"
+
+namespace profsh {
+
+void EventTable::Reserve(size_t n) {
+  ts_.reserve(n);
+  dur_.reserve(n);
+  name_.reserve(n);
+  track_.reserve(n);
+  args_.reserve(n);
+  kind_.reserve(n);
+}
+
+size_t EventTable::MemoryBytes() const {
+  return ts_.capacity() * 8 + dur_.capacity() * 8 +
+         (name_.capacity() + track_.capacity() + args_.capacity() + kind_.capacity()) * 4;
+}
+
+const std::string* Trace::FindMetadata(std::string_view key) const {
+  for (const auto& [k, v] : metadata) {
+    if (k == key) return &v;
+  }
+  return nullptr;
+}
+
+size_t Trace::TrackKeyHash::operator()(const std::pair<Ident, Ident>& k) const {
+  auto one = [](const Ident& id) {
+    return HashInt(id.is_string ? (static_cast<uint64_t>(id.str) | (1ull << 63))
+                                : static_cast<uint64_t>(id.number));
+  };
+  return one(k.first) * 31 + one(k.second);
+}
+
+uint16_t Trace::InternCategory(std::string_view name) {
+  uint32_t id = strings.Intern(name);
+  auto it = category_index_.find(id);
+  if (it != category_index_.end()) return it->second;
+  if (id == 0) return 0;
+  if (categories.size() >= std::numeric_limits<uint16_t>::max()) {
+    // More than 65535 distinct categories: the last slot collects the rest.
+    return static_cast<uint16_t>(categories.size() - 1);
+  }
+  uint16_t index = static_cast<uint16_t>(categories.size());
+  categories.push_back(id);
+  category_index_.emplace(id, index);
+  return index;
+}
+
+uint32_t Trace::InternTrack(const Ident& pid, const Ident& tid) {
+  auto key = std::make_pair(pid, tid);
+  auto it = track_index_.find(key);
+  if (it != track_index_.end()) return it->second;
+  uint32_t id = static_cast<uint32_t>(tracks.size());
+  tracks.push_back(Track{pid, tid});
+  track_index_.emplace(key, id);
+  return id;
+}
+
+void Trace::RebuildDerived() {
+  if (track_index_.size() != tracks.size()) {
+    track_index_.clear();
+    for (uint32_t i = 0; i < tracks.size(); ++i) {
+      track_index_.emplace(std::make_pair(tracks[i].pid, tracks[i].tid), i);
+    }
+  }
+  if (category_index_.size() + 1 != categories.size()) {
+    category_index_.clear();
+    for (uint16_t i = 1; i < categories.size(); ++i) category_index_.emplace(categories[i], i);
+  }
+  processes_.clear();
+  threads_.assign(tracks.size(), ThreadInfo{});
+  std::vector<uint32_t> process_of_track(tracks.size(), 0);
+  std::unordered_map<std::pair<Ident, Ident>, uint32_t, TrackKeyHash, TrackKeyEq> process_index;
+  for (uint32_t t = 0; t < tracks.size(); ++t) {
+    auto key = std::make_pair(tracks[t].pid, Ident{});
+    auto [it, inserted] = process_index.emplace(key, static_cast<uint32_t>(processes_.size()));
+    if (inserted) {
+      processes_.push_back(ProcessInfo{});
+      processes_.back().pid = tracks[t].pid;
+    }
+    processes_[it->second].tracks.push_back(t);
+    process_of_track[t] = it->second;
+  }
+
+  auto name_id = strings.Find("name");
+  auto labels_id = strings.Find("labels");
+  auto sort_id = strings.Find("sort_index");
+  auto process_name = strings.Find("process_name");
+  auto process_labels = strings.Find("process_labels");
+  auto process_sort = strings.Find("process_sort_index");
+  auto thread_name = strings.Find("thread_name");
+  auto thread_sort = strings.Find("thread_sort_index");
+
+  int64_t lo = std::numeric_limits<int64_t>::max();
+  int64_t hi = std::numeric_limits<int64_t>::min();
+  const size_t n = events.size();
+  for (size_t i = 0; i < n; ++i) {
+    char ph = events.phase(i);
+    if (ph != 'M') {
+      lo = std::min(lo, events.ts(i));
+      hi = std::max(hi, events.end(i));
+      continue;
+    }
+    uint32_t nm = events.name(i);
+    auto view = args.Get(events.args(i));
+    ArgValue v;
+    ProcessInfo& proc = processes_[process_of_track[events.track(i)]];
+    ThreadInfo& th = threads_[events.track(i)];
+    if (process_name && nm == *process_name && name_id && view.Find(*name_id, &v) &&
+        v.type == ArgType::kString) {
+      proc.name = v.str;
+    } else if (process_labels && nm == *process_labels && labels_id && view.Find(*labels_id, &v) &&
+               v.type == ArgType::kString) {
+      proc.labels = v.str;
+    } else if (process_sort && nm == *process_sort && sort_id && view.Find(*sort_id, &v) &&
+               v.is_number()) {
+      proc.sort_index = v.AsInt();
+      proc.has_sort_index = true;
+    } else if (thread_name && nm == *thread_name && name_id && view.Find(*name_id, &v) &&
+               v.type == ArgType::kString) {
+      th.name = v.str;
+    } else if (thread_sort && nm == *thread_sort && sort_id && view.Find(*sort_id, &v) &&
+               v.is_number()) {
+      th.sort_index = v.AsInt();
+      th.has_sort_index = true;
+    }
+  }
+  if (lo > hi) lo = hi = 0;
+  begin_ns_ = lo;
+  end_ns_ = hi;
+}
+
+size_t Trace::MemoryBytes() const {
+  return strings.MemoryBytes() + args.MemoryBytes() + events.MemoryBytes() +
+         tracks.capacity() * sizeof(Track);
+}
+
+}  // namespace profsh

@@ -1,0 +1,276 @@
+#include "engine/trace/trace_builder.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+#include <numeric>
+
+#include "engine/importers/json_scan.h"
+#include "engine/util/hash.h"
+
+namespace profsh {
+
+TraceBuilder::TraceBuilder(Trace& trace) : trace_(trace) {
+  sig_slots_.resize(1024);
+}
+
+void TraceBuilder::ReserveForBytes(size_t input_bytes) {
+  // Reserved but untouched capacity costs address space, not memory.
+  if (input_bytes > 0) trace_.events.Reserve(input_bytes / 64 + 16);
+}
+
+Status TraceBuilder::AddMetadata(std::string key, std::string_view json) {
+  if (key == "baseTimeNanoseconds") {
+    int64_t base = 0;
+    auto r = std::from_chars(json.data(), json.data() + json.size(), base);
+    if (r.ec != std::errc() || r.ptr != json.data() + json.size()) {
+      return Error{"\"baseTimeNanoseconds\" must be an integer"};
+    }
+    trace_.origin_ns = base;
+    trace_.has_origin = true;
+    return Status::Ok();
+  }
+  std::string compact;
+  json::AppendMinified(json, &compact);
+  trace_.metadata.emplace_back(std::move(key), std::move(compact));
+  return Status::Ok();
+}
+
+void TraceBuilder::BeginArgs() {
+  pending_.clear();
+  text_.clear();
+}
+
+void TraceBuilder::AddArg(std::string_view key, bool top_level, const ArgValue& value,
+                          std::string_view text, bool inline_value) {
+  PendingArg a;
+  a.value = value;
+  a.inline_value = inline_value;
+  a.top_level = top_level;
+  a.key_offset = static_cast<uint32_t>(text_.size());
+  a.key_size = static_cast<uint32_t>(key.size());
+  text_.append(key);
+  a.text_offset = static_cast<uint32_t>(text_.size());
+  a.text_size = static_cast<uint32_t>(text.size());
+  text_.append(text);
+  pending_.push_back(a);
+}
+
+namespace {
+template <typename T>
+void AppendPod(std::string* s, T v) {
+  s->append(reinterpret_cast<const char*>(&v), sizeof(v));
+}
+}  // namespace
+
+uint32_t TraceBuilder::ResolveSchema() {
+  signature_.clear();
+  for (const PendingArg& a : pending_) {
+    uint8_t width = a.inline_value ? static_cast<uint8_t>(ArgStore::InlineWords(a.value)) : 0;
+    signature_.push_back(static_cast<char>((a.top_level ? 1 : 0) | (width << 1)));
+    signature_.push_back(static_cast<char>(a.value.type));
+    AppendPod(&signature_, a.key_size);
+    signature_.append(text_, a.key_offset, a.key_size);
+    if (a.inline_value) continue;
+    switch (a.value.type) {
+      case ArgType::kNull:
+        break;
+      case ArgType::kBool:
+        signature_.push_back(a.value.bool_value ? 1 : 0);
+        break;
+      case ArgType::kInt:
+      case ArgType::kUInt:
+        AppendPod(&signature_, a.value.int_value);
+        break;
+      case ArgType::kDouble:
+        AppendPod(&signature_, a.value.double_value);
+        break;
+      case ArgType::kString:
+      case ArgType::kJson:
+        AppendPod(&signature_, a.text_size);
+        signature_.append(text_, a.text_offset, a.text_size);
+        break;
+    }
+  }
+  uint64_t h = HashBytes(signature_);
+  size_t mask = sig_slots_.size() - 1;
+  size_t pos = h & mask;
+  while (sig_slots_[pos].used) {
+    const SigSlot& s = sig_slots_[pos];
+    if (s.hash == h && s.size == signature_.size() &&
+        std::memcmp(sig_bytes_.data() + s.offset, signature_.data(), s.size) == 0) {
+      return s.schema;
+    }
+    pos = (pos + 1) & mask;
+  }
+
+  schema_scratch_.clear();
+  for (const PendingArg& a : pending_) {
+    SchemaField f;
+    f.key = trace_.strings.Intern(std::string_view(text_).substr(a.key_offset, a.key_size));
+    f.top_level = a.top_level;
+    f.inline_value = a.inline_value;
+    f.value = a.value;
+    std::string_view text(text_.data() + a.text_offset, a.text_size);
+    if (a.value.type == ArgType::kString) {
+      f.value.str = trace_.strings.Intern(text);
+    } else if (a.value.type == ArgType::kJson) {
+      minify_buf_.clear();
+      json::AppendMinified(text, &minify_buf_);
+      f.value.str = trace_.strings.Intern(minify_buf_);
+    }
+    schema_scratch_.push_back(f);
+  }
+  uint32_t schema = trace_.args.AddSchema(schema_scratch_);
+
+  SigSlot& slot = sig_slots_[pos];
+  slot.used = true;
+  slot.hash = h;
+  slot.offset = static_cast<uint32_t>(sig_bytes_.size());
+  slot.size = static_cast<uint32_t>(signature_.size());
+  slot.schema = schema;
+  sig_bytes_.insert(sig_bytes_.end(), signature_.begin(), signature_.end());
+  if (++sig_count_ * 2 > sig_slots_.size()) {
+    std::vector<SigSlot> bigger(sig_slots_.size() * 2);
+    size_t m = bigger.size() - 1;
+    for (const SigSlot& s : sig_slots_) {
+      if (!s.used) continue;
+      size_t q = s.hash & m;
+      while (bigger[q].used) q = (q + 1) & m;
+      bigger[q] = s;
+    }
+    sig_slots_.swap(bigger);
+  }
+  return schema;
+}
+
+Status TraceBuilder::AddEvent(const EventFields& e) {
+  uint16_t category = 0;
+  if (!e.category.empty()) {
+    if (has_last_category_ && e.category == last_category_) {
+      category = last_category_index_;
+    } else {
+      category = trace_.InternCategory(e.category);
+      last_category_.assign(e.category);
+      last_category_index_ = category;
+      has_last_category_ = true;
+    }
+  }
+  uint32_t track;
+  if (has_last_track_ && e.pid == last_pid_ && e.tid == last_tid_) {
+    track = last_track_;
+  } else {
+    track = trace_.InternTrack(e.pid, e.tid);
+    last_pid_ = e.pid;
+    last_tid_ = e.tid;
+    last_track_ = track;
+    has_last_track_ = true;
+  }
+  uint32_t name = trace_.strings.Intern(e.name);
+  uint32_t args = 0;
+  if (!pending_.empty()) {
+    uint32_t schema = ResolveSchema();
+    inline_words_.clear();
+    for (const PendingArg& a : pending_) {
+      if (!a.inline_value) continue;
+      uint64_t bits;
+      if (a.value.type == ArgType::kDouble) {
+        std::memcpy(&bits, &a.value.double_value, 8);
+      } else {
+        bits = static_cast<uint64_t>(a.value.int_value);
+      }
+      inline_words_.push_back(static_cast<uint32_t>(bits));
+      if (ArgStore::InlineWords(a.value) == 2)
+        inline_words_.push_back(static_cast<uint32_t>(bits >> 32));
+    }
+    args = trace_.args.Append(schema, inline_words_);
+  }
+  int64_t dur = e.dur;
+  if (dur < 0) dur = 0;
+  if (e.phase == 'B' || e.phase == 'E') has_begin_end_ = true;
+  trace_.events.Append(e.ts, dur, name, track, args, e.phase, category, e.flags);
+  return Status::Ok();
+}
+
+void TraceBuilder::MatchBeginEnd() {
+  EventTable& ev = trace_.events;
+  const size_t n = ev.size();
+  std::vector<uint32_t> order;
+  for (size_t i = 0; i < n; ++i) {
+    char ph = ev.phase(i);
+    if (ph == 'B' || ph == 'E') order.push_back(static_cast<uint32_t>(i));
+  }
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    if (ev.track(a) != ev.track(b)) return ev.track(a) < ev.track(b);
+    return ev.ts(a) < ev.ts(b);
+  });
+  int64_t trace_end = 0;
+  for (size_t i = 0; i < n; ++i) trace_end = std::max(trace_end, ev.end(i));
+  std::vector<bool> drop(n, false);
+  std::vector<uint32_t> open;
+  size_t unmatched_end = 0, unterminated = 0;
+  uint32_t current_track = UINT32_MAX;
+  auto close_open = [&] {
+    for (uint32_t b : open) {
+      ev.SetPhase(b, 'X');
+      ev.SetDuration(b, trace_end - ev.ts(b));
+      ev.AddFlags(b, kFlagUnterminated);
+      ++unterminated;
+    }
+    open.clear();
+  };
+  for (uint32_t i : order) {
+    if (ev.track(i) != current_track) {
+      close_open();
+      current_track = ev.track(i);
+    }
+    if (ev.phase(i) == 'B') {
+      open.push_back(i);
+    } else if (!open.empty()) {
+      uint32_t b = open.back();
+      open.pop_back();
+      ev.SetPhase(b, 'X');
+      ev.SetDuration(b, ev.ts(i) - ev.ts(b));
+      drop[i] = true;
+    } else {
+      drop[i] = true;
+      ++unmatched_end;
+    }
+  }
+  close_open();
+  if (unmatched_end > 0) {
+    trace_.warnings.push_back(std::to_string(unmatched_end) + " end ('E') events had no begin");
+  }
+  if (unterminated > 0) {
+    trace_.warnings.push_back(std::to_string(unterminated) +
+                              " begin ('B') events never ended; they run to the end of the trace");
+  }
+  // Compact the columns without the consumed 'E' events.
+  size_t w = 0;
+  for (size_t r = 0; r < n; ++r) {
+    if (drop[r]) continue;
+    if (w != r) {
+      ev.ts_column()[w] = ev.ts_column()[r];
+      ev.dur_column()[w] = ev.dur_column()[r];
+      ev.name_column()[w] = ev.name_column()[r];
+      ev.track_column()[w] = ev.track_column()[r];
+      ev.args_column()[w] = ev.args_column()[r];
+      ev.kind_column()[w] = ev.kind_column()[r];
+    }
+    ++w;
+  }
+  ev.ts_column().resize(w);
+  ev.dur_column().resize(w);
+  ev.name_column().resize(w);
+  ev.track_column().resize(w);
+  ev.args_column().resize(w);
+  ev.kind_column().resize(w);
+}
+
+Status TraceBuilder::Finish() {
+  if (has_begin_end_) MatchBeginEnd();
+  trace_.RebuildDerived();
+  return Status::Ok();
+}
+
+}  // namespace profsh

@@ -1,0 +1,105 @@
+// The profsh command: the REPL on a terminal, or a script runner with the lua interpreter's
+// conventions (profsh FILE.lua ARGS..., -e CHUNK, -i, -).
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bindings/session.h"
+#include "repl/repl.h"
+
+#ifndef PROFSH_VERSION
+#define PROFSH_VERSION "0.0.0"
+#endif
+
+namespace {
+
+constexpr char kUsage[] =
+    "usage: profsh [options] [script.lua [args...]]\n"
+    "\n"
+    "Runs a Lua recipe with the profsh module, or the interactive shell when no script is\n"
+    "given and standard input is a terminal.\n"
+    "\n"
+    "options:\n"
+    "  -e CHUNK     run the Lua chunk CHUNK (may be repeated)\n"
+    "  -i           enter the interactive shell after running the script or chunks\n"
+    "  -            run standard input as a script\n"
+    "  --           stop handling options\n"
+    "  -h, --help   show this help\n"
+    "  -v, --version  print the version\n"
+    "\n"
+    "In the shell, :help lists what profsh offers.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> chunks;
+  bool interactive = false;
+  int script_index = -1;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--") {
+      if (i + 1 < argc) script_index = i + 1;
+      break;
+    }
+    if (a == "-h" || a == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    if (a == "-v" || a == "--version") {
+      std::printf("profsh %s (%s)\n", PROFSH_VERSION, "Lua 5.4");
+      return 0;
+    }
+    if (a == "-i") {
+      interactive = true;
+      continue;
+    }
+    if (a == "-e") {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "profsh: '-e' needs an argument\n%s", kUsage);
+        return 1;
+      }
+      chunks.push_back(argv[++i]);
+      continue;
+    }
+    if (a.size() > 1 && a[0] == '-') {
+      std::fprintf(stderr, "profsh: unknown option '%s'\n%s", a.c_str(), kUsage);
+      return 1;
+    }
+    script_index = i;
+    break;
+  }
+
+  std::string error;
+  auto session = profsh::lua::Session::Create(&error);
+  if (!session) {
+    std::fprintf(stderr, "profsh: %s\n", error.c_str());
+    return 1;
+  }
+  // arg[0] is the script (the program itself when there is none); the interpreter and its
+  // options get negative indices, as in the lua interpreter.
+  std::vector<std::string> before;
+  std::string script = argv[0];
+  std::vector<std::string> script_args;
+  if (script_index >= 0) {
+    for (int i = 0; i < script_index; ++i) before.push_back(argv[i]);
+    script = argv[script_index];
+    for (int i = script_index + 1; i < argc; ++i) script_args.push_back(argv[i]);
+  }
+  session->SetArgs(before, script, script_args);
+
+  for (const auto& chunk : chunks) {
+    if (session->RunString(chunk, "=(command line)") != 0) return 1;
+  }
+  if (script_index >= 0) {
+    if (session->RunFile(script, script_args) != 0) return 1;
+  }
+  bool ran_something = script_index >= 0 || !chunks.empty();
+  if (interactive || (!ran_something && isatty(STDIN_FILENO))) {
+    return profsh::repl::RunRepl(*session);
+  }
+  if (!ran_something) return session->RunFile("-", {});
+  return 0;
+}
