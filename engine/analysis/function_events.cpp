@@ -498,14 +498,32 @@ std::unique_ptr<FunctionEvents> BuildFunctionEvents(const Trace& trace) {
     }
   }
 
-  // Backward functions: the node a "autograd::engine::evaluate_function: X" range wraps.
-  for (FunctionEvent& e : events) {
-    if (e.parent < 0 || e.device != DeviceType::kCpu) continue;
-    std::string_view parent_name = pool.Get(events[e.parent].trace_name);
-    std::string_view name = pool.Get(e.trace_name);
-    if (parent_name.size() == evaluate_prefix.size() + name.size() &&
-        parent_name.starts_with(evaluate_prefix) && parent_name.ends_with(name)) {
-      e.is_backward_function = true;
+  // Backward functions (torch's RecordScope::BACKWARD_FUNCTION, which traces do not record):
+  // the autograd node X that a "autograd::engine::evaluate_function: X" range wraps on the same
+  // thread. Microsecond rounding can make the node stick out of its wrapper, so the test is that
+  // the node starts within the latest such wrapper, not that it nests inside it.
+  {
+    std::unordered_map<uint64_t, std::vector<std::pair<int64_t, int64_t>>> wrappers;  // (thread, node) -> spans
+    auto wrapper_key = [](uint32_t thread, uint32_t node) { return (static_cast<uint64_t>(thread) << 32) | node; };
+    for (const FunctionEvent& e : events) {
+      if (e.device != DeviceType::kCpu) continue;
+      std::string_view name = pool.Get(e.trace_name);
+      if (!name.starts_with(evaluate_prefix)) continue;
+      uint32_t node = pool.Intern(name.substr(evaluate_prefix.size()));
+      wrappers[wrapper_key(e.thread, node)].emplace_back(e.start_ns, e.end_ns);
+    }
+    if (!wrappers.empty()) {
+      for (auto& [key, spans] : wrappers) std::stable_sort(spans.begin(), spans.end());
+      for (FunctionEvent& e : events) {
+        if (e.device != DeviceType::kCpu) continue;
+        auto it = wrappers.find(wrapper_key(e.thread, e.trace_name));
+        if (it == wrappers.end()) continue;
+        const auto& spans = it->second;
+        auto after = std::upper_bound(spans.begin(), spans.end(), std::make_pair(e.start_ns, INT64_MAX));
+        if (after == spans.begin()) continue;
+        --after;
+        e.is_backward_function = e.start_ns <= after->second;
+      }
     }
   }
 
