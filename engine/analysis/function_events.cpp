@@ -503,8 +503,11 @@ std::unique_ptr<FunctionEvents> BuildFunctionEvents(const Trace& trace) {
   // thread. Microsecond rounding can make the node stick out of its wrapper, so the test is that
   // the node starts within the latest such wrapper, not that it nests inside it.
   {
-    std::unordered_map<uint64_t, std::vector<std::pair<int64_t, int64_t>>> wrappers;  // (thread, node) -> spans
-    auto wrapper_key = [](uint32_t thread, uint32_t node) { return (static_cast<uint64_t>(thread) << 32) | node; };
+    std::unordered_map<uint64_t, std::vector<std::pair<int64_t, int64_t>>>
+        wrappers;  // (thread, node) -> spans
+    auto wrapper_key = [](uint32_t thread, uint32_t node) {
+      return (static_cast<uint64_t>(thread) << 32) | node;
+    };
     for (const FunctionEvent& e : events) {
       if (e.device != DeviceType::kCpu) continue;
       std::string_view name = pool.Get(e.trace_name);
@@ -519,7 +522,8 @@ std::unique_ptr<FunctionEvents> BuildFunctionEvents(const Trace& trace) {
         auto it = wrappers.find(wrapper_key(e.thread, e.trace_name));
         if (it == wrappers.end()) continue;
         const auto& spans = it->second;
-        auto after = std::upper_bound(spans.begin(), spans.end(), std::make_pair(e.start_ns, INT64_MAX));
+        auto after =
+            std::upper_bound(spans.begin(), spans.end(), std::make_pair(e.start_ns, INT64_MAX));
         if (after == spans.begin()) continue;
         --after;
         e.is_backward_function = e.start_ns <= after->second;

@@ -602,10 +602,12 @@ Step JsonTraceParser::ParseIdent(Ident* out, const char* field) {
 Step JsonTraceParser::ParseTime(int64_t* out, const char* field) {
   const char* at = p_;
   if (*p_ != '-' && !IsDigit(*p_)) {
-    std::string got = *p_ == '"'   ? "a string"
-                      : *p_ == '{' ? "an object"
-                      : *p_ == '[' ? "an array"
-                                   : "'" + std::string(1, *p_) + "'";
+    std::string got = *p_ == '"'                   ? "a string"
+                      : *p_ == '{'                 ? "an object"
+                      : *p_ == '['                 ? "an array"
+                      : (*p_ == 't' || *p_ == 'f') ? "a boolean"
+                      : *p_ == 'n'                 ? "null"
+                                                   : "'" + std::string(1, *p_) + "'";
     return FailEvent(at, std::string("field '") + field + "' must be a number, got " + got);
   }
   const char* begin;

@@ -128,6 +128,7 @@ class ProfshFormatImporter final : public Importer {
     size_t pos = kHeader;
     std::vector<uint64_t> string_offsets;
     std::string string_bytes;
+    RawArgs args;
     bool seen[7] = {};
     for (uint64_t s = 0; s < sections; ++s) {
       if (data.size() - pos < 16) {
@@ -198,15 +199,12 @@ class ProfshFormatImporter final : public Importer {
           }
           break;
         }
-        case format::kTagArgs: {
+        case format::kTagArgs:
           seen[5] = true;
-          std::vector<uint32_t> words, offsets, arena;
-          r.Array(&words);
-          r.Array(&offsets);
-          r.Array(&arena);
-          if (r.ok()) t.args.Assign(std::move(words), std::move(offsets), std::move(arena));
+          r.Array(&args.words);
+          r.Array(&args.offsets);
+          r.Array(&args.arena);
           break;
-        }
         case format::kTagEvents: {
           seen[6] = true;
           uint64_t n = r.Pod<uint64_t>();
@@ -250,13 +248,19 @@ class ProfshFormatImporter final : public Importer {
         return Error{path + ": corrupt profsh trace: section STRS: duplicate string " +
                      std::to_string(i)};
     }
-    Status v = Validate(t, path);
+    Status v = Validate(t, args, path);
     if (!v.ok()) return Error{v.message()};
+    // Only validated tables may be indexed (the argument store rehashes its schemas on Assign).
+    t.args.Assign(std::move(args.words), std::move(args.offsets), std::move(args.arena));
     t.RebuildDerived();
     return trace;
   }
 
-  static Status Validate(const Trace& t, const std::string& path) {
+  struct RawArgs {
+    std::vector<uint32_t> words, offsets, arena;
+  };
+
+  static Status Validate(const Trace& t, const RawArgs& args, const std::string& path) {
     auto fail = [&](const std::string& what) {
       return Error{path + ": corrupt profsh trace: " + what};
     };
@@ -273,8 +277,8 @@ class ProfshFormatImporter final : public Importer {
       }
     }
     // Argument schemas.
-    const auto& words = t.args.schema_words();
-    const auto& offsets = t.args.schema_offsets();
+    const auto& words = args.words;
+    const auto& offsets = args.offsets;
     for (size_t s = 0; s < offsets.size(); ++s) {
       uint64_t off = offsets[s];
       if (off >= words.size()) return fail("section ARGS: schema offset out of range");
@@ -299,7 +303,7 @@ class ProfshFormatImporter final : public Importer {
         }
       }
     }
-    const auto& arena = t.args.arena();
+    const auto& arena = args.arena;
     const EventTable& ev = t.events;
     const size_t ntracks = t.tracks.size();
     const size_t ncats = t.categories.size();

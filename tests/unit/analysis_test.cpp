@@ -1,0 +1,197 @@
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "engine/analysis/averages_table.h"
+#include "engine/analysis/function_events.h"
+#include "engine/analysis/key_averages.h"
+#include "engine/exporters/exporter.h"
+#include "tests/unit/test_util.h"
+
+namespace profsh {
+namespace {
+
+struct Row {
+  int64_t count, cpu_total, self_cpu, cuda_total, self_cuda, cpu_mem, self_cpu_mem;
+};
+
+std::map<std::string, Row> Rows(const std::string& json, bool by_shape = false) {
+  auto trace = testing::MustImport(json);
+  std::shared_ptr<const FunctionEvents> fe = BuildFunctionEvents(*trace);
+  KeyAverages avg = ComputeKeyAverages(fe, by_shape, 0);
+  std::map<std::string, Row> out;
+  for (const AverageRow& r : avg.rows) {
+    std::string key(fe->strings.Get(r.key));
+    if (r.device == DeviceType::kCuda) key = "cuda:" + key;
+    out[key] = Row{r.count,
+                   r.cpu_time_total_ns / 1000,
+                   r.self_cpu_time_total_ns / 1000,
+                   r.cuda_time_total_ns / 1000,
+                   r.self_cuda_time_total_ns / 1000,
+                   r.cpu_memory_usage,
+                   r.self_cpu_memory_usage};
+  }
+  return out;
+}
+
+std::string X(const std::string& name, int64_t ts, int64_t dur, int tid = 1,
+              const std::string& args = "{}", const std::string& cat = "cpu_op") {
+  return R"({"ph": "X", "cat": ")" + cat + R"(", "name": ")" + name + R"(", "pid": 1, "tid": )" +
+         std::to_string(tid) + R"(, "ts": )" + std::to_string(ts) + R"(, "dur": )" +
+         std::to_string(dur) + R"(, "args": )" + args + "}";
+}
+
+std::string Mem(int64_t ts, int64_t bytes, int tid = 1) {
+  return R"({"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 1, "tid": )" +
+         std::to_string(tid) + R"(, "ts": )" + std::to_string(ts) + R"(, "args": {"Bytes": )" +
+         std::to_string(bytes) + R"(, "Device Type": 0}})";
+}
+
+std::string Trace(std::initializer_list<std::string> events, const std::string& extra = "") {
+  std::string s = "{" + extra + "\"traceEvents\": [";
+  bool first = true;
+  for (const auto& e : events) {
+    if (!first) s += ",\n";
+    first = false;
+    s += e;
+  }
+  return s + "]}";
+}
+
+TEST(FunctionEvents, SelfTimeSubtractsDirectChildrenPerThread) {
+  auto rows = Rows(Trace({X("outer", 0, 100), X("a", 10, 20), X("b", 40, 30), X("b", 45, 10, 2),
+                          X("partial", 90, 20)}));
+  EXPECT_EQ(rows["outer"].self_cpu, 50);  // 100 - 20 - 30; 'partial' sticks out so is no child
+  EXPECT_EQ(rows["outer"].cpu_total, 100);
+  EXPECT_EQ(rows["b"].count, 2);
+  EXPECT_EQ(rows["b"].self_cpu, 40);  // the tid 2 one is not a child of the tid 1 one
+  EXPECT_EQ(rows["partial"].self_cpu, 20);
+}
+
+TEST(FunctionEvents, LoneChildWithParentsNameMerges) {
+  auto rows =
+      Rows(Trace({X("aten::to", 0, 100), X("aten::to", 10, 50), X("aten::copy_", 20, 10),
+                  X("aten::add", 200, 10), X("aten::add", 201, 2), X("aten::mul", 205, 2)}));
+  EXPECT_EQ(rows["aten::to"].count, 1);  // merged
+  EXPECT_EQ(rows["aten::to"].self_cpu, 90);
+  EXPECT_EQ(rows["aten::add"].count, 2);  // two children: no merge
+}
+
+TEST(FunctionEvents, MemoryCountsInsideIntervalsInclusiveAndLoneRecordsBecomeRows) {
+  auto rows = Rows(Trace(
+      {X("outer", 10, 100), X("inner", 20, 10), Mem(20, 1000), Mem(30, 24), Mem(110, 5), Mem(5, 7)},
+      R"("profile_memory": 1, )"));
+  EXPECT_EQ(rows["inner"].cpu_mem, 1024);  // both ends of [20, 30] count
+  EXPECT_EQ(rows["outer"].cpu_mem, 1029);
+  EXPECT_EQ(rows["outer"].self_cpu_mem, 5);
+  EXPECT_EQ(rows["[memory]"].count, 1);
+  EXPECT_EQ(rows["[memory]"].cpu_mem, 7);
+}
+
+TEST(FunctionEvents, FilteredNamesAndProfilerStepsFollowTorch) {
+  auto rows = Rows(Trace({X("ProfilerStep#3", 0, 10, 1, "{}", "user_annotation"),
+                          X("ProfilerStep#4", 20, 10, 1, "{}", "user_annotation"),
+                          X("aten::is_leaf", 1, 1), X("profiler::_record_function_exit", 2, 1)}));
+  EXPECT_EQ(rows.count("aten::is_leaf"), 0u);
+  EXPECT_EQ(rows.count("profiler::_record_function_exit"), 0u);
+  EXPECT_EQ(rows["ProfilerStep*"].count, 2);
+}
+
+TEST(FunctionEvents, KernelsAttachThroughRuntimeInOlderTraces) {
+  // External id == correlation: the kernel belongs to the op that contains the launch.
+  auto rows = Rows(Trace(
+      {X("aten::conv2d", 0, 100), X("aten::cudnn_convolution", 10, 80),
+       X("cudaLaunchKernel", 20, 5, 1, R"({"External id": 9, "correlation": 9})", "cuda_runtime"),
+       X("conv_kernel", 200, 40, 7, R"({"External id": 9, "correlation": 9})", "kernel")}));
+  EXPECT_EQ(rows["aten::cudnn_convolution"].self_cuda, 40);
+  EXPECT_EQ(rows["aten::conv2d"].cuda_total, 40);
+  EXPECT_EQ(rows["aten::conv2d"].self_cuda, 0);
+  EXPECT_EQ(rows["cuda:conv_kernel"].self_cuda, 40);
+  EXPECT_EQ(rows["cuda:conv_kernel"].cpu_total, 0);
+  EXPECT_EQ(rows["cudaLaunchKernel"].cuda_total, 0);
+}
+
+TEST(FunctionEvents, KernelsAttachByExternalIdInNewerTraces) {
+  // External id != correlation: "External id" names the CPU op directly, even if the launch
+  // happened under another range.
+  auto rows =
+      Rows(Trace({X("aten::mm", 0, 100, 1, R"({"External id": 5})"),
+                  X("aten::other", 10, 20, 1, R"({"External id": 6})"),
+                  X("cudaLaunchKernel", 12, 5, 1, R"({"External id": 5, "correlation": 1234})",
+                    "cuda_runtime"),
+                  X("gemm", 300, 30, 7, R"({"External id": 5, "correlation": 1234})", "kernel")}));
+  EXPECT_EQ(rows["aten::mm"].self_cuda, 30);
+  EXPECT_EQ(rows["aten::other"].cuda_total, 0);
+}
+
+TEST(AveragesTable, FormatsLikeTorch) {
+  EXPECT_EQ(FormatTime(13600), "13.600ms");
+  EXPECT_EQ(FormatTime(165), "165.000us");
+  EXPECT_EQ(FormatTime(2.5e6), "2.500s");
+  EXPECT_EQ(FormatTime(2.5e6, "ms"), "2500.000ms");
+  EXPECT_EQ(FormatTimeShare(1, 3), "33.33%");
+  EXPECT_EQ(FormatTimeShare(0, 0), "NaN");
+  EXPECT_EQ(FormatMemory(1023), "1023 b");
+  EXPECT_EQ(FormatMemory(-1024), "-1.00 Kb");
+  EXPECT_EQ(FormatMemory(99393536), "94.79 Mb");
+  EXPECT_EQ(FormatMemory(int64_t{3} << 30), "3.00 Gb");
+}
+
+TEST(AveragesTable, DeviceColumnsAppearWithDeviceTime) {
+  auto trace = testing::MustImport(Trace(
+      {X("op", 0, 100, 1, R"({"External id": 1})"),
+       X("cudaLaunchKernel", 10, 5, 1, R"({"External id": 1, "correlation": 2})", "cuda_runtime"),
+       X("k", 50, 25, 7, R"({"External id": 1, "correlation": 2})", "kernel")}));
+  KeyAverages avg = ComputeKeyAverages(BuildFunctionEvents(*trace), false, 0);
+  auto text = BuildAveragesTable(avg, TableOptions{});
+  ASSERT_TRUE(text.ok());
+  EXPECT_NE(text.value().find("Self CUDA %"), std::string::npos);
+  EXPECT_NE(text.value().find("Self CUDA time total: 25.000us\n"), std::string::npos);
+  EXPECT_NE(text.value().find("Self CPU time total: 100.000us\n"), std::string::npos);
+}
+
+TEST(AveragesTable, UnknownSortKeyListsValidOnes) {
+  auto trace = testing::MustImport(Trace({X("op", 0, 1)}));
+  KeyAverages avg = ComputeKeyAverages(BuildFunctionEvents(*trace), false, 0);
+  TableOptions o;
+  o.sort_by = "cpu_tme";
+  auto text = BuildAveragesTable(avg, o);
+  ASSERT_FALSE(text.ok());
+  EXPECT_NE(text.error().message.find("unknown sort_by key 'cpu_tme'"), std::string::npos);
+  EXPECT_NE(text.error().message.find("self_cpu_time_total"), std::string::npos);
+}
+
+TEST(AveragesTable, EmptyListGivesEmptyString) {
+  auto trace = testing::MustImport(Trace({}));
+  KeyAverages avg = ComputeKeyAverages(BuildFunctionEvents(*trace), false, 0);
+  auto text = BuildAveragesTable(avg, TableOptions{});
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(text.value(), "");
+}
+
+TEST(StacksExport, WritesFoldedLinesOutermostFirst) {
+  auto trace = testing::MustImport(Trace(
+      {X("outer", 0, 100, 1, R"({"Call stack": "inner.py(2): f;outer file.py(1): <module>"})"),
+       X("child", 10, 30, 1, R"({"Call stack": "a;b"})"), X("nostack", 200, 5)}));
+  std::string path = testing::TempPath("stacks.txt");
+  ASSERT_TRUE(ExportTrace(*trace, "stacks", path, {{"metric", "self_cpu_time_total"}}).ok());
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  EXPECT_EQ(ss.str(), "outer_file.py(1):_<module>;inner.py(2):_f 70\nb;a 30\n");
+  Status bad = ExportTrace(*trace, "stacks", path, {{"metric", "cpu_time"}});
+  EXPECT_FALSE(bad.ok());
+  std::remove(path.c_str());
+}
+
+TEST(PythonRepr, MatchesStrOfShapes) {
+  EXPECT_EQ(JsonToPythonRepr("[[5,64,56,56],[64,64,3,3],[],[]]"),
+            "[[5, 64, 56, 56], [64, 64, 3, 3], [], []]");
+  EXPECT_EQ(JsonToPythonRepr("[]"), "[]");
+  EXPECT_EQ(JsonToPythonRepr(R"(["a", true, null, 1.5])"), "['a', True, None, 1.5]");
+}
+
+}  // namespace
+}  // namespace profsh

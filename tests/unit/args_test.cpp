@@ -1,0 +1,81 @@
+#include "engine/trace/args.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+namespace profsh {
+namespace {
+
+SchemaField Field(uint32_t key, ArgType type, bool inline_value, int64_t i = 0) {
+  SchemaField f;
+  f.key = key;
+  f.inline_value = inline_value;
+  f.value.type = type;
+  f.value.int_value = i;
+  return f;
+}
+
+TEST(ArgStore, SchemasAreInterned) {
+  ArgStore store;
+  SchemaField a[] = {Field(1, ArgType::kInt, true), Field(2, ArgType::kString, false)};
+  a[1].value.str = 7;
+  uint32_t s1 = store.AddSchema(a);
+  uint32_t s2 = store.AddSchema(a);
+  EXPECT_EQ(s1, s2);
+  a[1].value.str = 8;
+  EXPECT_NE(store.AddSchema(a), s1);
+}
+
+TEST(ArgStore, InlineValuesUseOneOrTwoWords) {
+  ArgValue small;
+  small.type = ArgType::kInt;
+  small.int_value = -5;
+  EXPECT_EQ(ArgStore::InlineWords(small), 1u);
+  ArgValue big = small;
+  big.int_value = int64_t{1} << 40;
+  EXPECT_EQ(ArgStore::InlineWords(big), 2u);
+  ArgValue dbl;
+  dbl.type = ArgType::kDouble;
+  EXPECT_EQ(ArgStore::InlineWords(dbl), 2u);
+}
+
+TEST(ArgStore, ViewResolvesInlineAndSchemaValues) {
+  ArgStore store;
+  SchemaField fields[] = {Field(10, ArgType::kInt, true, -7), Field(11, ArgType::kInt, false, 99),
+                          Field(12, ArgType::kInt, true, int64_t{1} << 40),
+                          Field(13, ArgType::kDouble, true)};
+  fields[3].top_level = true;
+  uint32_t schema = store.AddSchema(fields);
+  uint64_t big = uint64_t{1} << 40;
+  double d = 2.5;
+  uint64_t dbits;
+  std::memcpy(&dbits, &d, 8);
+  uint32_t words[] = {static_cast<uint32_t>(-7), static_cast<uint32_t>(big),
+                      static_cast<uint32_t>(big >> 32), static_cast<uint32_t>(dbits),
+                      static_cast<uint32_t>(dbits >> 32)};
+  uint32_t ref = store.Append(schema, words);
+  auto view = store.Get(ref);
+  ASSERT_EQ(view.size(), 4u);
+  std::vector<ArgStore::View::Item> items;
+  for (auto item : view) items.push_back(item);
+  EXPECT_EQ(items[0].value.int_value, -7);
+  EXPECT_EQ(items[1].value.int_value, 99);
+  EXPECT_EQ(items[2].value.int_value, int64_t{1} << 40);
+  EXPECT_DOUBLE_EQ(items[3].value.double_value, 2.5);
+  EXPECT_TRUE(items[3].top_level);
+  ArgValue v;
+  EXPECT_TRUE(view.Find(12, &v));
+  EXPECT_EQ(v.int_value, int64_t{1} << 40);
+  EXPECT_FALSE(view.Find(13, &v));  // a top-level field is not among the args
+  EXPECT_TRUE(view.Find(13, &v, /*top_level=*/true));
+  EXPECT_FALSE(view.Find(99, &v));
+}
+
+TEST(ArgStore, EmptyReferenceHasNoFields) {
+  ArgStore store;
+  EXPECT_TRUE(store.Get(0).empty());
+}
+
+}  // namespace
+}  // namespace profsh

@@ -1,0 +1,49 @@
+// Helpers shared by the unit tests.
+#pragma once
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "engine/importers/importer.h"
+#include "engine/io/input_source.h"
+
+namespace profsh::testing {
+
+// Hands its content out a few bytes at a time and never as a whole, like an inflating gzip
+// stream, so that the importer's rollback-and-refill path runs on every unit boundary.
+class TrickleInput final : public InputSource {
+ public:
+  TrickleInput(std::string content, size_t chunk)
+      : InputSource("trickle.json"), content_(std::move(content)), chunk_(chunk) {}
+  Result<size_t> Read(char* dst, size_t max) override {
+    size_t n = std::min({max, chunk_, content_.size() - offset_});
+    std::memcpy(dst, content_.data() + offset_, n);
+    offset_ += n;
+    return n;
+  }
+  std::string_view Head() const override { return std::string_view(content_).substr(0, 4096); }
+  size_t FileSize() const override { return content_.size(); }
+  size_t ContentSizeHint() const override { return 0; }
+
+ private:
+  std::string content_;
+  size_t chunk_;
+  size_t offset_ = 0;
+};
+
+inline Result<std::unique_ptr<Trace>> ImportString(const std::string& json) {
+  auto input = MemoryInput("test.json", json);
+  return LoadTraceFrom(*input);
+}
+
+inline std::unique_ptr<Trace> MustImport(const std::string& json) {
+  auto r = ImportString(json);
+  if (!r.ok()) throw std::runtime_error(r.error().message);
+  return std::move(r.value());
+}
+
+std::string TempPath(const std::string& name);
+
+}  // namespace profsh::testing
