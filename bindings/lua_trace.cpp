@@ -403,6 +403,10 @@ int TraceField(lua_State* L) {
   });
 }
 
+std::string Plural(size_t n, const std::string& noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : noun.back() == 's' ? "es" : "s");
+}
+
 int TraceToString(lua_State* L) {
   return Protect(L, [&] {
     TraceHandle* h = CheckTrace(L, 1, "tostring");
@@ -411,9 +415,8 @@ int TraceToString(lua_State* L) {
     for (const auto& p : t.processes()) threads += p.tracks.size();
     std::string s =
         "<profsh.Trace " + (t.source_path.empty() ? std::string("(in memory)") : t.source_path) +
-        ": " + std::to_string(t.events.size()) + " events, " +
-        std::to_string(t.processes().size()) + " processes, " + std::to_string(threads) +
-        " threads, " + FormatDuration(t.end_ns() - t.begin_ns()) + ">";
+        ": " + Plural(t.events.size(), "event") + ", " + Plural(t.processes().size(), "process") +
+        ", " + Plural(threads, "thread") + ", " + FormatDuration(t.end_ns() - t.begin_ns()) + ">";
     lua_pushlstring(L, s.data(), s.size());
     return 1;
   });

@@ -179,7 +179,8 @@ Session::Eval Session::Evaluate(const std::string& input, std::string* output) {
       return Eval::kError;
     }
   }
-  status = Docall(0, LUA_MULTRET);
+  // No traceback here: in the shell the message says enough and keeps the screen readable.
+  status = lua_pcall(L_, 0, LUA_MULTRET, 0);
   if (status != LUA_OK) {
     const char* msg = lua_tostring(L_, -1);
     *output = msg ? msg : "(error without a message)";
@@ -190,8 +191,9 @@ Session::Eval Session::Evaluate(const std::string& input, std::string* output) {
   for (int i = 1; i <= n; ++i) {
     int index = top + i;
     if (i > 1) output->push_back('\t');
-    if (IsKeyAverages(L_, index)) {
-      // An averages list shows as its table; the text already ends with a newline.
+    if (IsKeyAverages(L_, index) || lua_type(L_, index) == LUA_TSTRING) {
+      // Strings show as they are (a table's text is meant to be read); an averages list shows as
+      // its table.
       luaL_tolstring(L_, index, nullptr);
     } else {
       lua_getglobal(L_, "profsh");

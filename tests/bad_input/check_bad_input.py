@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""Bad input must give a clear error naming the file and the position or field, exit status 1,
+and never a crash. Each case writes a file, runs `profsh script.lua FILE` (the script only calls
+profsh.load), and checks the exit status and the message on stderr.
+
+Usage: check_bad_input.py PROFSH
+"""
+import gzip
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+GOOD = ('{"schemaVersion": 1, "traceEvents": [\n'
+        '  {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 10, "dur": 5},\n'
+        '  {"ph": "X", "cat": "cpu_op", "name": "aten::mul", "pid": 1, "tid": 1, "ts": 20, "dur": 5}\n'
+        ']}\n')
+
+
+def write(path, data):
+    with open(path, "wb") as f:
+        f.write(data.encode() if isinstance(data, str) else data)
+
+
+def main():
+    profsh = os.path.abspath(sys.argv[1])
+    failures = []
+    passed = 0
+    work = tempfile.mkdtemp(prefix="profsh_bad_")
+    os.chmod(work, 0o755)
+    script = os.path.join(work, "load.lua")
+    write(script, "local t = profsh.load(arg[1])\nprint(#t)\n")
+    try:
+        def case(name, expect, data=None, setup=None, runner=None):
+            nonlocal passed
+            path = os.path.join(work, name)
+            if data is not None:
+                write(path, data)
+            if setup is not None:
+                setup(path)
+            cmd = [profsh, script, path]
+            if runner:
+                cmd = runner + cmd
+            proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
+            problems = []
+            if proc.returncode != 1:
+                problems.append("exit status %d, expected 1" % proc.returncode)
+            if path not in proc.stderr:
+                problems.append("the message does not name the file")
+            for e in expect:
+                if e not in proc.stderr:
+                    problems.append("the message lacks %r" % e)
+            if "AddressSanitizer" in proc.stderr or "runtime error" in proc.stderr:
+                problems.append("sanitizer report")
+            if not proc.stderr.startswith(script + ":1: "):
+                problems.append("the message does not start with FILE:LINE:")
+            if problems:
+                failures.append("%s: %s\n  stderr: %s" % (name, "; ".join(problems), proc.stderr.strip()[:600]))
+            else:
+                passed += 1
+                print("ok   %-28s %s" % (name, proc.stderr.splitlines()[0][len(script) + 4:][:110]))
+
+        case("empty.json", ["file is empty"], data="")
+        case("a_directory", ["is a directory"], setup=lambda p: os.mkdir(p))
+        case("missing.json", ["cannot open", "No such file"])
+        case("truncated.json", ["unexpected end of file", "traceEvents[1]", ":3:"], data=GOOD[:150])
+        case("wrong_type_ts.json", ["traceEvents[0]", "field 'ts' must be a number, got a string", ":1:"],
+             data='{"traceEvents": [{"ph": "X", "ts": "10", "dur": 1}]}')
+        case("wrong_type_args.json", ["field 'args' must be an object"],
+             data='{"traceEvents": [{"ph": "X", "ts": 10, "dur": 1, "args": 5}]}')
+        case("wrong_type_events.json", ["\"traceEvents\" must be an array"], data='{"traceEvents": 5}')
+        case("missing_ph.json", ["traceEvents[1]", "missing field 'ph'"],
+             data='{"traceEvents": [{"ph": "i", "ts": 1}, {"name": "x", "ts": 10, "dur": 1}]}')
+        case("missing_dur.json", ["missing field 'dur'"],
+             data='{"traceEvents": [{"ph": "X", "name": "x", "ts": 10}]}')
+        case("no_events.json", ["no \"traceEvents\" array"], data='{"schemaVersion": 1}')
+        case("invalid_utf8.json", ["invalid UTF-8", ":2:"],
+             data=b'{"traceEvents": [\n{"ph": "X", "name": "caf\xe9", "ts": 1, "dur": 1}]}')
+        case("not_json.txt", ["not a trace profsh can read"], data="hello world\n")
+        case("binary_garbage.bin", ["not a trace profsh can read"], data=bytes(range(256)) * 4)
+        case("garbage_after.json", ["unexpected data after the end of the trace"], data=GOOD + "xyz")
+        comp = gzip.compress(GOOD.encode() * 1)
+        case("cut_short.json.gz", ["gzip stream cut short"], data=comp[: len(comp) // 2])
+        case("corrupt.json.gz", ["corrupt gzip data"], data=comp[:12] + b"\xff" * 40 + comp[52:])
+
+        # A profsh file with another version: write a real one, then patch the version field.
+        good = os.path.join(work, "good.json")
+        write(good, GOOD)
+        saved = os.path.join(work, "saved.profsh")
+        r = subprocess.run([profsh, "-e", "profsh.load(%r):save(%r)" % (good, saved)], capture_output=True, text=True)
+        if r.returncode != 0:
+            failures.append("could not save a profsh trace: " + r.stderr)
+        else:
+            blob = bytearray(open(saved, "rb").read())
+            struct.pack_into("<I", blob, 8, 7)
+            case("wrong_version.profsh", ["version 7 is not supported", "reads version 1"], data=bytes(blob))
+            blob = open(saved, "rb").read()
+            case("truncated.profsh", ["truncated profsh trace"], data=blob[: len(blob) - 40])
+
+        # An unreadable file. Root reads everything, so drop to nobody when running as root.
+        runner = None
+        if os.geteuid() == 0:
+            setpriv = shutil.which("setpriv")
+            if setpriv:
+                runner = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
+        if os.geteuid() != 0 or runner:
+            case("unreadable.json", ["cannot open", "Permission denied"], data=GOOD,
+                 setup=lambda p: os.chmod(p, 0), runner=runner)
+        else:
+            print("skip unreadable.json: running as root without setpriv")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    for f in failures:
+        print("FAIL", f)
+    print("bad input: %d passed, %d failed" % (passed, len(failures)))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

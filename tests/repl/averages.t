@@ -1,0 +1,27 @@
+# Averages, sorting, stacks, events and the processes table of a training trace.
+profsh> t = profsh.load("golden/cases/mlp_training_stack_flops/trace.json.gz")
+profsh> by_shape = t:key_averages{group_by_input_shape=true}
+profsh> by_shape.group_by_input_shape, by_shape.profile_memory, by_shape.with_flops
+true	true	true
+profsh> top = by_shape:sorted("flops")[1]
+profsh> top.key, top.flops, top.input_shapes
+aten::addmm	524288	{{128}, {16, 64}, {64, 128}, {}, {}}
+profsh> top
+<FunctionEventAvg key=aten::addmm self_cpu_time=210.000us cpu_time=111.500us  self_cuda_time=0.000us cuda_time=0.000us count=2 cpu_memory_usage=16384 cuda_memory_usage=0>
+profsh> total = by_shape:total_average()
+profsh> total.key, total.count == #t:events{cat="cpu_op"} + #t:events{cat="user_annotation"}
+Total	true
+profsh> s = t:key_averages{group_by_stack_n=2}:sorted("self_cpu_time_total")[1]
+profsh> s.key, s.stack
+train_step_0	{"<built-in method _record_function_enter of PyCapsule object at 0x7f11af895560>", "torch/_ops.py(437): __call__"}
+profsh> ev = t:events{name="aten::addmm", limit=1}[1]
+profsh> ev.name, ev.cat, ev.ph, ev.args["External id"] ~= nil, ev.args["Input Dims"]
+aten::addmm	cpu_op	X	true	{{128}, {16, 64}, {64, 128}, {}, {}}
+profsh> #t:events{from=0, to=100}
+22
+profsh> t:processes()[1].threads[1].events
+329
+profsh> t:events{limit="all"}
+stdin:1: bad option 'limit' to 'events' (integer expected, got string)
+profsh> t:export_stacks("/nonexistent-dir/stacks.txt")
+stdin:1: /nonexistent-dir/stacks.txt: cannot create output file: No such file or directory

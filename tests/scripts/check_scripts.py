@@ -1,0 +1,34 @@
+#!/usr/bin/env python3
+"""Every file in scripts/ must load and run (bpftrace's tools-parsing test, for profsh recipes).
+Each .lua file runs with no arguments (recipes default to the bundled samples) in an empty
+temporary folder, so that files they write land there.
+
+Usage: check_scripts.py PROFSH SCRIPTS_DIR
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def main():
+    profsh, scripts = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    names = sorted(f for f in os.listdir(scripts) if f.endswith(".lua"))
+    failures = 0
+    for name in names:
+        with tempfile.TemporaryDirectory() as cwd:
+            proc = subprocess.run([profsh, os.path.join(scripts, name)], cwd=cwd, capture_output=True,
+                                  text=True, timeout=300)
+            produced = sorted(os.listdir(cwd))
+        if proc.returncode != 0:
+            failures += 1
+            print("FAIL %s (exit %d)\n%s%s" % (name, proc.returncode, proc.stdout[-2000:], proc.stderr[-2000:]))
+        else:
+            lines = len(proc.stdout.splitlines())
+            print("ok   %-22s %4d lines of output%s" % (name, lines, ("; wrote " + ", ".join(produced)) if produced else ""))
+    print("scripts: %d ran, %d failed" % (len(names), failures))
+    return 1 if failures or not names else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
