@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -45,6 +46,30 @@ inline const char* FindStringSpecial(const char* p, const char* end) {
     ++p;
   }
   return end;
+}
+
+// How many of the 8 bytes at p are ASCII digits before the first non-digit (8 if all are).
+// Needs 8 readable bytes. Works on the bytes as one word, with no carries between bytes.
+inline int LeadingDigits8(const char* p) {
+  uint64_t x;
+  std::memcpy(&x, p, 8);
+  uint64_t high_nibble_not_3 = (x & 0xF0F0F0F0F0F0F0F0ULL) ^ 0x3030303030303030ULL;
+  uint64_t low_nibble_above_9 =
+      ((x & 0x0F0F0F0F0F0F0F0FULL) + 0x0606060606060606ULL) & 0x1010101010101010ULL;
+  uint64_t non_digit = high_nibble_not_3 | low_nibble_above_9;
+  return non_digit == 0 ? 8 : __builtin_ctzll(non_digit) / 8;
+}
+
+// The value of 8 ASCII digits at p (all must be digits).
+inline uint32_t EightDigitsValue(const char* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  v -= 0x3030303030303030ULL;
+  v = v * 10 + (v >> 8);  // pairs: each 16-bit lane now holds a two-digit number in its low byte
+  uint64_t pairs_low = v & 0x000000FF000000FFULL;
+  uint64_t pairs_high = (v >> 16) & 0x000000FF000000FFULL;
+  return static_cast<uint32_t>(
+      (pairs_low * ((1000000ULL << 32) + 100) + pairs_high * ((10000ULL << 32) + 1)) >> 32);
 }
 
 enum class NumberKind { kInt, kUInt, kDouble };

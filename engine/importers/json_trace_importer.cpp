@@ -6,10 +6,13 @@
 // unit's start, reads more, and tries again, so gzip input is inflated in fixed-size chunks.
 // Every event is validated (syntax, UTF-8, field types) and turned straight into columns.
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "engine/importers/event_templates.h"
 #include "engine/importers/importer.h"
 #include "engine/importers/json_scan.h"
 #include "engine/trace/trace_builder.h"
@@ -45,6 +48,7 @@ struct Text {
 struct RawField {
   Text key;
   bool top_level = false;
+  bool inline_value = false;
   ArgType type = ArgType::kNull;
   bool bool_value = false;
   int64_t int_value = 0;
@@ -106,17 +110,55 @@ class JsonTraceParser {
   Step ParseAfterEvents();
   Step ParseTrailing();
 
-  Step ParseEventObject();
-  Step ParseArgsObject();
-  Step ParseFieldValue(const Text& key, bool top_level);
+  Step ParseEventObject(bool decode_fields);
+  Step ParseArgsObject(bool decode_fields);
+  Step ParseFieldValue(const Text& key, const char* key_at, bool top_level, bool decode_fields);
+  bool IsInline(std::string_view key, bool top_level, bool is_number);
   Step ParseIdent(Ident* out, const char* field);
   Step ParseTime(int64_t* out, const char* field);
   Step CommitEvent(bool* committed);
 
-  Step SkipWs();
-  Step Expect(char c, const char* what);
-  Step ScanString(Text* out, bool decode);
+  // The scanners have an inline fast path for the common shape and an out-of-line general one.
+  Step SkipWs() {
+    if (p_<end_&& static_cast<unsigned char>(*p_)> ' ') return Step::kOk;
+    return SkipWsSlow();
+  }
+  Step SkipWsSlow();
+  Step Expect(char c, const char* what) {
+    if (p_ < end_ && *p_ == c) {
+      ++p_;
+      return Step::kOk;
+    }
+    return ExpectSlow(c, what);
+  }
+  Step ExpectSlow(char c, const char* what);
+  Step ScanString(Text* out, bool decode) {
+#if defined(__SSE2__)
+    // A string whose closing quote is within 16 bytes and that needs no escapes or validation.
+    if (end_ - p_ >= 17 && *p_ == '"') {
+      __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p_ + 1));
+      __m128i special = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                                                  _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+                                     _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
+      int mask = _mm_movemask_epi8(special);
+      if (mask != 0) {
+        int i = __builtin_ctz(static_cast<unsigned>(mask));
+        if (p_[1 + i] == '"') {
+          out->raw = p_ + 1;
+          out->size = static_cast<uint32_t>(i);
+          out->decoded = false;
+          p_ += i + 2;
+          return Step::kOk;
+        }
+      }
+    }
+#endif
+    return ScanStringSlow(out, decode);
+  }
+  Step ScanStringSlow(Text* out, bool decode);
   Step ScanNumber(const char** begin, bool* is_integer);
+  // ts/dur in the common "digits[.digits]" shape, scanned and converted in one pass.
+  bool FastMicros(int64_t* out);
   Step ScanLiteral(std::string_view word);
   Step SkipValue(int depth);
 
@@ -158,6 +200,22 @@ class JsonTraceParser {
   Text name_, cat_;
   Ident pid_, tid_;
   const char* event_start_ = nullptr;
+  // The args' signature (raw bytes, volatile numbers cut out) and the decision state for them.
+  ArgSignature signature_;
+  std::vector<uint32_t> inline_words_;
+  const char* piece_start_ = nullptr;
+  char phase_hint_ = 0;          // phase learnt in a first pass, for a re-parse
+  char decided_with_phase_ = 0;  // phase that inline decisions of this event were made with
+  bool made_decisions_ = false;
+
+  // Event templates (see event_templates.h) and what this event's parse recorded for them.
+  bool TryEventTemplate();
+  bool MatchShape(const EventShape& shape, const char* q);
+  Step ParseHole(const Hole& hole, const char* at);
+  EventTemplates templates_;
+  std::vector<RecordedHole> holes_;
+  const char* event_end_ = nullptr;
+  const EventShape* matched_shape_ = nullptr;  // set when the event came from a template
 };
 
 std::string JsonTraceParser::Position(const char* at) const {
@@ -386,7 +444,10 @@ Step JsonTraceParser::ParseEventUnit(bool first) {
     return FailEvent(p_, std::string("expected an event object, found '") + *p_ + "'");
   }
   event_start_ = p_;
-  PROFSH_TRY(ParseEventObject());
+  phase_hint_ = 0;
+  matched_shape_ = nullptr;
+  if (!TryEventTemplate()) PROFSH_TRY(ParseEventObject(/*decode_fields=*/false));
+  event_end_ = p_;
   // Resolve everything now (interning is idempotent, so a rollback costs nothing) but append
   // the event only once its separator has been seen.
   while (p_ < end_ && IsSpace(*p_)) ++p_;
@@ -414,10 +475,16 @@ Step JsonTraceParser::ParseEventUnit(bool first) {
               "expected ',' or ']' after traceEvents[" + std::to_string(event_index_ - 1) + "]");
 }
 
-Step JsonTraceParser::ParseEventObject() {
+// Parses one event object. With decode_fields false (the fast path) arguments are only
+// validated and their signature recorded; with true, every field is also decoded into fields_,
+// which is needed once per distinct signature to build its schema.
+Step JsonTraceParser::ParseEventObject(bool decode_fields) {
   ++p_;  // '{'
   decode_buf_.clear();
   fields_.clear();
+  signature_.Clear();
+  holes_.clear();
+  made_decisions_ = false;
   has_ph_ = has_ts_ = has_dur_ = has_name_ = has_cat_ = has_pid_ = has_tid_ = false;
   PROFSH_TRY(SkipWs());
   if (*p_ == '}') {
@@ -442,14 +509,16 @@ Step JsonTraceParser::ParseEventObject() {
           Text ph;
           PROFSH_TRY(ScanString(&ph, true));
           std::string_view v = View(ph);
-          if (v.size() != 1)
+          if (v.size() != 1) {
             return FailEvent(value_at,
                              "field 'ph' must be one character, got \"" + std::string(v) + "\"");
+          }
           ph_ = v[0];
           has_ph_ = true;
         } else if (k == "ts") {
           PROFSH_TRY(ParseTime(&ts_, "ts"));
           has_ts_ = true;
+          holes_.push_back({value_at, p_, {HoleKind::kTs, 0}});
         } else {
           handled = false;
         }
@@ -458,6 +527,7 @@ Step JsonTraceParser::ParseEventObject() {
         if (k == "dur") {
           PROFSH_TRY(ParseTime(&dur_, "dur"));
           has_dur_ = true;
+          holes_.push_back({value_at, p_, {HoleKind::kDur, 0}});
         } else if (k == "pid") {
           PROFSH_TRY(ParseIdent(&pid_, "pid"));
           has_pid_ = true;
@@ -477,9 +547,10 @@ Step JsonTraceParser::ParseEventObject() {
           if (*p_ != '"') return FailEvent(value_at, "field 'name' must be a string");
           PROFSH_TRY(ScanString(&name_, true));
           has_name_ = true;
+          holes_.push_back({value_at, p_, {HoleKind::kName, 0}});
         } else if (k == "args") {
           if (*p_ != '{') return FailEvent(value_at, "field 'args' must be an object");
-          PROFSH_TRY(ParseArgsObject());
+          PROFSH_TRY(ParseArgsObject(decode_fields));
         } else {
           handled = false;
         }
@@ -487,10 +558,7 @@ Step JsonTraceParser::ParseEventObject() {
       default:
         handled = false;
     }
-    if (!handled) {
-      (void)key_at;
-      PROFSH_TRY(ParseFieldValue(key, true));
-    }
+    if (!handled) PROFSH_TRY(ParseFieldValue(key, key_at, true, decode_fields));
     PROFSH_TRY(SkipWs());
     if (*p_ == ',') {
       ++p_;
@@ -504,12 +572,13 @@ Step JsonTraceParser::ParseEventObject() {
   }
 }
 
-Step JsonTraceParser::ParseArgsObject() {
+Step JsonTraceParser::ParseArgsObject(bool decode_fields) {
+  piece_start_ = p_;
   ++p_;  // '{'
   PROFSH_TRY(SkipWs());
   if (*p_ == '}') {
     ++p_;
-    return Step::kOk;
+    return Step::kOk;  // an empty args object stores nothing
   }
   while (true) {
     PROFSH_TRY(SkipWs());
@@ -518,7 +587,7 @@ Step JsonTraceParser::ParseArgsObject() {
     PROFSH_TRY(SkipWs());
     PROFSH_TRY(Expect(':', "':' after an argument name"));
     PROFSH_TRY(SkipWs());
-    PROFSH_TRY(ParseFieldValue(key, false));
+    PROFSH_TRY(ParseFieldValue(key, nullptr, false, decode_fields));
     PROFSH_TRY(SkipWs());
     if (*p_ == ',') {
       ++p_;
@@ -526,26 +595,41 @@ Step JsonTraceParser::ParseArgsObject() {
     }
     if (*p_ == '}') {
       ++p_;
+      signature_.AddPiece(piece_start_, static_cast<size_t>(p_ - piece_start_));
       return Step::kOk;
     }
     return FailEvent(p_, "expected ',' or '}' in the args object");
   }
 }
 
-Step JsonTraceParser::ParseFieldValue(const Text& key, bool top_level) {
+bool JsonTraceParser::IsInline(std::string_view key, bool top_level, bool is_number) {
+  if (!is_number) return false;
+  char phase = has_ph_ ? ph_ : phase_hint_;
+  made_decisions_ = true;
+  decided_with_phase_ = phase;
+  return phase == 'C' || IsVolatileKey(key, top_level);
+}
+
+// One argument (inside "args") or one extra event-level field ("id", "bp", "s", ...). Its bytes
+// go into the signature, except a volatile number, which is kept as an inline value.
+Step JsonTraceParser::ParseFieldValue(const Text& key, const char* key_at, bool top_level,
+                                      bool decode_fields) {
   RawField f;
   f.key = key;
   f.top_level = top_level;
+  const char* value_at = p_;
   char c = *p_;
+  bool is_number = false;
+  const char* number_begin = nullptr;
+  bool is_integer = false;
   if (c == '"') {
     f.type = ArgType::kString;
-    PROFSH_TRY(ScanString(&f.text, true));
+    PROFSH_TRY(ScanString(&f.text, decode_fields));
   } else if (c == '{' || c == '[') {
-    const char* start = p_;
     PROFSH_TRY(SkipValue(0));
     f.type = ArgType::kJson;
-    f.text.raw = start;
-    f.text.size = static_cast<uint32_t>(p_ - start);
+    f.text.raw = value_at;
+    f.text.size = static_cast<uint32_t>(p_ - value_at);
   } else if (c == 't') {
     PROFSH_TRY(ScanLiteral("true"));
     f.type = ArgType::kBool;
@@ -557,10 +641,12 @@ Step JsonTraceParser::ParseFieldValue(const Text& key, bool top_level) {
     PROFSH_TRY(ScanLiteral("null"));
     f.type = ArgType::kNull;
   } else {
-    const char* begin;
-    bool is_integer;
-    PROFSH_TRY(ScanNumber(&begin, &is_integer));
-    json::Number n = json::ConvertNumber(begin, p_, is_integer);
+    PROFSH_TRY(ScanNumber(&number_begin, &is_integer));
+    is_number = true;
+  }
+  bool inline_value = IsInline(View(key), top_level, is_number);
+  if (is_number && (inline_value || decode_fields)) {
+    json::Number n = json::ConvertNumber(number_begin, p_, is_integer);
     if (n.kind == json::NumberKind::kDouble) {
       f.type = ArgType::kDouble;
       f.double_value = n.d;
@@ -569,7 +655,25 @@ Step JsonTraceParser::ParseFieldValue(const Text& key, bool top_level) {
       f.int_value = n.i;
     }
   }
-  fields_.push_back(f);
+  if (inline_value) {
+    ArgValue v;
+    v.type = f.type;
+    v.int_value = f.int_value;
+    v.double_value = f.double_value;
+    const char* piece_end = top_level ? value_at : number_begin;
+    const char* from = top_level ? key_at : piece_start_;
+    signature_.AddPiece(from, static_cast<size_t>(piece_end - from));
+    signature_.AddInline(v);
+    uint8_t type = static_cast<uint8_t>(v.type) | (ArgStore::InlineWords(v) == 2 ? 0x80 : 0);
+    holes_.push_back({number_begin, p_, {HoleKind::kInline, type}});
+    if (!top_level) piece_start_ = p_;
+  } else if (top_level) {
+    signature_.AddPiece(key_at, static_cast<size_t>(p_ - key_at));
+  }
+  if (decode_fields) {
+    f.inline_value = inline_value;
+    fields_.push_back(f);
+  }
   return Step::kOk;
 }
 
@@ -599,7 +703,42 @@ Step JsonTraceParser::ParseIdent(Ident* out, const char* field) {
   return Step::kOk;
 }
 
+bool JsonTraceParser::FastMicros(int64_t* out) {
+  const char* q = p_;
+  if (end_ - q < 32 || !IsDigit(*q) || (*q == '0' && IsDigit(q[1]))) return false;
+  int n = json::LeadingDigits8(q);
+  int64_t whole;
+  if (n < 8) {
+    whole = 0;
+    for (int i = 0; i < n; ++i) whole = whole * 10 + (q[i] - '0');
+    q += n;
+  } else {
+    int more = json::LeadingDigits8(q + 8);
+    if (more == 8) return false;  // 16 digits or more: the general path
+    whole = json::EightDigitsValue(q);
+    for (int i = 0; i < more; ++i) whole = whole * 10 + (q[8 + i] - '0');
+    q += 8 + more;
+  }
+  int64_t frac = 0;
+  if (*q == '.') {
+    ++q;
+    int f = json::LeadingDigits8(q);
+    if (f == 0 || f == 8) return false;
+    static constexpr int64_t kScale[4] = {1000, 100, 10, 1};
+    int used = f < 3 ? f : 3;
+    for (int i = 0; i < used; ++i) frac = frac * 10 + (q[i] - '0');
+    frac *= kScale[used];
+    if (f > 3 && q[3] >= '5') ++frac;  // round below a nanosecond
+    q += f;
+  }
+  if (*q == 'e' || *q == 'E') return false;
+  *out = whole * 1000 + frac;
+  p_ = q;
+  return true;
+}
+
 Step JsonTraceParser::ParseTime(int64_t* out, const char* field) {
+  if (FastMicros(out)) return Step::kOk;
   const char* at = p_;
   if (*p_ != '-' && !IsDigit(*p_)) {
     std::string got = *p_ == '"'                   ? "a string"
@@ -620,10 +759,64 @@ Step JsonTraceParser::ParseTime(int64_t* out, const char* field) {
 }
 
 Step JsonTraceParser::CommitEvent(bool* committed) {
+  if (matched_shape_ != nullptr) {
+    // Everything but the holes is the template's, which was valid when it was recorded.
+    const EventShape& shape = *matched_shape_;
+    EventFields e;
+    e.phase = shape.phase;
+    e.ts = shape.has_ts ? ts_ : 0;
+    e.dur = shape.phase == 'X' ? dur_ : 0;
+    e.name = has_name_ ? View(name_) : std::string_view();
+    e.category = shape.category;
+    e.pid = shape.pid;
+    e.tid = shape.tid;
+    signature_.InlineWords(&inline_words_);
+    builder_.AddEvent(e, shape.schema, inline_words_);
+    *committed = true;
+    return Step::kOk;
+  }
   if (!has_ph_) return FailEvent(event_start_, "missing field 'ph'");
   if (!has_ts_ && ph_ != 'M') return FailEvent(event_start_, "missing field 'ts'");
-  if (ph_ == 'X' && !has_dur_)
+  if (ph_ == 'X' && !has_dur_) {
     return FailEvent(event_start_, "missing field 'dur' in a complete ('X') event");
+  }
+  uint32_t schema = TraceBuilder::kNoArgs;
+  if (!signature_.empty()) {
+    if (made_decisions_ && (decided_with_phase_ == 'C') != (ph_ == 'C')) {
+      // "ph" came after the arguments and changes which numbers are inline: parse again.
+      const char* resume = p_;
+      p_ = event_start_;
+      phase_hint_ = ph_;
+      PROFSH_TRY(ParseEventObject(false));
+      p_ = resume;
+    }
+    uint64_t hash = signature_.Hash();
+    auto found = builder_.FindSchema(signature_, hash);
+    if (found) {
+      schema = *found;
+    } else {
+      // A signature not seen before: decode the fields once to build its schema.
+      const char* resume = p_;
+      p_ = event_start_;
+      phase_hint_ = ph_;
+      PROFSH_TRY(ParseEventObject(true));
+      p_ = resume;
+      builder_.BeginArgs();
+      for (const RawField& f : fields_) {
+        ArgValue v;
+        v.type = f.type;
+        v.bool_value = f.bool_value;
+        v.int_value = f.int_value;
+        v.double_value = f.double_value;
+        builder_.AddArg(View(f.key), f.top_level, v, View(f.text), f.inline_value);
+      }
+      schema = builder_.BuildSchema();
+      builder_.RememberSchema(signature_, hash, schema);
+    }
+    signature_.InlineWords(&inline_words_);
+  } else {
+    inline_words_.clear();
+  }
   EventFields e;
   e.phase = ph_;
   e.ts = has_ts_ ? ts_ : 0;
@@ -632,36 +825,147 @@ Step JsonTraceParser::CommitEvent(bool* committed) {
   e.category = has_cat_ ? View(cat_) : std::string_view();
   e.pid = has_pid_ ? pid_ : Ident{};
   e.tid = has_tid_ ? tid_ : Ident{};
-  builder_.BeginArgs();
-  for (const RawField& f : fields_) {
-    std::string_view key = View(f.key);
-    ArgValue v;
-    v.type = f.type;
-    v.bool_value = f.bool_value;
-    v.int_value = f.int_value;
-    v.double_value = f.double_value;
-    bool volatile_value = v.is_number() && (ph_ == 'C' || IsVolatileKey(key, f.top_level));
-    builder_.AddArg(key, f.top_level, v, View(f.text), volatile_value);
-  }
-  Status s = builder_.AddEvent(e);
-  if (!s.ok()) return FailEvent(event_start_, s.message());
+  builder_.AddEvent(e, schema, inline_words_);
   *committed = true;
+
+  EventShape shape;
+  shape.phase = ph_;
+  shape.category.assign(e.category);
+  shape.pid = e.pid;
+  shape.tid = e.tid;
+  shape.has_ts = has_ts_;
+  shape.has_dur = has_dur_;
+  shape.schema = schema;
+  templates_.Remember(event_start_, event_end_, holes_, std::move(shape));
   return Step::kOk;
 }
 
-Step JsonTraceParser::SkipWs() {
+bool JsonTraceParser::TryEventTemplate() {
+  uint32_t prefix_id;
+  const EventTemplates::Prefix* prefix = templates_.FindPrefix(p_, end_, &prefix_id);
+  if (prefix == nullptr) return false;
+  const char* q = p_ + prefix->text.size();
+  decode_buf_.clear();
+  signature_.Clear();
+  has_name_ = false;
+  std::string_view first_text;
+  if (prefix->has_hole) {
+    // The first hole decides the candidates; for an inline number its type is checked per shape.
+    Hole first = prefix->first;
+    const char* saved = p_;
+    if (first.kind == HoleKind::kInline) {
+      p_ = q;
+      const char* begin;
+      bool is_integer;
+      if (ScanNumber(&begin, &is_integer) != Step::kOk) {
+        p_ = saved;
+        return false;
+      }
+      json::Number n = json::ConvertNumber(begin, p_, is_integer);
+      ArgValue v;
+      v.type = n.kind == json::NumberKind::kDouble ? ArgType::kDouble
+               : n.kind == json::NumberKind::kInt  ? ArgType::kInt
+                                                   : ArgType::kUInt;
+      v.int_value = n.i;
+      v.double_value = n.d;
+      signature_.AddInline(v);
+    } else if (ParseHole(first, q) != Step::kOk) {
+      p_ = saved;
+      return false;
+    }
+    if (first.kind == HoleKind::kName)
+      first_text = std::string_view(q, static_cast<size_t>(p_ - q));
+    q = p_;
+    p_ = saved;
+  }
+  for (int32_t id : templates_.Candidates(prefix_id, first_text)) {
+    const EventShape& shape = templates_.shape(id);
+    if (prefix->has_hole && prefix->first.kind == HoleKind::kInline &&
+        shape.holes[0].inline_type != signature_.inline_type(0)) {
+      continue;
+    }
+    size_t inlines = signature_.inline_count();
+    if (MatchShape(shape, q)) {
+      templates_.Matched(prefix_id, first_text, id);
+      matched_shape_ = &shape;
+      return true;
+    }
+    signature_.Truncate(0, inlines);
+  }
+  templates_.Missed(prefix_id, first_text);
+  p_ = event_start_;
+  return false;
+}
+
+// Matches the rest of an event (after its first hole) against one shape.
+bool JsonTraceParser::MatchShape(const EventShape& shape, const char* q) {
+  const char* saved = p_;
+  for (size_t i = 0; i < shape.holes.size(); ++i) {
+    if (i > 0) {
+      if (ParseHole(shape.holes[i], q) != Step::kOk) {
+        p_ = saved;
+        return false;
+      }
+      q = p_;
+    }
+    const std::string& piece = shape.pieces[i];
+    if (static_cast<size_t>(end_ - q) < piece.size() ||
+        std::memcmp(q, piece.data(), piece.size()) != 0) {
+      p_ = saved;
+      return false;
+    }
+    q += piece.size();
+  }
+  has_name_ = false;
+  for (const Hole& h : shape.holes) has_name_ |= h.kind == HoleKind::kName;
+  p_ = q;
+  return true;
+}
+
+// Parses one hole's value at `at`; p_ ends after it. Inline numbers must have the hole's type.
+Step JsonTraceParser::ParseHole(const Hole& hole, const char* at) {
+  p_ = at;
+  switch (hole.kind) {
+    case HoleKind::kName:
+      if (p_ >= end_ || *p_ != '"') return Step::kError;
+      return ScanString(&name_, true);
+    case HoleKind::kTs:
+      return FastMicros(&ts_) ? Step::kOk : ParseTime(&ts_, "ts");
+    case HoleKind::kDur:
+      return FastMicros(&dur_) ? Step::kOk : ParseTime(&dur_, "dur");
+    case HoleKind::kInline: {
+      const char* begin;
+      bool is_integer;
+      PROFSH_TRY(ScanNumber(&begin, &is_integer));
+      json::Number n = json::ConvertNumber(begin, p_, is_integer);
+      ArgValue v;
+      v.type = n.kind == json::NumberKind::kDouble ? ArgType::kDouble
+               : n.kind == json::NumberKind::kInt  ? ArgType::kInt
+                                                   : ArgType::kUInt;
+      v.int_value = n.i;
+      v.double_value = n.d;
+      uint8_t type = static_cast<uint8_t>(v.type) | (ArgStore::InlineWords(v) == 2 ? 0x80 : 0);
+      if (type != hole.inline_type) return Step::kError;
+      signature_.AddInline(v);
+      return Step::kOk;
+    }
+  }
+  return Step::kError;
+}
+
+Step JsonTraceParser::SkipWsSlow() {
   while (p_ < end_ && IsSpace(*p_)) ++p_;
   return p_ < end_ ? Step::kOk : Step::kNeedMore;
 }
 
-Step JsonTraceParser::Expect(char c, const char* what) {
+Step JsonTraceParser::ExpectSlow(char c, const char* what) {
   if (p_ >= end_) return Step::kNeedMore;
   if (*p_ != c) return Fail(p_, std::string("expected ") + what);
   ++p_;
   return Step::kOk;
 }
 
-Step JsonTraceParser::ScanString(Text* out, bool decode) {
+Step JsonTraceParser::ScanStringSlow(Text* out, bool decode) {
   if (p_ >= end_) return Step::kNeedMore;
   if (*p_ != '"') return Fail(p_, "expected a string");
   const char* start = ++p_;
@@ -721,6 +1025,11 @@ Step JsonTraceParser::ScanNumber(const char** begin, bool* is_integer) {
   if (*q == '0') {
     ++q;
   } else if (IsDigit(*q)) {
+    while (end_ - q >= 8) {
+      int n = json::LeadingDigits8(q);
+      q += n;
+      if (n < 8) break;
+    }
     while (q < end_ && IsDigit(*q)) ++q;
   } else {
     return Fail(q, "invalid number");
@@ -730,6 +1039,11 @@ Step JsonTraceParser::ScanNumber(const char** begin, bool* is_integer) {
     ++q;
     if (q >= end_) return Step::kNeedMore;
     if (!IsDigit(*q)) return Fail(q, "invalid number: digits must follow '.'");
+    while (end_ - q >= 8) {
+      int n = json::LeadingDigits8(q);
+      q += n;
+      if (n < 8) break;
+    }
     while (q < end_ && IsDigit(*q)) ++q;
     integer = false;
   }

@@ -10,8 +10,25 @@
 
 namespace profsh {
 
+uint64_t ArgSignature::Hash() const {
+  uint64_t h = pieces_.size() * 0x9E3779B97F4A7C15ULL + types_.size();
+  for (std::string_view piece : pieces_) h = HashBytes(piece.data(), piece.size(), h);
+  if (!types_.empty())
+    h = HashBytes(reinterpret_cast<const char*>(types_.data()), types_.size(), h);
+  return h;
+}
+
+void ArgSignature::InlineWords(std::vector<uint32_t>* out) const {
+  out->clear();
+  for (size_t i = 0; i < bits_.size(); ++i) {
+    out->push_back(static_cast<uint32_t>(bits_[i]));
+    if (types_[i] & 0x80) out->push_back(static_cast<uint32_t>(bits_[i] >> 32));
+  }
+}
+
 TraceBuilder::TraceBuilder(Trace& trace) : trace_(trace) {
   sig_slots_.resize(1024);
+  name_cache_.resize(4096);
 }
 
 void TraceBuilder::ReserveForBytes(size_t input_bytes) {
@@ -56,54 +73,7 @@ void TraceBuilder::AddArg(std::string_view key, bool top_level, const ArgValue& 
   pending_.push_back(a);
 }
 
-namespace {
-template <typename T>
-void AppendPod(std::string* s, T v) {
-  s->append(reinterpret_cast<const char*>(&v), sizeof(v));
-}
-}  // namespace
-
-uint32_t TraceBuilder::ResolveSchema() {
-  signature_.clear();
-  for (const PendingArg& a : pending_) {
-    uint8_t width = a.inline_value ? static_cast<uint8_t>(ArgStore::InlineWords(a.value)) : 0;
-    signature_.push_back(static_cast<char>((a.top_level ? 1 : 0) | (width << 1)));
-    signature_.push_back(static_cast<char>(a.value.type));
-    AppendPod(&signature_, a.key_size);
-    signature_.append(text_, a.key_offset, a.key_size);
-    if (a.inline_value) continue;
-    switch (a.value.type) {
-      case ArgType::kNull:
-        break;
-      case ArgType::kBool:
-        signature_.push_back(a.value.bool_value ? 1 : 0);
-        break;
-      case ArgType::kInt:
-      case ArgType::kUInt:
-        AppendPod(&signature_, a.value.int_value);
-        break;
-      case ArgType::kDouble:
-        AppendPod(&signature_, a.value.double_value);
-        break;
-      case ArgType::kString:
-      case ArgType::kJson:
-        AppendPod(&signature_, a.text_size);
-        signature_.append(text_, a.text_offset, a.text_size);
-        break;
-    }
-  }
-  uint64_t h = HashBytes(signature_);
-  size_t mask = sig_slots_.size() - 1;
-  size_t pos = h & mask;
-  while (sig_slots_[pos].used) {
-    const SigSlot& s = sig_slots_[pos];
-    if (s.hash == h && s.size == signature_.size() &&
-        std::memcmp(sig_bytes_.data() + s.offset, signature_.data(), s.size) == 0) {
-      return s.schema;
-    }
-    pos = (pos + 1) & mask;
-  }
-
+uint32_t TraceBuilder::BuildSchema() {
   schema_scratch_.clear();
   for (const PendingArg& a : pending_) {
     SchemaField f;
@@ -121,16 +91,50 @@ uint32_t TraceBuilder::ResolveSchema() {
     }
     schema_scratch_.push_back(f);
   }
-  uint32_t schema = trace_.args.AddSchema(schema_scratch_);
+  return trace_.args.AddSchema(schema_scratch_);
+}
 
-  SigSlot& slot = sig_slots_[pos];
-  slot.used = true;
-  slot.hash = h;
-  slot.offset = static_cast<uint32_t>(sig_bytes_.size());
-  slot.size = static_cast<uint32_t>(signature_.size());
-  slot.schema = schema;
-  sig_bytes_.insert(sig_bytes_.end(), signature_.begin(), signature_.end());
-  if (++sig_count_ * 2 > sig_slots_.size()) {
+namespace {
+template <typename T>
+void AppendPod(std::vector<char>* out, T v) {
+  const char* p = reinterpret_cast<const char*>(&v);
+  out->insert(out->end(), p, p + sizeof(T));
+}
+template <typename T>
+T ReadPod(const char* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+}  // namespace
+
+bool TraceBuilder::SignatureEquals(const SigSlot& slot, const ArgSignature& s) const {
+  const char* p = sig_bytes_.data() + slot.offset;
+  if (ReadPod<uint32_t>(p) != s.pieces_.size()) return false;
+  p += 4;
+  for (std::string_view piece : s.pieces_) {
+    if (ReadPod<uint32_t>(p) != piece.size()) return false;
+    p += 4;
+    if (std::memcmp(p, piece.data(), piece.size()) != 0) return false;
+    p += piece.size();
+  }
+  if (ReadPod<uint32_t>(p) != s.types_.size()) return false;
+  p += 4;
+  return s.types_.empty() || std::memcmp(p, s.types_.data(), s.types_.size()) == 0;
+}
+
+std::optional<uint32_t> TraceBuilder::FindSchema(const ArgSignature& signature,
+                                                 uint64_t hash) const {
+  size_t mask = sig_slots_.size() - 1;
+  for (size_t pos = hash & mask; sig_slots_[pos].used; pos = (pos + 1) & mask) {
+    const SigSlot& slot = sig_slots_[pos];
+    if (slot.hash == hash && SignatureEquals(slot, signature)) return slot.schema;
+  }
+  return std::nullopt;
+}
+
+void TraceBuilder::RememberSchema(const ArgSignature& signature, uint64_t hash, uint32_t schema) {
+  if ((sig_count_ + 1) * 2 > sig_slots_.size()) {
     std::vector<SigSlot> bigger(sig_slots_.size() * 2);
     size_t m = bigger.size() - 1;
     for (const SigSlot& s : sig_slots_) {
@@ -141,10 +145,45 @@ uint32_t TraceBuilder::ResolveSchema() {
     }
     sig_slots_.swap(bigger);
   }
-  return schema;
+  size_t mask = sig_slots_.size() - 1;
+  size_t pos = hash & mask;
+  while (sig_slots_[pos].used) pos = (pos + 1) & mask;
+  SigSlot& slot = sig_slots_[pos];
+  slot.used = true;
+  slot.hash = hash;
+  slot.offset = static_cast<uint32_t>(sig_bytes_.size());
+  slot.schema = schema;
+  AppendPod<uint32_t>(&sig_bytes_, static_cast<uint32_t>(signature.pieces_.size()));
+  for (std::string_view piece : signature.pieces_) {
+    AppendPod<uint32_t>(&sig_bytes_, static_cast<uint32_t>(piece.size()));
+    sig_bytes_.insert(sig_bytes_.end(), piece.begin(), piece.end());
+  }
+  AppendPod<uint32_t>(&sig_bytes_, static_cast<uint32_t>(signature.types_.size()));
+  sig_bytes_.insert(sig_bytes_.end(), signature.types_.begin(), signature.types_.end());
+  slot.size = static_cast<uint32_t>(sig_bytes_.size() - slot.offset);
+  ++sig_count_;
 }
 
-Status TraceBuilder::AddEvent(const EventFields& e) {
+uint32_t TraceBuilder::InternName(std::string_view name) {
+  uint64_t probe = name.size() * 0x9E3779B97F4A7C15ULL;
+  if (name.size() >= 8) {
+    uint64_t head, tail;
+    std::memcpy(&head, name.data(), 8);
+    std::memcpy(&tail, name.data() + name.size() - 8, 8);
+    probe ^= head * 0xC2B2AE3D27D4EB4FULL ^ tail;
+  } else {
+    for (char c : name) probe = probe * 131 + static_cast<unsigned char>(c);
+  }
+  NameSlot& slot = name_cache_[(probe ^ (probe >> 29)) & (name_cache_.size() - 1)];
+  if (slot.size == name.size() && trace_.strings.Get(slot.id) == name) return slot.id;
+  uint32_t id = trace_.strings.Intern(name);
+  slot.id = id;
+  slot.size = static_cast<uint32_t>(name.size());
+  return id;
+}
+
+void TraceBuilder::AddEvent(const EventFields& e, uint32_t schema,
+                            std::span<const uint32_t> inline_words) {
   uint16_t category = 0;
   if (!e.category.empty()) {
     if (has_last_category_ && e.category == last_category_) {
@@ -166,30 +205,11 @@ Status TraceBuilder::AddEvent(const EventFields& e) {
     last_track_ = track;
     has_last_track_ = true;
   }
-  uint32_t name = trace_.strings.Intern(e.name);
-  uint32_t args = 0;
-  if (!pending_.empty()) {
-    uint32_t schema = ResolveSchema();
-    inline_words_.clear();
-    for (const PendingArg& a : pending_) {
-      if (!a.inline_value) continue;
-      uint64_t bits;
-      if (a.value.type == ArgType::kDouble) {
-        std::memcpy(&bits, &a.value.double_value, 8);
-      } else {
-        bits = static_cast<uint64_t>(a.value.int_value);
-      }
-      inline_words_.push_back(static_cast<uint32_t>(bits));
-      if (ArgStore::InlineWords(a.value) == 2)
-        inline_words_.push_back(static_cast<uint32_t>(bits >> 32));
-    }
-    args = trace_.args.Append(schema, inline_words_);
-  }
-  int64_t dur = e.dur;
-  if (dur < 0) dur = 0;
+  uint32_t name = InternName(e.name);
+  uint32_t args = schema == kNoArgs ? 0 : trace_.args.Append(schema, inline_words);
+  int64_t dur = e.dur < 0 ? 0 : e.dur;
   if (e.phase == 'B' || e.phase == 'E') has_begin_end_ = true;
   trace_.events.Append(e.ts, dur, name, track, args, e.phase, category, e.flags);
-  return Status::Ok();
 }
 
 void TraceBuilder::MatchBeginEnd() {

@@ -1,10 +1,14 @@
 // Appends events to a Trace while interning everything that repeats. Importers (and, later, the
-// collector's stream reader) feed it parsed fields; it owns the caches that make the per-event
-// cost a handful of hash lookups: the argument-signature cache above all, which maps the exact
-// shape of an args object (keys, types, non-volatile values) to its interned schema.
+// collector's stream reader) feed it parsed fields; it owns the caches that keep the per-event
+// cost to a few lookups: names, the last category and track, and above all the argument
+// signature cache, which maps the exact bytes of an args object (its volatile numbers cut out)
+// to an interned schema, so that an args object seen before is never decoded again.
 #pragma once
 
 #include <cstdint>
+#include <cstring>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,8 +29,51 @@ struct EventFields {
   uint8_t flags = 0;
 };
 
+// What identifies an event's arguments as written: raw byte pieces (everything but the inline
+// numbers) and the inline numbers themselves, whose types are part of the identity.
+class ArgSignature {
+ public:
+  void Clear() {
+    pieces_.clear();
+    types_.clear();
+    bits_.clear();
+  }
+  void AddPiece(const char* p, size_t n) {
+    if (n > 0) pieces_.emplace_back(p, n);
+  }
+  void AddInline(const ArgValue& v) {
+    uint64_t bits = static_cast<uint64_t>(v.int_value);
+    if (v.type == ArgType::kDouble) std::memcpy(&bits, &v.double_value, sizeof(bits));
+    uint8_t wide = ArgStore::InlineWords(v) == 2 ? 0x80 : 0;
+    types_.push_back(static_cast<uint8_t>(v.type) | wide);
+    bits_.push_back(bits);
+  }
+  bool empty() const { return pieces_.empty() && types_.empty(); }
+  size_t piece_count() const { return pieces_.size(); }
+  std::string_view piece(size_t i) const { return pieces_[i]; }
+  uint8_t inline_type(size_t i) const { return types_[i]; }
+  // Drops what was added after the signature had these sizes (a failed speculative match).
+  void Truncate(size_t pieces, size_t inlines) {
+    pieces_.resize(pieces);
+    types_.resize(inlines);
+    bits_.resize(inlines);
+  }
+  uint64_t Hash() const;
+  // The per-event words of the inline values, in order.
+  void InlineWords(std::vector<uint32_t>* out) const;
+  size_t inline_count() const { return bits_.size(); }
+
+ private:
+  friend class TraceBuilder;
+  std::vector<std::string_view> pieces_;
+  std::vector<uint8_t> types_;  // ArgType, plus 0x80 when the value needs two words
+  std::vector<uint64_t> bits_;
+};
+
 class TraceBuilder {
  public:
+  static constexpr uint32_t kNoArgs = UINT32_MAX;
+
   explicit TraceBuilder(Trace& trace);
 
   void SetFormat(std::string format) { trace_.source_format = std::move(format); }
@@ -35,14 +82,22 @@ class TraceBuilder {
   // A top-level JSON member other than traceEvents; `json` is its value's text.
   Status AddMetadata(std::string key, std::string_view json);
 
-  // Arguments of the next event: BeginArgs(), AddArg()*, then AddEvent().
-  // `text` is the decoded string for kString and the JSON text for kJson.
+  // The schema for a signature seen before, if any.
+  std::optional<uint32_t> FindSchema(const ArgSignature& signature, uint64_t hash) const;
+  void RememberSchema(const ArgSignature& signature, uint64_t hash, uint32_t schema);
+
+  // Builds a schema from decoded fields: BeginArgs(), AddArg()*, BuildSchema().
+  // `text` is the decoded string for kString and the JSON text for kJson; inline fields carry
+  // their value only for its type and width.
   void BeginArgs();
   void AddArg(std::string_view key, bool top_level, const ArgValue& value, std::string_view text,
               bool inline_value);
-  Status AddEvent(const EventFields& e);
+  uint32_t BuildSchema();
 
-  // Matches B/E pairs into complete events, applies the time origin and builds derived tables.
+  // Appends an event; `schema` is kNoArgs for an event without arguments.
+  void AddEvent(const EventFields& e, uint32_t schema, std::span<const uint32_t> inline_words);
+
+  // Matches B/E pairs into complete events and builds the derived tables.
   Status Finish();
 
  private:
@@ -53,18 +108,17 @@ class TraceBuilder {
     uint32_t key_offset, key_size;    // into text_
     uint32_t text_offset, text_size;  // into text_
   };
-  uint32_t ResolveSchema();
+  uint32_t InternName(std::string_view name);
   void MatchBeginEnd();
 
   Trace& trace_;
   std::vector<PendingArg> pending_;
   std::string text_;
-  std::string signature_;
   std::string minify_buf_;
   std::vector<SchemaField> schema_scratch_;
-  std::vector<uint32_t> inline_words_;
 
-  // Argument signature -> schema id, open addressing over signatures stored in sig_bytes_.
+  // Signature -> schema, open addressing; signatures are stored flattened in sig_bytes_ as
+  // [piece count, (length, bytes)*, inline count, types].
   struct SigSlot {
     uint64_t hash = 0;
     uint32_t offset = 0;
@@ -72,9 +126,18 @@ class TraceBuilder {
     uint32_t schema = 0;
     bool used = false;
   };
+  bool SignatureEquals(const SigSlot& slot, const ArgSignature& s) const;
   std::vector<SigSlot> sig_slots_;
   std::vector<char> sig_bytes_;
   size_t sig_count_ = 0;
+
+  // Direct-mapped cache of recent names (most names repeat; hashing long kernel names is the
+  // expensive part of interning them).
+  struct NameSlot {
+    uint32_t id = 0;
+    uint32_t size = UINT32_MAX;
+  };
+  std::vector<NameSlot> name_cache_;
 
   // One-entry caches for the fields that repeat from one event to the next.
   std::string last_category_;

@@ -1,0 +1,103 @@
+#include "engine/importers/event_templates.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "engine/util/hash.h"
+
+namespace profsh {
+
+uint64_t EventTemplates::ShapeKey(uint32_t prefix_id, std::string_view first_hole) {
+  return HashBytes(first_hole, prefix_id * 0x9E3779B97F4A7C15ULL + 1);
+}
+
+const EventTemplates::Prefix* EventTemplates::FindPrefix(const char* input, const char* end,
+                                                         uint32_t* prefix_id) {
+  if (end - input < static_cast<ptrdiff_t>(kKeyBytes)) return nullptr;
+  auto it = prefix_index_.find(HashBytes(input, kKeyBytes));
+  if (it == prefix_index_.end()) return nullptr;
+  PrefixSlots& slots = it->second;
+  for (uint32_t i = 0; i < slots.count; ++i) {
+    const Prefix& p = prefixes_[slots.ids[i]];
+    if (static_cast<size_t>(end - input) > p.text.size() &&
+        std::memcmp(input, p.text.data(), p.text.size()) == 0) {
+      *prefix_id = static_cast<uint32_t>(slots.ids[i]);
+      std::rotate(slots.ids.begin(), slots.ids.begin() + i, slots.ids.begin() + i + 1);
+      return &p;
+    }
+  }
+  return nullptr;
+}
+
+std::span<const int32_t> EventTemplates::Candidates(uint32_t prefix_id,
+                                                    std::string_view first_hole) {
+  auto it = shape_index_.find(ShapeKey(prefix_id, first_hole));
+  if (it == shape_index_.end() || !it->second.enabled()) return {};
+  return std::span<const int32_t>(it->second.ids.data(), it->second.count);
+}
+
+void EventTemplates::Matched(uint32_t prefix_id, std::string_view first_hole, int32_t shape_id) {
+  ShapeSlots& slots = shape_index_[ShapeKey(prefix_id, first_hole)];
+  ++slots.attempts;
+  ++slots.hits;
+  auto pos = std::find(slots.ids.begin(), slots.ids.begin() + slots.count, shape_id);
+  std::rotate(slots.ids.begin(), pos, pos + 1);  // most recently used first
+}
+
+void EventTemplates::Missed(uint32_t prefix_id, std::string_view first_hole) {
+  auto it = shape_index_.find(ShapeKey(prefix_id, first_hole));
+  if (it != shape_index_.end()) ++it->second.attempts;
+}
+
+void EventTemplates::Remember(const char* begin, const char* end,
+                              std::span<const RecordedHole> holes, EventShape shape) {
+  if (shapes_.size() >= kMaxShapes || end - begin < static_cast<ptrdiff_t>(kKeyBytes)) return;
+  const char* prefix_end = holes.empty() ? end : holes[0].begin;
+  if (prefix_end - begin < static_cast<ptrdiff_t>(kKeyBytes)) return;  // too short to find again
+  std::string_view prefix_text(begin, static_cast<size_t>(prefix_end - begin));
+
+  // Find or add the prefix.
+  PrefixSlots& pslots = prefix_index_[HashBytes(begin, kKeyBytes)];
+  int32_t prefix_id = -1;
+  for (uint32_t i = 0; i < pslots.count; ++i) {
+    const Prefix& p = prefixes_[pslots.ids[i]];
+    if (p.text == prefix_text && p.has_hole == !holes.empty() &&
+        (holes.empty() || p.first.kind == holes[0].hole.kind)) {
+      prefix_id = pslots.ids[i];
+      break;
+    }
+  }
+  if (prefix_id < 0) {
+    if (pslots.count == kPrefixesPerKey) return;  // enough shapes of events start this way
+    prefix_id = static_cast<int32_t>(prefixes_.size());
+    Prefix p;
+    p.text.assign(prefix_text);
+    p.has_hole = !holes.empty();
+    if (p.has_hole) p.first = holes[0].hole;
+    prefixes_.push_back(std::move(p));
+    pslots.ids[pslots.count++] = prefix_id;
+  }
+
+  std::string_view first_hole =
+      holes.empty()
+          ? std::string_view()
+          : std::string_view(holes[0].begin, static_cast<size_t>(holes[0].end - holes[0].begin));
+  if (holes.empty() || holes[0].hole.kind != HoleKind::kName) first_hole = std::string_view();
+  ShapeSlots& slots = shape_index_[ShapeKey(static_cast<uint32_t>(prefix_id), first_hole)];
+  if (slots.count == 0) slots.ids.fill(-1);
+  if (!slots.enabled()) return;
+
+  for (size_t i = 0; i < holes.size(); ++i) {
+    shape.holes.push_back(holes[i].hole);
+    const char* piece_end = i + 1 < holes.size() ? holes[i + 1].begin : end;
+    shape.pieces.emplace_back(holes[i].end, static_cast<size_t>(piece_end - holes[i].end));
+  }
+  int32_t id = static_cast<int32_t>(shapes_.size());
+  shapes_.push_back(std::move(shape));
+  if (slots.count < kShapesPerKey) ++slots.count;
+  std::rotate(slots.ids.begin(), slots.ids.begin() + slots.count - 1,
+              slots.ids.begin() + slots.count);
+  slots.ids[0] = id;
+}
+
+}  // namespace profsh
