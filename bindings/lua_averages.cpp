@@ -259,7 +259,7 @@ int AvgField(lua_State* L) {
     } else if (key == "device_type") {
       lua_pushstring(L, r.device == DeviceType::kCpu ? "CPU" : "CUDA");
     } else if (key == "is_async") {
-      lua_pushboolean(L, r.is_async);
+      lua_pushboolean(L, false);  // traces cannot express torch's async (cross-thread) ops
     } else if (key == "node_id") {
       lua_pushinteger(L, -1);
     } else {

@@ -340,7 +340,7 @@ Result<std::string> BuildAveragesTable(const KeyAverages& averages, const TableO
         name,
         FormatTimeShare(Us(r.self_cpu_time_total_ns), sum_self_cpu),
         FormatTime(Us(r.self_cpu_time_total_ns), unit),
-        r.is_async ? std::string("0") : FormatTimeShare(Us(r.cpu_time_total_ns), sum_self_cpu),
+        FormatTimeShare(Us(r.cpu_time_total_ns), sum_self_cpu),
         FormatTime(Us(r.cpu_time_total_ns), unit),
         FormatTime(r.cpu_time_us(), unit),
     };

@@ -5,6 +5,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "engine/analysis/arg_reader.h"
 #include "engine/util/hash.h"
 
 namespace profsh {
@@ -13,14 +14,9 @@ namespace {
 
 enum class CategoryClass : uint8_t { kCpu, kRuntime, kDevice, kDeviceAnnotation, kSkip };
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 CategoryClass Classify(std::string_view category) {
-  std::string c = Lower(category);
+  std::string c(category);
+  for (char& ch : c) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   if (c == "kernel" || c == "gpu_memcpy" || c == "gpu_memset" || c == "memcpy" || c == "memset") {
     return CategoryClass::kDevice;
   }
@@ -64,76 +60,104 @@ bool KeepStackFrame(std::string_view frame) {
   return true;
 }
 
-struct Keys {
-  std::optional<uint32_t> external_id, correlation, input_dims, call_stack, sequence_nr, fwd_thread,
-      bytes, device_type, flops;
-  explicit Keys(const StringPool& s)
-      : external_id(s.Find("External id")),
-        correlation(s.Find("correlation")),
-        input_dims(s.Find("Input Dims")),
-        call_stack(s.Find("Call stack")),
-        sequence_nr(s.Find("Sequence number")),
-        fwd_thread(s.Find("Fwd thread id")),
-        bytes(s.Find("Bytes")),
-        device_type(s.Find("Device Type")),
-        flops(s.Find("flops")) {}
-};
-
-bool GetInt(const ArgStore::View& view, const std::optional<uint32_t>& key, int64_t* out) {
-  if (!key) return false;
-  ArgValue v;
-  if (!view.Find(*key, &v) || !v.is_number()) return false;
-  *out = v.AsInt();
-  return true;
-}
-
-struct MemoryRecord {
-  int64_t ts;
-  int64_t cpu_bytes;
-  int64_t cuda_bytes;
-  uint32_t thread;
-  uint32_t order;
-};
-
 bool IsCpuMemoryDevice(int64_t device_type) {
-  // c10::DeviceType CPU=0, MKLDNN=2, IDEEP=5
-  return device_type == 0 || device_type == 2 || device_type == 5;
+  return device_type == 0 || device_type == 2 || device_type == 5;  // c10: CPU, MKLDNN, IDEEP
 }
 bool IsCudaMemoryDevice(int64_t device_type) {
   return device_type == 1 || device_type == 6;
-}
+}  // CUDA, HIP
 
-}  // namespace
-
-uint32_t StackTable::Intern(const std::vector<uint32_t>& frames) {
-  if (frames.empty()) return 0;
-  uint64_t h = HashBytes(reinterpret_cast<const char*>(frames.data()), frames.size() * 4);
-  size_t mask = slots_.size() - 1;
-  size_t pos = h & mask;
-  while (slots_[pos] != 0) {
-    if (stacks_[slots_[pos]] == frames) return slots_[pos];
-    pos = (pos + 1) & mask;
+// The ids (External ids, correlations) that device work refers to, each mapped to the first
+// candidate that carries it. Ids are counters in practice, so a dense array usually does; a hash
+// table takes over when they are spread out.
+class IdIndex {
+ public:
+  explicit IdIndex(const std::vector<int64_t>& wanted) {
+    if (wanted.empty()) return;
+    int64_t lo = wanted[0], hi = wanted[0];
+    for (int64_t id : wanted) {
+      lo = std::min(lo, id);
+      hi = std::max(hi, id);
+    }
+    uint64_t range = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) + 1;
+    if (range <= wanted.size() * 8 + 4096) {
+      dense_ = true;
+      min_ = lo;
+      dense_values_.assign(range, kNotWanted);
+      for (int64_t id : wanted) dense_values_[static_cast<uint64_t>(id - lo)] = kUnset;
+      return;
+    }
+    size_t n = 16;
+    while (n < wanted.size() * 2) n <<= 1;
+    keys_.assign(n, kEmpty);
+    values_.assign(n, kUnset);
+    for (int64_t id : wanted) keys_[Slot(id)] = id;
   }
-  uint32_t id = static_cast<uint32_t>(stacks_.size());
-  stacks_.push_back(frames);
-  slots_[pos] = id;
-  if (stacks_.size() * 2 > slots_.size()) Grow();
-  return id;
-}
-
-void StackTable::Grow() {
-  std::vector<uint32_t> bigger(slots_.size() * 2, 0);
-  size_t mask = bigger.size() - 1;
-  for (uint32_t id = 1; id < stacks_.size(); ++id) {
-    const auto& f = stacks_[id];
-    size_t pos = HashBytes(reinterpret_cast<const char*>(f.data()), f.size() * 4) & mask;
-    while (bigger[pos] != 0) pos = (pos + 1) & mask;
-    bigger[pos] = id;
+  // Keeps the first candidate offered for a wanted id, as the reference's dicts do.
+  void Offer(int64_t id, uint32_t candidate) {
+    int32_t* v = Value(id);
+    if (v != nullptr && *v == kUnset) *v = static_cast<int32_t>(candidate);
   }
-  slots_.swap(bigger);
-}
+  int32_t Find(int64_t id) const {
+    const int32_t* v = const_cast<IdIndex*>(this)->Value(id);
+    return v == nullptr || *v < 0 ? -1 : *v;
+  }
 
-namespace {
+ private:
+  static constexpr int32_t kUnset = -1, kNotWanted = -2;
+  static constexpr int64_t kEmpty = INT64_MIN;
+  int32_t* Value(int64_t id) {
+    if (dense_) {
+      uint64_t off = static_cast<uint64_t>(id) - static_cast<uint64_t>(min_);
+      if (off >= dense_values_.size() || dense_values_[off] == kNotWanted) return nullptr;
+      return &dense_values_[off];
+    }
+    if (keys_.empty()) return nullptr;
+    size_t pos = Slot(id);
+    return keys_[pos] == id ? &values_[pos] : nullptr;
+  }
+  size_t Slot(int64_t key) const {
+    size_t mask = keys_.size() - 1;
+    size_t pos = HashInt(static_cast<uint64_t>(key)) & mask;
+    while (keys_[pos] != kEmpty && keys_[pos] != key) pos = (pos + 1) & mask;
+    return pos;
+  }
+  bool dense_ = false;
+  int64_t min_ = 0;
+  LargeVector<int32_t> dense_values_;
+  LargeVector<int64_t> keys_;
+  LargeVector<int32_t> values_;
+};
+
+// lower_bound / upper_bound that start from a hint: consecutive queries are usually close, so
+// gallop from the last answer instead of searching the whole array.
+template <typename T, typename Less>
+size_t BoundFrom(const std::vector<T>& v, const T& key, size_t hint, Less less) {
+  size_t n = v.size();
+  if (hint > n) hint = n;
+  size_t lo, hi;
+  if (hint < n && less(v[hint], key)) {
+    size_t step = 1;
+    lo = hint + 1;
+    hi = hint + 1;
+    while (hi < n && less(v[hi], key)) {
+      lo = hi + 1;
+      hi = std::min(n, hint + (step <<= 1));
+    }
+    if (hi > n) hi = n;
+  } else {
+    size_t step = 1;
+    hi = hint;
+    lo = hint;
+    while (lo > 0 && !less(v[lo - 1], key)) {
+      hi = lo - 1;
+      lo = hint > (step <<= 1) ? hint - step : 0;
+    }
+  }
+  return static_cast<size_t>(std::partition_point(v.begin() + lo, v.begin() + hi,
+                                                  [&](const T& x) { return less(x, key); }) -
+                             v.begin());
+}
 
 void AppendPythonRepr(std::string_view json, size_t* pos, std::string* out) {
   auto skip_ws = [&] {
@@ -217,438 +241,659 @@ std::string JsonToPythonRepr(std::string_view json) {
   return out;
 }
 
-std::unique_ptr<FunctionEvents> BuildFunctionEvents(const Trace& trace) {
-  auto result = std::make_unique<FunctionEvents>();
-  FunctionEvents& fe = *result;
-  const EventTable& ev = trace.events;
-  const size_t n = ev.size();
-  const Keys keys(trace.strings);
-
-  std::vector<CategoryClass> category_class(trace.categories.size());
-  for (size_t c = 0; c < trace.categories.size(); ++c) {
-    category_class[c] = Classify(trace.category_name(static_cast<uint16_t>(c)));
+uint32_t StackTable::Intern(const std::vector<uint32_t>& frames) {
+  if (frames.empty()) return 0;
+  uint64_t h = HashBytes(reinterpret_cast<const char*>(frames.data()), frames.size() * 4);
+  size_t mask = slots_.size() - 1;
+  size_t pos = h & mask;
+  while (slots_[pos] != 0) {
+    if (stacks_[slots_[pos]] == frames) return slots_[pos];
+    pos = (pos + 1) & mask;
   }
-  StringPool& pool = fe.strings;
-  const uint32_t profiler_step_star = pool.Intern("ProfilerStep*");
-  const auto memory_name = trace.strings.Find("[memory]");
-  const auto oom_name = trace.strings.Find("[OutOfMemory]");
-  const uint32_t memory_row_name = pool.Intern("[memory]");
-  const uint32_t oom_row_name = pool.Intern("[OutOfMemory]");
-  const std::string evaluate_prefix = "autograd::engine::evaluate_function: ";
+  uint32_t id = static_cast<uint32_t>(stacks_.size());
+  stacks_.push_back(frames);
+  slots_[pos] = id;
+  if (stacks_.size() * 2 > slots_.size()) Grow();
+  return id;
+}
 
-  // Per-name facts computed once per distinct name: filtered?, display name, recorded name.
-  struct NameInfo {
-    bool filtered;
-    uint32_t display;
-    uint32_t recorded;
-  };
-  std::unordered_map<uint32_t, NameInfo> name_info;
-  auto info_for = [&](uint32_t name) -> NameInfo {
-    auto it = name_info.find(name);
-    if (it != name_info.end()) return it->second;
-    std::string_view s = trace.str(name);
-    NameInfo info{IsFilteredName(s), 0, 0};
-    if (!info.filtered) {
-      info.recorded = pool.Intern(s);
-      info.display = s.starts_with("ProfilerStep#") ? profiler_step_star : info.recorded;
-    }
-    name_info.emplace(name, info);
-    return info;
-  };
-  std::unordered_map<uint32_t, uint32_t> shapes_repr;  // Input Dims JSON id -> repr id (0 for [])
-  std::unordered_map<uint32_t, uint32_t> stack_of;     // Call stack string id -> stack id
+void StackTable::Grow() {
+  std::vector<uint32_t> bigger(slots_.size() * 2, 0);
+  size_t mask = bigger.size() - 1;
+  for (uint32_t id = 1; id < stacks_.size(); ++id) {
+    const auto& f = stacks_[id];
+    size_t pos = HashBytes(reinterpret_cast<const char*>(f.data()), f.size() * 4) & mask;
+    while (bigger[pos] != 0) pos = (pos + 1) & mask;
+    bigger[pos] = id;
+  }
+  slots_.swap(bigger);
+}
 
-  std::vector<MemoryRecord> memory;
-  std::vector<MemoryRecord> oom;
+class FunctionEventsBuilder {
+ public:
+  explicit FunctionEventsBuilder(const Trace& trace)
+      : trace_(trace),
+        reader_(trace, {"External id", "correlation", "Input Dims", "Call stack", "Sequence number",
+                        "Bytes", "Device Type", "flops"}),
+        out_(std::make_unique<FunctionEvents>()),
+        f_(*out_) {}
+
+  std::unique_ptr<FunctionEvents> Build();
+
+ private:
+  enum Key {
+    kExternal,
+    kCorrelation,
+    kInputDims,
+    kCallStack,
+    kSequence,
+    kBytes,
+    kDeviceType,
+    kFlops
+  };
+  struct MemoryRecord {
+    int64_t ts;
+    int64_t cpu_bytes, cuda_bytes;
+    uint32_t track;
+    bool oom;
+  };
   struct DeviceLink {
-    uint32_t fe_index;
-    int64_t external_id;
-    int64_t correlation;
+    uint32_t candidate;
+    int64_t external, correlation;
     bool has_external, has_correlation;
   };
-  std::vector<DeviceLink> device_links;
-  std::vector<int64_t> fe_external(0);  // External id per FunctionEvent (or -1)
-  std::vector<uint8_t> fe_is_runtime;
-  std::unordered_map<int64_t, uint32_t> op_by_external;  // External id -> CPU op (not runtime)
-  std::unordered_map<int64_t, uint32_t> runtime_by_correlation;
 
+  void Scan();
+  void LinkDeviceWork();
+  void AttributeMemory();
+  void Order();
+  void Nest();
+  void MarkBackwardFunctions();
+  void AttachDeviceWork();
+  void MergeLoneSameNameChildren();
+  void AssignBackwardStacks();
+  void RemoveMergedAndSum();
+  uint32_t NameOf(uint32_t trace_name, bool* filtered);
+  uint32_t ShapesOf(uint32_t args);
+  uint32_t StackOf(uint32_t args);
+  void AppendLone(const MemoryRecord& r, uint32_t name);
+
+  const Trace& trace_;
+  ArgReader reader_;
+  std::unique_ptr<FunctionEvents> out_;
+  FunctionEvents& f_;  // the columns are built in place, one entry per candidate
+  bool want_shapes_ = false, want_stacks_ = false, want_flops_ = false;
+
+  // Per candidate, besides the output columns.
+  LargeVector<uint32_t> candidate_events_;  // the trace event (lone memory records have none)
+  LargeVector<uint32_t> thread_;  // nesting group: the track (runtime calls may move to their op's)
+  LargeVector<uint32_t> recorded_;  // the name as recorded (f_.name_ has ProfilerStep*)
+  LargeVector<int64_t> seq_;        // only with stacks
+  std::vector<MemoryRecord> memory_;
+  std::vector<DeviceLink> links_;
+  std::vector<int32_t> link_op_;          // candidate: the op named by the link's External id
+  std::vector<int32_t> runtime_of_link_;  // candidate: the runtime call with the link's correlation
+
+  // Candidates grouped by thread, (start, -end) within.
+  LargeVector<uint32_t> order_;
+  std::vector<std::pair<uint32_t, uint32_t>> segments_;  // [begin, end) in order_ per thread
+  LargeVector<int32_t> child_count_;
+  LargeVector<int64_t> kernel_ns_;
+  LargeVector<uint8_t> backward_;
+  LargeVector<uint8_t> removed_;
+  bool any_removed_ = false;
+
+  std::vector<uint32_t> name_map_;  // trace name id -> display name id + 1; 0 unknown
+  std::vector<uint32_t> recorded_map_;
+  std::vector<uint32_t> schema_shapes_, schema_stack_;  // per schema, + 1; 0 unknown
+  std::unordered_map<uint32_t, uint32_t> stack_of_;     // Call stack string -> stack id
+};
+
+uint32_t FunctionEventsBuilder::NameOf(uint32_t trace_name, bool* filtered) {
+  static constexpr uint32_t kFiltered = UINT32_MAX;
+  uint32_t& slot = name_map_[trace_name];
+  if (slot == 0) {
+    std::string_view s = trace_.str(trace_name);
+    if (IsFilteredName(s)) {
+      slot = kFiltered;
+    } else {
+      uint32_t recorded = out_->strings.Intern(s);
+      recorded_map_[trace_name] = recorded;
+      slot =
+          (s.starts_with("ProfilerStep#") ? out_->strings.Intern("ProfilerStep*") : recorded) + 1;
+    }
+  }
+  *filtered = slot == kFiltered;
+  return slot - 1;
+}
+
+// "Input Dims" and "Call stack" are argument-schema constants, so they are resolved once per
+// schema, not once per event.
+uint32_t FunctionEventsBuilder::ShapesOf(uint32_t args) {
+  if (args == 0) return 0;
+  uint32_t& slot = schema_shapes_[trace_.args.schema_of(args)];
+  if (slot == 0) {
+    uint32_t id = 0;
+    ArgValue v;
+    if (reader_.Get(args, kInputDims, &v) && v.type == ArgType::kJson) {
+      std::string repr = JsonToPythonRepr(trace_.str(v.str));
+      if (repr != "[]") id = out_->strings.Intern(repr);
+    }
+    slot = id + 1;
+  }
+  return slot - 1;
+}
+
+uint32_t FunctionEventsBuilder::StackOf(uint32_t args) {
+  if (args == 0) return 0;
+  uint32_t& slot = schema_stack_[trace_.args.schema_of(args)];
+  if (slot == 0) {
+    uint32_t id = 0;
+    ArgValue v;
+    if (reader_.Get(args, kCallStack, &v) && v.type == ArgType::kString) {
+      auto it = stack_of_.find(v.str);
+      if (it == stack_of_.end()) {
+        std::vector<uint32_t> frames;
+        std::string_view text = trace_.str(v.str);
+        size_t start = 0;
+        while (!text.empty()) {
+          size_t semi = text.find(';', start);
+          std::string_view frame = text.substr(
+              start, semi == std::string_view::npos ? std::string_view::npos : semi - start);
+          if (KeepStackFrame(frame)) frames.push_back(out_->strings.Intern(frame));
+          if (semi == std::string_view::npos) break;
+          start = semi + 1;
+        }
+        it = stack_of_.emplace(v.str, out_->stacks.Intern(frames)).first;
+      }
+      id = it->second;
+    }
+    slot = id + 1;
+  }
+  return slot - 1;
+}
+
+void FunctionEventsBuilder::Scan() {
+  const EventTable& ev = trace_.events;
+  const size_t n = ev.size();
+  std::vector<CategoryClass> category_class(trace_.categories.size());
+  for (size_t c = 0; c < trace_.categories.size(); ++c) {
+    category_class[c] = Classify(trace_.category_name(static_cast<uint16_t>(c)));
+  }
+  name_map_.assign(trace_.strings.size(), 0);
+  recorded_map_.assign(trace_.strings.size(), 0);
+  const auto memory_name = trace_.strings.Find("[memory]");
+  const auto oom_name = trace_.strings.Find("[OutOfMemory]");
+  want_shapes_ = trace_.strings.Find("Input Dims").has_value();
+  want_stacks_ = trace_.strings.Find("Call stack").has_value();
+  want_flops_ = trace_.strings.Find("flops").has_value();
+  schema_shapes_.assign(trace_.args.schema_count(), 0);
+  schema_stack_.assign(trace_.args.schema_count(), 0);
+
+  // First pass: which events take part.
+  LargeVector<uint32_t>& candidates = candidate_events_;
+  LargeVector<uint8_t> classes;
+  // Reserved address space is not memory until touched: reserve for every event at once.
+  candidates.reserve(n);
+  classes.reserve(n);
   for (size_t i = 0; i < n; ++i) {
     char ph = ev.phase(i);
-    uint32_t name = ev.name(i);
-    if (ph == 'i' || ph == 'I') {
-      if ((memory_name && name == *memory_name) || (oom_name && name == *oom_name)) {
-        auto view = trace.args.Get(ev.args(i));
-        int64_t bytes = 0, device_type = 0;
-        GetInt(view, keys.bytes, &bytes);
-        GetInt(view, keys.device_type, &device_type);
-        MemoryRecord r{ev.ts(i), IsCpuMemoryDevice(device_type) ? bytes : 0,
-                       IsCudaMemoryDevice(device_type) ? bytes : 0, ev.track(i),
-                       static_cast<uint32_t>(i)};
-        (name == *memory_name && memory_name ? memory : oom).push_back(r);
-      }
-      continue;
+    if (ph == 'X') {
+      CategoryClass cls = category_class[ev.category(i)];
+      if (cls == CategoryClass::kSkip) continue;
+      bool filtered;
+      NameOf(ev.name(i), &filtered);
+      if (filtered) continue;
+      candidates.push_back(static_cast<uint32_t>(i));
+      classes.push_back(static_cast<uint8_t>(cls));
+    } else if (ph == 'i' || ph == 'I') {
+      uint32_t nm = ev.name(i);
+      bool is_memory = memory_name && nm == *memory_name;
+      bool is_oom = oom_name && nm == *oom_name;
+      if (!is_memory && !is_oom) continue;
+      int64_t bytes = 0, device_type = 0;
+      reader_.GetInt(ev.args(i), kBytes, &bytes);
+      reader_.GetInt(ev.args(i), kDeviceType, &device_type);
+      memory_.push_back({ev.ts(i), IsCpuMemoryDevice(device_type) ? bytes : 0,
+                         IsCudaMemoryDevice(device_type) ? bytes : 0, ev.track(i), is_oom});
     }
-    if (ph != 'X') continue;
-    CategoryClass cls = category_class[ev.category(i)];
-    if (cls == CategoryClass::kSkip) continue;
-    NameInfo info = info_for(name);
-    if (info.filtered) continue;
-    FunctionEvent f;
-    f.name = info.display;
-    f.trace_name = info.recorded;
-    f.event = static_cast<uint32_t>(i);
-    f.thread = ev.track(i);
-    f.start_ns = ev.ts(i);
-    f.end_ns = ev.end(i);
-    auto view = trace.args.Get(ev.args(i));
-    int64_t external = -1, correlation = -1;
-    bool has_external = GetInt(view, keys.external_id, &external);
-    bool has_correlation = GetInt(view, keys.correlation, &correlation);
-    uint32_t index = static_cast<uint32_t>(fe.events.size());
+  }
+
+  // Second pass: the columns.
+  const size_t m = candidates.size();
+  f_.start_.resize(m);
+  f_.end_.resize(m);
+  f_.name_.resize(m);
+  f_.flags_.resize(m);
+  thread_.resize(m);
+  recorded_.resize(m);
+  if (want_shapes_) f_.shapes_.resize(m);
+  if (want_stacks_) {
+    f_.stack_.resize(m);
+    seq_.resize(m);
+  }
+  if (want_flops_) f_.flops_.resize(m);
+  for (size_t c = 0; c < m; ++c) {
+    uint32_t i = candidates[c];
+    CategoryClass cls = static_cast<CategoryClass>(classes[c]);
+    uint32_t args = ev.args(i);
+    bool filtered;
+    f_.name_[c] = NameOf(ev.name(i), &filtered);
+    recorded_[c] = recorded_map_[ev.name(i)];
+    f_.start_[c] = ev.ts(i);
+    f_.end_[c] = ev.end(i);
+    thread_[c] = ev.track(i);
+    uint8_t flags = 0;
     if (cls == CategoryClass::kDevice || cls == CategoryClass::kDeviceAnnotation) {
-      f.device = DeviceType::kCuda;
-      f.is_user_annotation = cls == CategoryClass::kDeviceAnnotation;
-      f.cuda_total_ns = f.end_ns - f.start_ns;
+      flags = FunctionEvents::kDevice |
+              (cls == CategoryClass::kDeviceAnnotation ? FunctionEvents::kAnnotation : 0);
       if (cls == CategoryClass::kDevice) {
-        device_links.push_back({index, external, correlation, has_external, has_correlation});
+        DeviceLink d{static_cast<uint32_t>(c), -1, -1, false, false};
+        d.has_external = reader_.GetInt(args, kExternal, &d.external);
+        d.has_correlation = reader_.GetInt(args, kCorrelation, &d.correlation);
+        links_.push_back(d);
       }
     } else {
-      if (ArgValue v;
-          keys.input_dims && view.Find(*keys.input_dims, &v) && v.type == ArgType::kJson) {
-        auto it = shapes_repr.find(v.str);
-        if (it == shapes_repr.end()) {
-          std::string repr = JsonToPythonRepr(trace.str(v.str));
-          it = shapes_repr.emplace(v.str, repr == "[]" ? 0 : pool.Intern(repr)).first;
-        }
-        f.input_shapes = it->second;
+      if (cls == CategoryClass::kRuntime) flags = FunctionEvents::kRuntime;
+      if (want_shapes_) f_.shapes_[c] = ShapesOf(args);
+      if (want_stacks_) {
+        f_.stack_[c] = StackOf(args);
+        int64_t seq = -1;
+        reader_.GetInt(args, kSequence, &seq);
+        seq_[c] = seq;
       }
-      if (ArgValue v;
-          keys.call_stack && view.Find(*keys.call_stack, &v) && v.type == ArgType::kString) {
-        auto it = stack_of.find(v.str);
-        if (it == stack_of.end()) {
-          std::vector<uint32_t> frames;
-          std::string_view text = trace.str(v.str);
-          size_t start = 0;
-          while (start <= text.size() && !text.empty()) {
-            size_t semi = text.find(';', start);
-            std::string_view frame = text.substr(
-                start, semi == std::string_view::npos ? std::string_view::npos : semi - start);
-            if (KeepStackFrame(frame)) frames.push_back(pool.Intern(frame));
-            if (semi == std::string_view::npos) break;
-            start = semi + 1;
-          }
-          it = stack_of.emplace(v.str, fe.stacks.Intern(frames)).first;
-        }
-        f.stack = it->second;
-      }
-      GetInt(view, keys.sequence_nr, &f.sequence_nr);
-      GetInt(view, keys.fwd_thread, &f.fwd_thread);
-      int64_t flops = 0;
-      if (GetInt(view, keys.flops, &flops)) f.flops = flops;
-      if (cls == CategoryClass::kRuntime) {
-        if (has_correlation) runtime_by_correlation.emplace(correlation, index);
-      } else if (has_external) {
-        op_by_external.emplace(external, index);
+      if (want_flops_) {
+        int64_t flops = 0;
+        reader_.GetInt(args, kFlops, &flops);
+        f_.flops_[c] = flops;
       }
     }
-    fe.events.push_back(f);
-    fe_is_runtime.push_back(cls == CategoryClass::kRuntime);
+    f_.flags_[c] = flags;
   }
-  fe.memory_records = memory.size();
+  for (const MemoryRecord& r : memory_) f_.memory_records += !r.oom;
+  if (!links_.empty()) LinkDeviceWork();
+}
 
-  // Memory: every record whose time lies within a CPU op's [start, end] counts for that op
-  // (torch 1.13 matches by time on any thread; profsh keeps it within the same process).
-  std::vector<uint32_t> pid_of_track(trace.tracks.size());
+// Newer Kineto (External id != correlation): the device work names its op; the runtime call
+// moves to that op's thread, as torch's _parse_kineto_results does. Older Kineto: the runtime call
+// with the same correlation, whose parent (known once nested) is the op.
+void FunctionEventsBuilder::LinkDeviceWork() {
+  std::vector<int64_t> externals, correlations;
+  for (const DeviceLink& d : links_) {
+    if (d.has_external) externals.push_back(d.external);
+    if (d.has_correlation) correlations.push_back(d.correlation);
+  }
+  // Only the ops and runtime calls some device work refers to are indexed.
+  IdIndex op_by_external(externals), runtime_by_correlation(correlations);
+  for (uint32_t c = 0; c < candidate_events_.size(); ++c) {
+    uint8_t flags = f_.flags_[c];
+    if (flags & FunctionEvents::kDevice) continue;
+    uint32_t args = trace_.events.args(candidate_events_[c]);
+    int64_t id;
+    if (flags & FunctionEvents::kRuntime) {
+      if (reader_.GetInt(args, kCorrelation, &id)) runtime_by_correlation.Offer(id, c);
+    } else if (reader_.GetInt(args, kExternal, &id)) {
+      op_by_external.Offer(id, c);
+    }
+  }
+  link_op_.assign(links_.size(), -1);
+  runtime_of_link_.assign(links_.size(), -1);
+  for (size_t k = 0; k < links_.size(); ++k) {
+    const DeviceLink& d = links_[k];
+    if (d.has_correlation) runtime_of_link_[k] = runtime_by_correlation.Find(d.correlation);
+    if (d.has_external && (!d.has_correlation || d.external != d.correlation)) {
+      int32_t op = op_by_external.Find(d.external);
+      if (op >= 0) {
+        link_op_[k] = op;
+        if (d.has_correlation && runtime_of_link_[k] >= 0)
+          thread_[runtime_of_link_[k]] = thread_[op];
+      }
+    }
+  }
+}
+
+void FunctionEventsBuilder::AppendLone(const MemoryRecord& r, uint32_t name) {
+  f_.start_.push_back(r.ts);
+  f_.end_.push_back(r.ts);
+  f_.name_.push_back(name);
+  f_.flags_.push_back(0);
+  thread_.push_back(r.track);
+  recorded_.push_back(name);
+  if (want_shapes_) f_.shapes_.push_back(0);
+  if (want_stacks_) {
+    f_.stack_.push_back(0);
+    seq_.push_back(-1);
+  }
+  if (want_flops_) f_.flops_.push_back(0);
+  f_.cpu_memory_.push_back(r.cpu_bytes);
+  f_.cuda_memory_.push_back(r.cuda_bytes);
+}
+
+// Every record whose time lies within a CPU op's [start, end] counts for that op (torch 1.13
+// matches by time on any thread; profsh keeps it within the same process). Records no op covers
+// become rows of their own, after all trace events in torch's order.
+void FunctionEventsBuilder::AttributeMemory() {
+  if (memory_.empty()) return;
+  std::vector<uint32_t> pid_of_track(trace_.tracks.size());
   {
     std::unordered_map<int64_t, uint32_t> numeric;
     std::unordered_map<uint32_t, uint32_t> named;
-    for (uint32_t t = 0; t < trace.tracks.size(); ++t) {
-      const Ident& pid = trace.tracks[t].pid;
+    for (uint32_t t = 0; t < trace_.tracks.size(); ++t) {
+      const Ident& pid = trace_.tracks[t].pid;
       uint32_t next = static_cast<uint32_t>(numeric.size() + named.size());
       pid_of_track[t] = pid.is_string ? named.emplace(pid.str, next).first->second
                                       : numeric.emplace(pid.number, next).first->second;
     }
   }
-  std::vector<bool> memory_used(memory.size(), false);
-  if (!memory.empty()) {
-    std::vector<uint32_t> order(memory.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-      uint32_t pa = pid_of_track[memory[a].thread], pb = pid_of_track[memory[b].thread];
-      if (pa != pb) return pa < pb;
-      return memory[a].ts < memory[b].ts;
-    });
-    std::vector<int64_t> cpu_prefix(order.size() + 1, 0), cuda_prefix(order.size() + 1, 0);
-    for (size_t k = 0; k < order.size(); ++k) {
-      cpu_prefix[k + 1] = cpu_prefix[k] + memory[order[k]].cpu_bytes;
-      cuda_prefix[k + 1] = cuda_prefix[k] + memory[order[k]].cuda_bytes;
-    }
-    std::vector<int32_t> coverage(order.size() + 1, 0);
-    auto key_less = [&](uint32_t idx, std::pair<uint32_t, int64_t> key) {
-      uint32_t p = pid_of_track[memory[idx].thread];
-      return p != key.first ? p < key.first : memory[idx].ts < key.second;
-    };
-    auto key_greater = [&](std::pair<uint32_t, int64_t> key, uint32_t idx) {
-      uint32_t p = pid_of_track[memory[idx].thread];
-      return p != key.first ? key.first < p : key.second < memory[idx].ts;
-    };
-    for (FunctionEvent& f : fe.events) {
-      if (f.device != DeviceType::kCpu) continue;
-      uint32_t pid = pid_of_track[f.thread];
-      auto lo =
-          std::lower_bound(order.begin(), order.end(), std::make_pair(pid, f.start_ns), key_less);
-      auto hi =
-          std::upper_bound(order.begin(), order.end(), std::make_pair(pid, f.end_ns), key_greater);
-      size_t a = static_cast<size_t>(lo - order.begin()),
-             b = static_cast<size_t>(hi - order.begin());
-      if (a >= b) continue;
-      f.cpu_memory = cpu_prefix[b] - cpu_prefix[a];
-      f.cuda_memory = cuda_prefix[b] - cuda_prefix[a];
-      coverage[a] += 1;
-      coverage[b] -= 1;
-    }
-    int32_t running = 0;
-    for (size_t k = 0; k < order.size(); ++k) {
-      running += coverage[k];
-      if (running > 0) memory_used[order[k]] = true;
-    }
+  struct Key {
+    uint32_t pid;
+    int64_t ts;
+    bool operator<(const Key& o) const { return pid != o.pid ? pid < o.pid : ts < o.ts; }
+  };
+  std::vector<uint32_t> order;
+  for (uint32_t k = 0; k < memory_.size(); ++k) {
+    if (!memory_[k].oom) order.push_back(k);
   }
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return Key{pid_of_track[memory_[a].track], memory_[a].ts} <
+           Key{pid_of_track[memory_[b].track], memory_[b].ts};
+  });
+  std::vector<Key> keys(order.size());
+  std::vector<int64_t> cpu_prefix(order.size() + 1, 0), cuda_prefix(order.size() + 1, 0);
+  for (size_t k = 0; k < order.size(); ++k) {
+    const MemoryRecord& r = memory_[order[k]];
+    keys[k] = Key{pid_of_track[r.track], r.ts};
+    cpu_prefix[k + 1] = cpu_prefix[k] + r.cpu_bytes;
+    cuda_prefix[k + 1] = cuda_prefix[k] + r.cuda_bytes;
+  }
+  std::vector<int32_t> coverage(order.size() + 1, 0);
+  const size_t m = f_.start_.size();
+  f_.cpu_memory_.assign(m, 0);
+  f_.cuda_memory_.assign(m, 0);
+  size_t hint_a = 0, hint_b = 0;
+  auto less = [](const Key& x, const Key& y) { return x < y; };
+  auto less_equal = [](const Key& x, const Key& y) { return !(y < x); };
+  for (uint32_t c = 0; c < m; ++c) {
+    if (f_.flags_[c] & FunctionEvents::kDevice) continue;
+    uint32_t pid = pid_of_track[trace_.events.track(candidate_events_[c])];
+    size_t a = hint_a = BoundFrom(keys, Key{pid, f_.start_[c]}, hint_a, less);
+    size_t b = hint_b = BoundFrom(keys, Key{pid, f_.end_[c]}, hint_b, less_equal);
+    if (a >= b) continue;
+    f_.cpu_memory_[c] = cpu_prefix[b] - cpu_prefix[a];
+    f_.cuda_memory_[c] = cuda_prefix[b] - cuda_prefix[a];
+    coverage[a] += 1;
+    coverage[b] -= 1;
+  }
+  std::vector<bool> used(memory_.size(), false);
+  int32_t running = 0;
+  for (size_t k = 0; k < order.size(); ++k) {
+    running += coverage[k];
+    if (running > 0) used[order[k]] = true;
+  }
+  const uint32_t memory_row = out_->strings.Intern("[memory]");
+  const uint32_t oom_row = out_->strings.Intern("[OutOfMemory]");
+  for (uint32_t k = 0; k < memory_.size(); ++k) {
+    if (!memory_[k].oom && !used[k]) AppendLone(memory_[k], memory_row);
+  }
+  for (const MemoryRecord& r : memory_) {
+    if (r.oom) AppendLone(r, oom_row);
+  }
+}
 
-  // Device work launched under a newer Kineto convention (External id differs from the CUPTI
-  // correlation) names its CPU op directly; the runtime call is moved to that op's thread.
-  std::vector<int32_t> device_op(device_links.size(), -1);
-  for (size_t k = 0; k < device_links.size(); ++k) {
-    const DeviceLink& d = device_links[k];
-    if (!(d.has_external && d.has_correlation && d.external_id != d.correlation)) continue;
-    auto op = op_by_external.find(d.external_id);
-    if (op == op_by_external.end()) continue;
-    device_op[k] = static_cast<int32_t>(op->second);
-    auto rt = runtime_by_correlation.find(d.correlation);
-    if (rt != runtime_by_correlation.end())
-      fe.events[rt->second].thread = fe.events[op->second].thread;
+void FunctionEventsBuilder::Order() {
+  const size_t n = f_.start_.size();
+  uint32_t threads = 0;
+  for (uint32_t t : thread_) threads = std::max(threads, t + 1);
+  std::vector<uint32_t> offset(threads + 1, 0);
+  for (uint32_t t : thread_) ++offset[t + 1];
+  for (uint32_t t = 0; t < threads; ++t) offset[t + 1] += offset[t];
+  segments_.clear();
+  for (uint32_t t = 0; t < threads; ++t) {
+    if (offset[t + 1] > offset[t]) segments_.emplace_back(offset[t], offset[t + 1]);
   }
+  order_.assign(n, 0);
+  for (uint32_t c = 0; c < n; ++c) order_[offset[thread_[c]]++] = c;
+  // Within a thread: (start, -end), ties in candidate (torch's input) order.
+  const int64_t* start = f_.start_.data();
+  const int64_t* end = f_.end_.data();
+  auto before = [&](uint32_t a, uint32_t b) {
+    if (start[a] != start[b]) return start[a] < start[b];
+    if (end[a] != end[b]) return end[a] > end[b];
+    return a < b;
+  };
+  // Traces are nearly in order (a range is often written after the ranges it contains): set the
+  // few events that break the order aside, sort them and merge them back.
+  std::vector<uint32_t> kept, outliers;
+  for (auto [b, e] : segments_) {
+    auto first = order_.begin() + b, last = order_.begin() + e;
+    if (std::is_sorted(first, last, before)) continue;
+    kept.clear();
+    outliers.clear();
+    for (auto it = first; it != last; ++it) {
+      if (kept.empty() || !before(*it, kept.back())) {
+        kept.push_back(*it);
+      } else {
+        outliers.push_back(*it);
+      }
+    }
+    if (outliers.size() * 8 > static_cast<size_t>(e - b)) {
+      std::sort(first, last, before);
+      continue;
+    }
+    std::sort(outliers.begin(), outliers.end(), before);
+    std::merge(kept.begin(), kept.end(), outliers.begin(), outliers.end(), first, before);
+  }
+}
 
-  // Lone memory records become rows of their own, then everything is put in torch's order.
-  std::vector<uint32_t> fe_order;
-  {
-    auto add_lone = [&](const MemoryRecord& r, uint32_t name) {
-      FunctionEvent f;
-      f.name = name;
-      f.trace_name = name;
-      f.thread = r.thread;
-      f.start_ns = f.end_ns = r.ts;
-      f.cpu_memory = r.cpu_bytes;
-      f.cuda_memory = r.cuda_bytes;
-      fe.events.push_back(f);
-      fe_is_runtime.push_back(false);
-    };
-    for (size_t k = 0; k < memory.size(); ++k) {
-      if (!memory_used[k]) add_lone(memory[k], memory_row_name);
-    }
-    for (const MemoryRecord& r : oom) add_lone(r, oom_row_name);
-    fe_order.resize(fe.events.size());
-    std::iota(fe_order.begin(), fe_order.end(), 0);
-    std::stable_sort(fe_order.begin(), fe_order.end(), [&](uint32_t a, uint32_t b) {
-      const FunctionEvent& x = fe.events[a];
-      const FunctionEvent& y = fe.events[b];
-      if (x.start_ns != y.start_ns) return x.start_ns < y.start_ns;
-      return x.end_ns > y.end_ns;
-    });
-  }
-  std::vector<uint32_t> new_index(fe.events.size());
-  {
-    std::vector<FunctionEvent> sorted;
-    std::vector<uint8_t> runtime_sorted;
-    sorted.reserve(fe.events.size());
-    for (uint32_t k = 0; k < fe_order.size(); ++k) {
-      new_index[fe_order[k]] = k;
-      sorted.push_back(fe.events[fe_order[k]]);
-      runtime_sorted.push_back(fe_is_runtime[fe_order[k]]);
-    }
-    fe.events.swap(sorted);
-    fe_is_runtime.swap(runtime_sorted);
-    for (auto& op : device_op) {
-      if (op >= 0) op = static_cast<int32_t>(new_index[op]);
-    }
-    std::unordered_map<int64_t, uint32_t> remapped;
-    for (auto& [corr, idx] : runtime_by_correlation) remapped.emplace(corr, new_index[idx]);
-    runtime_by_correlation.swap(remapped);
-    for (auto& d : device_links) d.fe_index = new_index[d.fe_index];
-  }
-  std::vector<FunctionEvent>& events = fe.events;
-
-  // Nesting per thread (torch's _populate_cpu_children).
-  {
-    std::unordered_map<uint32_t, std::vector<uint32_t>> stacks;
-    for (uint32_t k = 0; k < events.size(); ++k) {
-      FunctionEvent& e = events[k];
-      if (e.is_async || e.device != DeviceType::kCpu) continue;
-      std::vector<uint32_t>& open = stacks[e.thread];
+// torch's _populate_cpu_children: a parent is the innermost earlier range containing [s, e).
+void FunctionEventsBuilder::Nest() {
+  const size_t n = order_.size();
+  f_.parent_.assign(n, -1);
+  child_count_.assign(n, 0);
+  std::vector<uint32_t> open;
+  for (auto [b, e] : segments_) {
+    open.clear();
+    for (uint32_t k = b; k < e; ++k) {
+      uint32_t c = order_[k];
+      if (f_.flags_[c] & FunctionEvents::kDevice) continue;
       while (!open.empty()) {
-        FunctionEvent& parent = events[open.back()];
-        if (e.start_ns >= parent.end_ns || e.end_ns > parent.end_ns) {
+        uint32_t p = open.back();
+        if (f_.start_[c] >= f_.end_[p] || f_.end_[c] > f_.end_[p]) {
           open.pop_back();
         } else {
-          e.parent = static_cast<int32_t>(open.back());
-          parent.child_count += 1;
+          f_.parent_[c] = static_cast<int32_t>(p);
+          child_count_[p] += 1;
           break;
         }
       }
-      open.push_back(k);
+      open.push_back(c);
     }
   }
+}
 
-  // Backward functions (torch's RecordScope::BACKWARD_FUNCTION, which traces do not record):
-  // the autograd node X that a "autograd::engine::evaluate_function: X" range wraps on the same
-  // thread. Microsecond rounding can make the node stick out of its wrapper, so the test is that
-  // the node starts within the latest such wrapper, not that it nests inside it.
-  {
-    std::unordered_map<uint64_t, std::vector<std::pair<int64_t, int64_t>>>
-        wrappers;  // (thread, node) -> spans
-    auto wrapper_key = [](uint32_t thread, uint32_t node) {
-      return (static_cast<uint64_t>(thread) << 32) | node;
-    };
-    for (const FunctionEvent& e : events) {
-      if (e.device != DeviceType::kCpu) continue;
-      std::string_view name = pool.Get(e.trace_name);
-      if (!name.starts_with(evaluate_prefix)) continue;
-      uint32_t node = pool.Intern(name.substr(evaluate_prefix.size()));
-      wrappers[wrapper_key(e.thread, node)].emplace_back(e.start_ns, e.end_ns);
+// Backward functions (torch's RecordScope::BACKWARD_FUNCTION, which traces do not record): the
+// autograd node X that a "autograd::engine::evaluate_function: X" range wraps on the same
+// thread. Microsecond rounding can make the node stick out of its wrapper, so the test is that
+// the node starts within the latest such wrapper, not that it nests inside it.
+void FunctionEventsBuilder::MarkBackwardFunctions() {
+  backward_.assign(order_.size(), 0);
+  static constexpr std::string_view kPrefix = "autograd::engine::evaluate_function: ";
+  std::vector<uint32_t> node_of(out_->strings.size(), UINT32_MAX);  // wrapper's name -> node's name
+  bool any = false;
+  for (uint32_t s = 0; s < out_->strings.size(); ++s) {
+    std::string_view name = out_->strings.Get(s);
+    if (!name.starts_with(kPrefix)) continue;
+    auto node = out_->strings.Find(name.substr(kPrefix.size()));
+    if (node) {
+      node_of[s] = *node;
+      any = true;
     }
-    if (!wrappers.empty()) {
-      for (auto& [key, spans] : wrappers) std::stable_sort(spans.begin(), spans.end());
-      for (FunctionEvent& e : events) {
-        if (e.device != DeviceType::kCpu) continue;
-        auto it = wrappers.find(wrapper_key(e.thread, e.trace_name));
-        if (it == wrappers.end()) continue;
-        const auto& spans = it->second;
-        auto after =
-            std::upper_bound(spans.begin(), spans.end(), std::make_pair(e.start_ns, INT64_MAX));
-        if (after == spans.begin()) continue;
-        --after;
-        e.is_backward_function = e.start_ns <= after->second;
+  }
+  if (!any) return;
+  std::unordered_map<uint32_t, int64_t>
+      latest_wrapper_end;  // node name -> end of its latest wrapper
+  for (auto [b, e] : segments_) {
+    latest_wrapper_end.clear();
+    for (uint32_t k = b; k < e; ++k) {
+      uint32_t c = order_[k];
+      if (f_.flags_[c] & FunctionEvents::kDevice) continue;
+      uint32_t recorded = recorded_[c];
+      if (node_of[recorded] != UINT32_MAX) latest_wrapper_end[node_of[recorded]] = f_.end_[c];
+      auto it = latest_wrapper_end.find(recorded);
+      if (it != latest_wrapper_end.end() && f_.start_[c] <= it->second) backward_[c] = 1;
+      // A node sorted just before its wrapper (same start, longer through rounding).
+      if (!backward_[c] && k + 1 < e) {
+        uint32_t next = order_[k + 1];
+        if (node_of[recorded_[next]] == recorded && f_.start_[next] == f_.start_[c])
+          backward_[c] = 1;
       }
     }
   }
+}
 
-  // Device work of older traces (External id == correlation): the op whose interval holds the
-  // runtime call, i.e. the call's parent.
-  for (size_t k = 0; k < device_links.size(); ++k) {
-    const DeviceLink& d = device_links[k];
-    int32_t op = device_op[k];
-    if (op < 0 && d.has_correlation) {
-      auto rt = runtime_by_correlation.find(d.correlation);
-      if (rt != runtime_by_correlation.end()) op = events[rt->second].parent;
-    }
-    if (op < 0 && d.has_external && (!d.has_correlation || d.external_id != d.correlation)) {
-      auto it = op_by_external.find(d.external_id);
-      if (it != op_by_external.end()) op = static_cast<int32_t>(new_index[it->second]);
-    }
+void FunctionEventsBuilder::AttachDeviceWork() {
+  if (links_.empty()) return;
+  kernel_ns_.assign(order_.size(), 0);
+  for (size_t k = 0; k < links_.size(); ++k) {
+    int32_t op = link_op_[k];
+    if (op < 0 && runtime_of_link_[k] >= 0) op = f_.parent_[runtime_of_link_[k]];
     if (op < 0) continue;
-    FunctionEvent& target = events[op];
-    if (target.device != DeviceType::kCpu || target.is_async) continue;
-    target.kernel_ns += events[d.fe_index].end_ns - events[d.fe_index].start_ns;
+    uint32_t device = links_[k].candidate;
+    kernel_ns_[op] += f_.end_[device] - f_.start_[device];
   }
+}
 
-  // torch's _remove_dup_nodes: a lone child with its parent's name merges into the parent,
-  // which takes over its children and kernels. A removed event's children find their new
-  // parent by following removed links, as torch's re-parenting does within the same pass.
-  std::vector<bool> removed(events.size(), false);
-  {
-    auto resolve = [&](int32_t p) {
-      while (p >= 0 && removed[p]) p = events[p].parent;
-      return p;
-    };
-    bool changed = true;
-    while (changed) {
-      changed = false;
-      for (uint32_t k = 0; k < events.size(); ++k) {
-        if (removed[k]) continue;
-        FunctionEvent& e = events[k];
-        e.parent = resolve(e.parent);
-        if (e.parent < 0) continue;
-        FunctionEvent& parent = events[e.parent];
-        if (parent.name != e.name || parent.child_count != 1) continue;
-        parent.child_count = e.child_count;
-        parent.kernel_ns = e.kernel_ns;
-        removed[k] = true;
-        changed = true;
-      }
+// torch's _remove_dup_nodes: a lone child with its parent's name merges into the parent, which
+// takes over its children and kernels. A removed event's children find their new parent by
+// following removed links, as torch's re-parenting within the same pass does.
+void FunctionEventsBuilder::MergeLoneSameNameChildren() {
+  LargeVector<int32_t>& parent = f_.parent_;
+  removed_.assign(order_.size(), 0);
+  auto resolve = [&](int32_t p) {
+    while (p >= 0 && removed_[p]) p = parent[p];
+    return p;
+  };
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (uint32_t c : order_) {
+      if (removed_[c] || parent[c] < 0) continue;
+      int32_t p = parent[c] = resolve(parent[c]);
+      if (p < 0) continue;
+      if (f_.name_[p] != f_.name_[c] || child_count_[p] != 1) continue;
+      child_count_[p] = child_count_[c];
+      if (!kernel_ns_.empty()) kernel_ns_[p] = kernel_ns_[c];
+      removed_[c] = 1;
+      any_removed_ = true;
+      changed = true;
     }
   }
+}
 
-  // Backward ops take the stack of their forward op (torch's _set_backward_stacktraces). The
-  // forward op is found by sequence number; JSON traces give no usable thread id to match on.
-  {
-    auto bw_parent = [&](uint32_t k) -> int32_t {
-      int32_t p = static_cast<int32_t>(k);
-      while (p >= 0) {
-        if (events[p].is_backward_function) return p;
-        p = events[p].parent;
-      }
-      return -1;
-    };
-    std::unordered_map<int64_t, uint32_t> forward_stack;
-    std::vector<int32_t> bw(events.size(), -1);
-    for (uint32_t k = 0; k < events.size(); ++k) {
-      if (removed[k]) continue;
-      bw[k] = bw_parent(k);
-      if (bw[k] < 0 && events[k].sequence_nr >= 0)
-        forward_stack.emplace(events[k].sequence_nr, events[k].stack);
-    }
-    for (uint32_t k = 0; k < events.size(); ++k) {
-      if (removed[k] || bw[k] < 0) continue;
-      const FunctionEvent& p = events[bw[k]];
-      uint32_t stack = 0;
-      if (p.sequence_nr >= 0) {
-        auto it = forward_stack.find(p.sequence_nr);
-        if (it != forward_stack.end()) stack = it->second;
-      }
-      events[k].stack = stack;
-    }
+// Backward ops take the stack of their forward op (torch's _set_backward_stacktraces). The
+// forward op is the first (in torch's order) op outside backward code with the same sequence
+// number; JSON traces give no usable thread id to match on.
+void FunctionEventsBuilder::AssignBackwardStacks() {
+  if (!want_stacks_) return;
+  const size_t n = order_.size();
+  std::vector<int32_t> bw(n, -1);
+  for (uint32_t c = 0; c < n; ++c) {
+    if (removed_[c]) continue;
+    int32_t p = static_cast<int32_t>(c);
+    while (p >= 0 && !backward_[p]) p = f_.parent_[p];
+    bw[c] = p;
   }
+  auto earlier = [&](uint32_t a, uint32_t b) {
+    if (f_.start_[a] != f_.start_[b]) return f_.start_[a] < f_.start_[b];
+    if (f_.end_[a] != f_.end_[b]) return f_.end_[a] > f_.end_[b];
+    return a < b;
+  };
+  std::unordered_map<int64_t, uint32_t> forward;  // sequence number -> first forward op
+  for (uint32_t c = 0; c < n; ++c) {
+    if (removed_[c] || bw[c] >= 0 || seq_[c] < 0) continue;
+    auto [it, inserted] = forward.emplace(seq_[c], c);
+    if (!inserted && earlier(c, it->second)) it->second = c;
+  }
+  std::vector<uint32_t> stacks(n, 0);
+  for (uint32_t c = 0; c < n; ++c) {
+    if (removed_[c] || bw[c] < 0) continue;
+    int64_t seq = seq_[bw[c]];
+    uint32_t stack = 0;
+    if (seq >= 0) {
+      auto it = forward.find(seq);
+      if (it != forward.end()) stack = f_.stack_[it->second];
+    }
+    stacks[c] = stack;
+  }
+  for (uint32_t c = 0; c < n; ++c) {
+    if (!removed_[c] && bw[c] >= 0) f_.stack_[c] = stacks[c];
+  }
+}
 
-  // Drop merged events, then accumulate children's totals bottom-up (children follow parents).
-  {
-    std::vector<int32_t> remap(events.size(), -1);
-    std::vector<FunctionEvent> kept;
-    kept.reserve(events.size());
-    for (uint32_t k = 0; k < events.size(); ++k) {
-      if (removed[k]) continue;
-      remap[k] = static_cast<int32_t>(kept.size());
-      kept.push_back(events[k]);
+void FunctionEventsBuilder::RemoveMergedAndSum() {
+  const size_t n = order_.size();
+  const bool memory = !f_.cpu_memory_.empty();
+  const bool device = !kernel_ns_.empty();
+  if (device) {
+    f_.cuda_total_.assign(n, 0);
+    f_.children_cuda_.assign(n, 0);
+    for (size_t c = 0; c < n; ++c) {
+      if (!(f_.flags_[c] & FunctionEvents::kDevice)) f_.cuda_total_[c] = kernel_ns_[c];
     }
-    for (FunctionEvent& e : kept) {
-      if (e.parent >= 0) e.parent = remap[e.parent];
+  }
+  f_.children_cpu_.assign(n, 0);
+  if (memory) {
+    f_.children_cpu_memory_.assign(n, 0);
+    f_.children_cuda_memory_.assign(n, 0);
+  }
+  // Children follow their parents within a thread, so one backward pass sums subtrees.
+  for (size_t k = n; k-- > 0;) {
+    uint32_t c = order_[k];
+    if (removed_[c]) continue;
+    int32_t p = f_.parent_[c];
+    if (p < 0) continue;
+    f_.children_cpu_[p] += f_.end_[c] - f_.start_[c];
+    if (memory) {
+      f_.children_cpu_memory_[p] += f_.cpu_memory_[c];
+      f_.children_cuda_memory_[p] += f_.cuda_memory_[c];
     }
-    events.swap(kept);
+    if (device) {
+      f_.children_cuda_[p] += f_.cuda_total_[c];
+      f_.cuda_total_[p] += f_.cuda_total_[c];
+    }
   }
-  for (FunctionEvent& e : events) {
-    if (e.device == DeviceType::kCpu && !e.is_async) e.cuda_total_ns = e.kernel_ns;
+  if (!any_removed_) return;
+  for (size_t c = 0; c < n; ++c) {
+    if (removed_[c]) f_.flags_[c] |= FunctionEvents::kRemoved;
   }
-  for (size_t k = events.size(); k-- > 0;) {
-    FunctionEvent& e = events[k];
-    if (e.parent < 0) continue;
-    FunctionEvent& p = events[e.parent];
-    p.children_cpu_ns += e.cpu_total_ns();
-    p.children_cpu_memory += e.cpu_memory;
-    p.children_cuda_memory += e.cuda_memory;
-    int64_t child_cuda = e.is_async ? 0 : e.cuda_total_ns;
-    p.children_cuda_ns += child_cuda;
-    if (!p.is_async) p.cuda_total_ns += child_cuda;
-  }
+}
+
+std::unique_ptr<FunctionEvents> FunctionEventsBuilder::Build() {
+  Scan();
+  AttributeMemory();
+  Order();
+  Nest();
+  MarkBackwardFunctions();
+  AttachDeviceWork();
+  MergeLoneSameNameChildren();
+  AssignBackwardStacks();
+  RemoveMergedAndSum();
 
   // Table flags: the trace's own metadata when it has it, else what the data shows.
   auto flag = [&](std::string_view key, bool fallback) {
-    const std::string* v = trace.FindMetadata(key);
+    const std::string* v = trace_.FindMetadata(key);
     if (v == nullptr) return fallback;
     return *v != "0" && *v != "false" && *v != "\"0\"" && *v != "\"false\"";
   };
   bool any_flops = false;
-  for (const FunctionEvent& e : events) any_flops |= e.flops > 0;
-  fe.profile_memory = flag("profile_memory", !memory.empty());
-  fe.with_flops = flag("with_flops", any_flops);
-  return result;
+  for (int64_t f : f_.flops_) any_flops |= f > 0;
+  f_.profile_memory = flag("profile_memory", f_.memory_records > 0);
+  f_.with_flops = flag("with_flops", any_flops);
+  return std::move(out_);
+}
+
+std::unique_ptr<FunctionEvents> BuildFunctionEvents(const Trace& trace) {
+  return FunctionEventsBuilder(trace).Build();
 }
 
 }  // namespace profsh

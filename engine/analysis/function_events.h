@@ -5,11 +5,16 @@
 // records attributed to the ops whose interval contains them, and backward ops given the stack of
 // their forward op.
 //
-// Which trace events take part (documented in docs/ANALYSIS.md):
-//   CPU ops     : complete ('X') events of any category except device, flow, span and sync ones
-//   device      : categories kernel, gpu_memcpy, gpu_memset (and gpu_user_annotation, which is
-//                 listed but not counted in the device total, as newer PyTorch does)
-//   memory      : instant events named "[memory]" (args "Bytes", "Device Type")
+// Which trace events take part (docs/ANALYSIS.md):
+//   CPU ops : complete ('X') events of any category except device, flow, span and sync ones
+//   device  : categories kernel, gpu_memcpy, gpu_memset; gpu_user_annotation is listed but not
+//             counted in the device total, as newer PyTorch does
+//   memory  : instant events named "[memory]" (args "Bytes", "Device Type")
+//
+// Storage is columnar, events grouped by thread and, within a thread, in torch's (start, -end)
+// order. torch orders the whole list that way, but everything it derives from the order is
+// per thread (nesting, merging) or a first occurrence, which a rank per event preserves, so no
+// global sort is needed.
 #pragma once
 
 #include <cstdint>
@@ -19,55 +24,12 @@
 #include <vector>
 
 #include "engine/trace/trace.h"
+#include "engine/util/large_vector.h"
 #include "engine/util/string_pool.h"
 
 namespace profsh {
 
 enum class DeviceType : uint8_t { kCpu = 0, kCuda = 1 };
-
-struct FunctionEvent {
-  uint32_t name = 0;            // FunctionEvents::strings id; "ProfilerStep#N" is "ProfilerStep*"
-  uint32_t trace_name = 0;      // FunctionEvents::strings id of the name as recorded
-  uint32_t event = UINT32_MAX;  // index in the trace's events; UINT32_MAX for a lone [memory]
-  uint32_t thread = 0;  // grouping key for nesting (the track; runtime calls follow their op)
-  int64_t start_ns = 0;
-  int64_t end_ns = 0;
-  DeviceType device = DeviceType::kCpu;
-  bool is_async = false;
-  bool is_user_annotation = false;  // a device-side annotation span, not device work
-  bool is_backward_function = false;
-  uint32_t input_shapes = 0;  // string id of Python's str(shapes); 0 means [] (none recorded)
-  uint32_t stack = 0;         // StackTable id; 0 is the empty stack
-  int64_t sequence_nr = -1;
-  int64_t fwd_thread = 0;
-  int64_t cpu_memory = 0;
-  int64_t cuda_memory = 0;
-  int64_t flops = 0;
-  int32_t parent = -1;  // index into FunctionEvents::events
-  int32_t child_count = 0;
-  int64_t kernel_ns = 0;  // duration of device work launched by this op itself
-  // Totals derived once the tree is final.
-  int64_t children_cpu_ns = 0;
-  int64_t children_cuda_ns = 0;
-  int64_t children_cpu_memory = 0;
-  int64_t children_cuda_memory = 0;
-  int64_t cuda_total_ns = 0;
-
-  int64_t cpu_total_ns() const { return device == DeviceType::kCpu ? end_ns - start_ns : 0; }
-  int64_t self_cpu_ns() const {
-    return (is_async || device != DeviceType::kCpu) ? 0 : cpu_total_ns() - children_cpu_ns;
-  }
-  int64_t self_cuda_ns() const {
-    if (is_async) return 0;
-    return device == DeviceType::kCpu ? cuda_total_ns - children_cuda_ns : cuda_total_ns;
-  }
-  int64_t self_cpu_memory() const {
-    return (is_async || device != DeviceType::kCpu) ? 0 : cpu_memory - children_cpu_memory;
-  }
-  int64_t self_cuda_memory() const {
-    return (is_async || device != DeviceType::kCpu) ? 0 : cuda_memory - children_cuda_memory;
-  }
-};
 
 // Interned call stacks: lists of frame string ids, innermost frame first (torch's order).
 class StackTable {
@@ -78,18 +40,77 @@ class StackTable {
   size_t size() const { return stacks_.size(); }
 
  private:
+  void Grow();
   std::vector<std::vector<uint32_t>> stacks_;
   std::vector<uint32_t> slots_ = std::vector<uint32_t>(64, 0);
-  void Grow();
 };
 
-struct FunctionEvents {
-  std::vector<FunctionEvent> events;  // torch's order: by (start, -end), stable
-  StringPool strings;                 // every name, shape string and frame the events refer to
+class FunctionEvents {
+ public:
+  // Events merged into their parent stay in the columns, marked removed; skip them.
+  size_t size() const { return start_.size(); }
+  bool removed(size_t i) const { return flags_[i] & kRemoved; }
+
+  uint32_t name(size_t i) const { return name_[i]; }  // strings id; ProfilerStep#N is ProfilerStep*
+  int64_t start_ns(size_t i) const { return start_[i]; }
+  int64_t end_ns(size_t i) const { return end_[i]; }
+  DeviceType device(size_t i) const {
+    return (flags_[i] & kDevice) ? DeviceType::kCuda : DeviceType::kCpu;
+  }
+  bool is_user_annotation(size_t i) const { return flags_[i] & kAnnotation; }
+  int32_t parent(size_t i) const { return parent_[i]; }
+  // Events are stored in torch's input order (the trace's order, lone memory records after), so
+  // the index itself breaks ties the way torch's stable sort does.
+  size_t rank(size_t i) const { return i; }
+  uint32_t input_shapes(size_t i) const { return shapes_.empty() ? 0 : shapes_[i]; }  // 0 means []
+  uint32_t stack(size_t i) const { return stack_.empty() ? 0 : stack_[i]; }
+  int64_t flops(size_t i) const { return flops_.empty() ? 0 : flops_[i]; }
+
+  int64_t cpu_total_ns(size_t i) const {
+    return device(i) == DeviceType::kCpu ? end_[i] - start_[i] : 0;
+  }
+  int64_t self_cpu_ns(size_t i) const {
+    return device(i) == DeviceType::kCpu ? end_[i] - start_[i] - children_cpu_[i] : 0;
+  }
+  int64_t cuda_total_ns(size_t i) const {
+    if (device(i) == DeviceType::kCuda) return end_[i] - start_[i];
+    return cuda_total_.empty() ? 0 : cuda_total_[i];
+  }
+  int64_t self_cuda_ns(size_t i) const {
+    if (device(i) == DeviceType::kCuda) return end_[i] - start_[i];
+    return cuda_total_.empty() ? 0 : cuda_total_[i] - children_cuda_[i];
+  }
+  int64_t cpu_memory(size_t i) const { return cpu_memory_.empty() ? 0 : cpu_memory_[i]; }
+  int64_t cuda_memory(size_t i) const { return cuda_memory_.empty() ? 0 : cuda_memory_[i]; }
+  int64_t self_cpu_memory(size_t i) const {
+    if (cpu_memory_.empty() || device(i) != DeviceType::kCpu) return 0;
+    return cpu_memory_[i] - children_cpu_memory_[i];
+  }
+  int64_t self_cuda_memory(size_t i) const {
+    if (cuda_memory_.empty() || device(i) != DeviceType::kCpu) return 0;
+    return cuda_memory_[i] - children_cuda_memory_[i];
+  }
+
+  StringPool strings;  // names, shape strings and frames the events refer to
   StackTable stacks;
   bool profile_memory = false;  // the trace recorded memory (metadata, or any [memory] event)
   bool with_flops = false;
   size_t memory_records = 0;
+
+ private:
+  friend class FunctionEventsBuilder;
+  static constexpr uint8_t kDevice = 1, kAnnotation = 2, kRuntime = 4, kRemoved = 8;
+
+  LargeVector<int64_t> start_, end_;
+  LargeVector<uint32_t> name_;
+  LargeVector<uint8_t> flags_;
+  LargeVector<int32_t> parent_;
+  LargeVector<int64_t> children_cpu_;
+  // Empty when the trace has nothing of the kind.
+  LargeVector<uint32_t> shapes_, stack_;
+  LargeVector<int64_t> flops_;
+  LargeVector<int64_t> cuda_total_, children_cuda_;
+  LargeVector<int64_t> cpu_memory_, cuda_memory_, children_cpu_memory_, children_cuda_memory_;
 };
 
 // Builds the operator view; the trace is only read.

@@ -1,5 +1,7 @@
 #include "engine/analysis/key_averages.h"
 
+#include <algorithm>
+#include <numeric>
 #include <unordered_map>
 
 #include "engine/util/hash.h"
@@ -7,19 +9,6 @@
 namespace profsh {
 
 namespace {
-
-void Accumulate(AverageRow& row, const FunctionEvent& e) {
-  row.count += 1;
-  row.cpu_time_total_ns += e.cpu_total_ns();
-  row.cuda_time_total_ns += e.is_async ? 0 : e.cuda_total_ns;
-  row.self_cpu_time_total_ns += e.self_cpu_ns();
-  row.self_cuda_time_total_ns += e.self_cuda_ns();
-  row.cpu_memory_usage += e.cpu_memory;
-  row.cuda_memory_usage += e.cuda_memory;
-  row.self_cpu_memory_usage += e.self_cpu_memory();
-  row.self_cuda_memory_usage += e.self_cuda_memory();
-  row.flops += e.flops;
-}
 
 struct VectorHash {
   size_t operator()(const std::vector<uint32_t>& v) const {
@@ -36,49 +25,84 @@ KeyAverages ComputeKeyAverages(std::shared_ptr<const FunctionEvents> events,
   out.group_by_stack_n = group_by_stack_n < 0 ? 0 : group_by_stack_n;
   out.profile_memory = events->profile_memory;
   out.with_flops = events->with_flops;
+  const FunctionEvents& fe = *events;
   const size_t stack_n = static_cast<size_t>(out.group_by_stack_n);
+  const size_t n = fe.size();
 
-  auto start_row = [&](const FunctionEvent& e) {
-    AverageRow row;
-    row.key = e.name;
-    row.device = e.device;
-    row.is_async = e.is_async;
-    row.is_user_annotation = e.is_user_annotation;
-    row.has_parent = e.parent >= 0;
-    if (group_by_input_shape) row.input_shapes = e.input_shapes;
-    const auto& frames = events->stacks.Get(e.stack);
-    row.stack.assign(frames.begin(), frames.begin() + std::min(frames.size(), stack_n));
-    out.rows.push_back(std::move(row));
-    return static_cast<uint32_t>(out.rows.size() - 1);
-  };
-
+  // Row of each event. torch keys rows by (name, node, device, legacy[, shapes][, stack[:n]]).
+  std::vector<uint32_t> row_of(n);
+  std::vector<uint32_t> first;  // per row: the event torch adds first
   if (!group_by_input_shape && stack_n == 0) {
-    // The common case: one row per (name, device); a flat map, no hashing of composite keys.
-    std::unordered_map<uint64_t, uint32_t> index;
-    index.reserve(1024);
-    for (const FunctionEvent& e : events->events) {
-      uint64_t k = (static_cast<uint64_t>(e.name) << 1) | static_cast<uint64_t>(e.device);
-      auto [it, inserted] = index.emplace(k, 0);
-      if (inserted) it->second = start_row(e);
-      Accumulate(out.rows[it->second], e);
+    std::vector<uint32_t> index(static_cast<size_t>(fe.strings.size()) * 2, UINT32_MAX);
+    for (size_t i = 0; i < n; ++i) {
+      if (fe.removed(i)) continue;
+      uint32_t& slot = index[fe.name(i) * 2 + static_cast<uint32_t>(fe.device(i))];
+      if (slot == UINT32_MAX) {
+        slot = static_cast<uint32_t>(first.size());
+        first.push_back(static_cast<uint32_t>(i));
+      }
+      row_of[i] = slot;
     }
   } else {
     std::unordered_map<std::vector<uint32_t>, uint32_t, VectorHash> index;
     std::vector<uint32_t> key;
-    for (const FunctionEvent& e : events->events) {
+    for (size_t i = 0; i < n; ++i) {
+      if (fe.removed(i)) continue;
       key.clear();
-      key.push_back(e.name);
-      key.push_back(static_cast<uint32_t>(e.device));
-      if (group_by_input_shape) key.push_back(e.input_shapes);
+      key.push_back(fe.name(i));
+      key.push_back(static_cast<uint32_t>(fe.device(i)));
+      if (group_by_input_shape) key.push_back(fe.input_shapes(i));
       if (stack_n > 0) {
-        const auto& frames = events->stacks.Get(e.stack);
+        const auto& frames = fe.stacks.Get(fe.stack(i));
         key.insert(key.end(), frames.begin(), frames.begin() + std::min(frames.size(), stack_n));
       }
-      auto [it, inserted] = index.emplace(key, 0);
-      if (inserted) it->second = start_row(e);
-      Accumulate(out.rows[it->second], e);
+      auto [it, inserted] = index.emplace(key, static_cast<uint32_t>(first.size()));
+      if (inserted) first.push_back(static_cast<uint32_t>(i));
+      row_of[i] = it->second;
     }
   }
+
+  // torch's first event of a row is the earliest in its (start, -end, input order) ordering.
+  auto earlier = [&](uint32_t a, uint32_t b) {
+    if (fe.start_ns(a) != fe.start_ns(b)) return fe.start_ns(a) < fe.start_ns(b);
+    if (fe.end_ns(a) != fe.end_ns(b)) return fe.end_ns(a) > fe.end_ns(b);
+    return fe.rank(a) < fe.rank(b);
+  };
+  std::vector<AverageRow> rows(first.size());
+  for (size_t i = 0; i < n; ++i) {
+    if (fe.removed(i)) continue;
+    uint32_t r = row_of[i];
+    if (earlier(static_cast<uint32_t>(i), first[r])) first[r] = static_cast<uint32_t>(i);
+    AverageRow& row = rows[r];
+    row.count += 1;
+    row.cpu_time_total_ns += fe.cpu_total_ns(i);
+    row.cuda_time_total_ns += fe.cuda_total_ns(i);
+    row.self_cpu_time_total_ns += fe.self_cpu_ns(i);
+    row.self_cuda_time_total_ns += fe.self_cuda_ns(i);
+    row.cpu_memory_usage += fe.cpu_memory(i);
+    row.cuda_memory_usage += fe.cuda_memory(i);
+    row.self_cpu_memory_usage += fe.self_cpu_memory(i);
+    row.self_cuda_memory_usage += fe.self_cuda_memory(i);
+    row.flops += fe.flops(i);
+  }
+  for (size_t r = 0; r < rows.size(); ++r) {
+    uint32_t e = first[r];
+    AverageRow& row = rows[r];
+    row.key = fe.name(e);
+    row.device = fe.device(e);
+    row.is_user_annotation = fe.is_user_annotation(e);
+    row.has_parent = fe.parent(e) >= 0;
+    if (group_by_input_shape) row.input_shapes = fe.input_shapes(e);
+    const auto& frames = fe.stacks.Get(fe.stack(e));
+    row.stack.assign(frames.begin(), frames.begin() + std::min(frames.size(), stack_n));
+  }
+  // Rows in the order torch's dict holds them: by first occurrence.
+  std::vector<uint32_t> order(rows.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(),
+            [&](uint32_t a, uint32_t b) { return earlier(first[a], first[b]); });
+  out.rows.reserve(rows.size());
+  for (uint32_t r : order) out.rows.push_back(std::move(rows[r]));
   out.events = std::move(events);
   return out;
 }

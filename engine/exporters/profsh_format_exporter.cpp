@@ -19,8 +19,9 @@ class SectionWriter {
   void Pod(T v) {
     payload_.append(reinterpret_cast<const char*>(&v), sizeof(T));
   }
-  template <typename T>
-  void Array(const std::vector<T>& v) {
+  template <typename Vector>
+  void Array(const Vector& v) {
+    using T = typename Vector::value_type;
     Pod<uint64_t>(v.size());
     payload_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
     Pad();
@@ -39,8 +40,9 @@ class SectionWriter {
     out_.Write(payload_);
   }
   // Large columns go straight to the writer, not through the payload buffer.
-  template <typename T>
-  void DirectColumn(const std::vector<T>& v) {
+  template <typename Vector>
+  void DirectColumn(const Vector& v) {
+    using T = typename Vector::value_type;
     uint64_t n = v.size();
     out_.Write(reinterpret_cast<const char*>(&n), sizeof(n));
     out_.Write(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));

@@ -1,7 +1,9 @@
 // torch's export_stacks(path, metric): one line per operator event that has a stack and a
 // positive metric, "outermost;...;innermost <integer microseconds>", with spaces, semicolons,
 // tabs and newlines inside a frame replaced by '_'. Lines are not merged (flamegraph tools do).
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include "engine/analysis/function_events.h"
 #include "engine/exporters/exporter.h"
@@ -28,11 +30,22 @@ class StacksExporter final : public Exporter {
           metric + "'"};
     }
     auto events = BuildFunctionEvents(trace);
+    // torch writes them in its event order: by (start, -end), input order for ties.
+    std::vector<uint32_t> order;
+    for (uint32_t i = 0; i < events->size(); ++i) {
+      if (!events->removed(i)) order.push_back(i);
+    }
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      if (events->start_ns(a) != events->start_ns(b))
+        return events->start_ns(a) < events->start_ns(b);
+      if (events->end_ns(a) != events->end_ns(b)) return events->end_ns(a) > events->end_ns(b);
+      return events->rank(a) < events->rank(b);
+    });
     std::string line;
-    for (const FunctionEvent& e : events->events) {
-      const auto& frames = events->stacks.Get(e.stack);
+    for (uint32_t i : order) {
+      const auto& frames = events->stacks.Get(events->stack(i));
       if (frames.empty()) continue;
-      int64_t ns = cuda ? e.self_cuda_ns() : e.self_cpu_ns();
+      int64_t ns = cuda ? events->self_cuda_ns(i) : events->self_cpu_ns(i);
       auto value = static_cast<int64_t>(std::trunc(static_cast<double>(ns) / 1000.0));
       if (value <= 0) continue;
       line.clear();

@@ -28,8 +28,9 @@ class Reader {
     p_ += sizeof(T);
     return v;
   }
-  template <typename T>
-  bool Array(std::vector<T>* out) {
+  template <typename Vector>
+  bool Array(Vector* out) {
+    using T = typename Vector::value_type;
     uint64_t n = Pod<uint64_t>();
     if (!ok()) return false;
     if (n > remaining() / sizeof(T))
@@ -257,7 +258,8 @@ class ProfshFormatImporter final : public Importer {
   }
 
   struct RawArgs {
-    std::vector<uint32_t> words, offsets, arena;
+    std::vector<uint32_t> words, offsets;
+    LargeVector<uint32_t> arena;
   };
 
   static Status Validate(const Trace& t, const RawArgs& args, const std::string& path) {

@@ -205,7 +205,7 @@ size_t ArgStore::MemoryBytes() const {
 }
 
 void ArgStore::Assign(std::vector<uint32_t> schema_words, std::vector<uint32_t> schema_offsets,
-                      std::vector<uint32_t> arena) {
+                      LargeVector<uint32_t> arena) {
   schema_words_ = std::move(schema_words);
   schema_offsets_ = std::move(schema_offsets);
   arena_ = std::move(arena);

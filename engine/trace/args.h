@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/util/large_vector.h"
+
 namespace profsh {
 
 enum class ArgType : uint8_t {
@@ -126,10 +128,10 @@ class ArgStore {
   // Raw access for the binary format.
   const std::vector<uint32_t>& schema_words() const { return schema_words_; }
   const std::vector<uint32_t>& schema_offsets() const { return schema_offsets_; }
-  const std::vector<uint32_t>& arena() const { return arena_; }
+  const LargeVector<uint32_t>& arena() const { return arena_; }
   // Replaces the contents with deserialized data; the caller has validated it.
   void Assign(std::vector<uint32_t> schema_words, std::vector<uint32_t> schema_offsets,
-              std::vector<uint32_t> arena);
+              LargeVector<uint32_t> arena);
   void ReserveArena(size_t words) { arena_.reserve(words); }
 
  private:
@@ -140,7 +142,7 @@ class ArgStore {
   std::vector<uint32_t> schema_words_;  // [count, (key, flags, lo, hi) * count] per schema
   std::vector<uint32_t> schema_offsets_;
   std::vector<uint32_t> schema_slots_;  // open addressing: schema id + 1
-  std::vector<uint32_t> arena_;
+  LargeVector<uint32_t> arena_;
 };
 
 }  // namespace profsh

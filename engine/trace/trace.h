@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engine/trace/args.h"
+#include "engine/util/large_vector.h"
 #include "engine/util/string_pool.h"
 
 namespace profsh {
@@ -90,26 +91,26 @@ class EventTable {
   }
 
   // Raw columns, for the binary format and for bulk passes.
-  std::vector<int64_t>& ts_column() { return ts_; }
-  std::vector<int64_t>& dur_column() { return dur_; }
-  std::vector<uint32_t>& name_column() { return name_; }
-  std::vector<uint32_t>& track_column() { return track_; }
-  std::vector<uint32_t>& args_column() { return args_; }
-  std::vector<uint32_t>& kind_column() { return kind_; }
-  const std::vector<int64_t>& ts_column() const { return ts_; }
-  const std::vector<int64_t>& dur_column() const { return dur_; }
-  const std::vector<uint32_t>& name_column() const { return name_; }
-  const std::vector<uint32_t>& track_column() const { return track_; }
-  const std::vector<uint32_t>& args_column() const { return args_; }
-  const std::vector<uint32_t>& kind_column() const { return kind_; }
+  LargeVector<int64_t>& ts_column() { return ts_; }
+  LargeVector<int64_t>& dur_column() { return dur_; }
+  LargeVector<uint32_t>& name_column() { return name_; }
+  LargeVector<uint32_t>& track_column() { return track_; }
+  LargeVector<uint32_t>& args_column() { return args_; }
+  LargeVector<uint32_t>& kind_column() { return kind_; }
+  const LargeVector<int64_t>& ts_column() const { return ts_; }
+  const LargeVector<int64_t>& dur_column() const { return dur_; }
+  const LargeVector<uint32_t>& name_column() const { return name_; }
+  const LargeVector<uint32_t>& track_column() const { return track_; }
+  const LargeVector<uint32_t>& args_column() const { return args_; }
+  const LargeVector<uint32_t>& kind_column() const { return kind_; }
 
  private:
-  std::vector<int64_t> ts_;
-  std::vector<int64_t> dur_;
-  std::vector<uint32_t> name_;
-  std::vector<uint32_t> track_;
-  std::vector<uint32_t> args_;
-  std::vector<uint32_t> kind_;
+  LargeVector<int64_t> ts_;
+  LargeVector<int64_t> dur_;
+  LargeVector<uint32_t> name_;
+  LargeVector<uint32_t> track_;
+  LargeVector<uint32_t> args_;
+  LargeVector<uint32_t> kind_;
 };
 static_assert(EventTable::kBytesPerEvent == 32, "an event must stay 32 bytes in the columns");
 

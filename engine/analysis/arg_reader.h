@@ -1,0 +1,62 @@
+// Fast reads of a few well-known arguments ("External id", "Input Dims", ...) from millions of
+// events: where each key sits is worked out once per argument schema, so a read is two array
+// lookups instead of a scan of the event's fields.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "engine/trace/trace.h"
+
+namespace profsh {
+
+class ArgReader {
+ public:
+  ArgReader(const Trace& trace, std::initializer_list<std::string_view> keys);
+
+  // Reads key number `key` (its position in the constructor's list) of an event's args.
+  bool Get(uint32_t args_ref, size_t key, ArgValue* out) const {
+    if (args_ref == 0) return false;
+    const auto& arena = trace_.args.arena();
+    uint32_t schema = arena[args_ref - 1];
+    const Slot& slot = slots_[schema * key_count_ + key];
+    if (slot.field < 0) return false;
+    if (slot.inline_words == 0) {
+      *out = trace_.args.field(schema, static_cast<size_t>(slot.field)).value;
+      return true;
+    }
+    const uint32_t* w = &arena[args_ref + static_cast<uint32_t>(slot.inline_word)];
+    uint64_t bits = slot.inline_words == 1
+                        ? static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(w[0])))
+                        : static_cast<uint64_t>(w[0]) | (static_cast<uint64_t>(w[1]) << 32);
+    out->type = slot.type;
+    if (slot.type == ArgType::kDouble) {
+      std::memcpy(&out->double_value, &bits, 8);
+    } else {
+      out->int_value = static_cast<int64_t>(bits);
+    }
+    return true;
+  }
+  bool GetInt(uint32_t args_ref, size_t key, int64_t* out) const {
+    ArgValue v;
+    if (!Get(args_ref, key, &v) || !v.is_number()) return false;
+    *out = v.AsInt();
+    return true;
+  }
+
+ private:
+  struct Slot {
+    int32_t field = -1;        // field index in the schema, -1 when absent
+    int32_t inline_word = 0;   // offset of the value among the event's inline words
+    uint8_t inline_words = 0;  // 0 when the value lives in the schema
+    ArgType type = ArgType::kNull;
+  };
+  const Trace& trace_;
+  size_t key_count_;
+  std::vector<Slot> slots_;  // schema * key_count_ + key
+};
+
+}  // namespace profsh
