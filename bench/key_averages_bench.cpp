@@ -7,6 +7,7 @@
 // records, in the proportions of the real Kineto traces in ../shared/traces. Each run computes the
 // operator view and the averages from scratch (nothing is cached between runs) and formats the
 // table, as trace:key_averages():table() does.
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,6 +25,13 @@
 #include "engine/trace/trace_builder.h"
 
 namespace {
+
+double CpuSeconds() {
+  rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
 
 size_t ResidentBytes() {
   std::ifstream statm("/proc/self/statm");
@@ -148,9 +156,10 @@ int main(int argc, char** argv) {
       static_cast<double>(trace->args.arena_words()) * 4 /
           static_cast<double>(trace->events.size()),
       trace->strings.TotalStringBytes() / 1e6);
-  std::vector<double> seconds;
+  std::vector<double> seconds, cpu;
   size_t rows = 0, table_bytes = 0;
   for (int r = 0; r < runs; ++r) {
+    double cpu_start = CpuSeconds();
     auto start = std::chrono::steady_clock::now();
     std::shared_ptr<const profsh::FunctionEvents> fe = profsh::BuildFunctionEvents(*trace);
     profsh::KeyAverages avg = profsh::ComputeKeyAverages(fe, false, 0);
@@ -159,9 +168,11 @@ int main(int argc, char** argv) {
     auto text = profsh::BuildAveragesTable(avg, opts);
     auto end = std::chrono::steady_clock::now();
     seconds.push_back(std::chrono::duration<double>(end - start).count());
+    cpu.push_back(CpuSeconds() - cpu_start);
     rows = avg.rows.size();
     table_bytes = text.ok() ? text.value().size() : 0;
-    std::printf("run %d: %.3f s (%zu operator events)\n", r + 1, seconds.back(), fe->size());
+    std::printf("run %d: %.3f s wall, %.3f s CPU (%zu operator events)\n", r + 1, seconds.back(),
+                cpu.back(), fe->size());
   }
   std::sort(seconds.begin(), seconds.end());
   std::printf(

@@ -304,7 +304,7 @@ class FunctionEventsBuilder {
   };
 
   void Scan();
-  void LinkDeviceWork();
+  void LinkDeviceWork(const IdIndex& op_by_external, const IdIndex& runtime_by_correlation);
   void AttributeMemory();
   void Order();
   void Nest();
@@ -444,6 +444,12 @@ void FunctionEventsBuilder::Scan() {
       bool filtered;
       NameOf(ev.name(i), &filtered);
       if (filtered) continue;
+      if (cls == CategoryClass::kDevice) {
+        DeviceLink d{static_cast<uint32_t>(candidates.size()), -1, -1, false, false};
+        d.has_external = reader_.GetInt(ev.args(i), kExternal, &d.external);
+        d.has_correlation = reader_.GetInt(ev.args(i), kCorrelation, &d.correlation);
+        links_.push_back(d);
+      }
       candidates.push_back(static_cast<uint32_t>(i));
       classes.push_back(static_cast<uint8_t>(cls));
     } else if (ph == 'i' || ph == 'I') {
@@ -458,6 +464,15 @@ void FunctionEventsBuilder::Scan() {
                          IsCudaMemoryDevice(device_type) ? bytes : 0, ev.track(i), is_oom});
     }
   }
+
+  // The ids device work refers to; the second pass records which op or runtime call has each.
+  std::vector<int64_t> externals, correlations;
+  for (const DeviceLink& d : links_) {
+    if (d.has_external) externals.push_back(d.external);
+    if (d.has_correlation) correlations.push_back(d.correlation);
+  }
+  IdIndex op_by_external(externals), runtime_by_correlation(correlations);
+  const bool linking = !links_.empty();
 
   // Second pass: the columns.
   const size_t m = candidates.size();
@@ -487,14 +502,17 @@ void FunctionEventsBuilder::Scan() {
     if (cls == CategoryClass::kDevice || cls == CategoryClass::kDeviceAnnotation) {
       flags = FunctionEvents::kDevice |
               (cls == CategoryClass::kDeviceAnnotation ? FunctionEvents::kAnnotation : 0);
-      if (cls == CategoryClass::kDevice) {
-        DeviceLink d{static_cast<uint32_t>(c), -1, -1, false, false};
-        d.has_external = reader_.GetInt(args, kExternal, &d.external);
-        d.has_correlation = reader_.GetInt(args, kCorrelation, &d.correlation);
-        links_.push_back(d);
-      }
     } else {
       if (cls == CategoryClass::kRuntime) flags = FunctionEvents::kRuntime;
+      if (linking) {
+        int64_t id;
+        if (cls == CategoryClass::kRuntime) {
+          if (reader_.GetInt(args, kCorrelation, &id))
+            runtime_by_correlation.Offer(id, static_cast<uint32_t>(c));
+        } else if (reader_.GetInt(args, kExternal, &id)) {
+          op_by_external.Offer(id, static_cast<uint32_t>(c));
+        }
+      }
       if (want_shapes_) f_.shapes_[c] = ShapesOf(args);
       if (want_stacks_) {
         f_.stack_[c] = StackOf(args);
@@ -511,31 +529,14 @@ void FunctionEventsBuilder::Scan() {
     f_.flags_[c] = flags;
   }
   for (const MemoryRecord& r : memory_) f_.memory_records += !r.oom;
-  if (!links_.empty()) LinkDeviceWork();
+  if (linking) LinkDeviceWork(op_by_external, runtime_by_correlation);
 }
 
 // Newer Kineto (External id != correlation): the device work names its op; the runtime call
 // moves to that op's thread, as torch's _parse_kineto_results does. Older Kineto: the runtime call
 // with the same correlation, whose parent (known once nested) is the op.
-void FunctionEventsBuilder::LinkDeviceWork() {
-  std::vector<int64_t> externals, correlations;
-  for (const DeviceLink& d : links_) {
-    if (d.has_external) externals.push_back(d.external);
-    if (d.has_correlation) correlations.push_back(d.correlation);
-  }
-  // Only the ops and runtime calls some device work refers to are indexed.
-  IdIndex op_by_external(externals), runtime_by_correlation(correlations);
-  for (uint32_t c = 0; c < candidate_events_.size(); ++c) {
-    uint8_t flags = f_.flags_[c];
-    if (flags & FunctionEvents::kDevice) continue;
-    uint32_t args = trace_.events.args(candidate_events_[c]);
-    int64_t id;
-    if (flags & FunctionEvents::kRuntime) {
-      if (reader_.GetInt(args, kCorrelation, &id)) runtime_by_correlation.Offer(id, c);
-    } else if (reader_.GetInt(args, kExternal, &id)) {
-      op_by_external.Offer(id, c);
-    }
-  }
+void FunctionEventsBuilder::LinkDeviceWork(const IdIndex& op_by_external,
+                                           const IdIndex& runtime_by_correlation) {
   link_op_.assign(links_.size(), -1);
   runtime_of_link_.assign(links_.size(), -1);
   for (size_t k = 0; k < links_.size(); ++k) {

@@ -1,0 +1,24 @@
+#!/bin/sh
+# Prints every figure of the README's Performance section, measured in one run on this machine.
+#   sh bench/run_all.sh BUILD_DIR [WORK_DIR]
+# Generated traces (about 1.1 GB) go to WORK_DIR (default: a folder under /tmp), not the repo.
+set -eu
+build=$(cd "$1" && pwd)
+work=${2:-/tmp/profsh-bench}
+mkdir -p "$work"
+here=$(cd "$(dirname "$0")" && pwd)
+
+big="$work/kineto_1g.json"
+small="$work/kineto_100m.json"
+[ -f "$big" ] || "$build/bench/gen_kineto_trace" "$big" 1024
+[ -f "$small" ] || "$build/bench/gen_kineto_trace" "$small" 100
+
+echo "== import of Kineto JSON (1 GB), profsh vs Python json.load"
+"$build/bench/import_bench" "$big" 5
+python3 "$here/python_json_load.py" "$big"
+echo
+echo "== key_averages over 10 million events"
+"$build/bench/key_averages_bench" 10 5
+echo
+echo "== Chrome JSON export and profsh's own format (100 MB trace)"
+"$build/bench/export_bench" "$small" 5

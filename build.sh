@@ -1,0 +1,64 @@
+#!/bin/sh
+# One entry point for a fresh Debian 12 machine (run as root, or with sudo available):
+#   ./build.sh run    install what is needed, build, run the main job on the bundled sample
+#   ./build.sh test   install what is needed, build, run every test (also under ASan+UBSan)
+#   ./build.sh bench  build and print the benchmark figures (README "Performance")
+# Each step is idempotent: packages already installed are not fetched again, builds are
+# incremental.
+set -eu
+cd "$(dirname "$0")"
+ROOT=$(pwd)
+JOBS=$(nproc 2>/dev/null || echo 2)
+
+PACKAGES="build-essential cmake pkg-config liblua5.4-dev nlohmann-json3-dev zlib1g-dev \
+googletest libgtest-dev libgmock-dev libbenchmark-dev python3 util-linux"
+# The golden tests record traces with the real PyTorch (Debian's build, CPU only).
+TEST_PACKAGES="python3-torch python3-torchvision"
+
+install_packages() {
+  missing=""
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+  done
+  [ -z "$missing" ] && return 0
+  echo "installing:$missing"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -q
+  # shellcheck disable=SC2086
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing
+}
+
+build() {  # build DIR [cmake options...]
+  dir=$1
+  shift
+  cmake -S "$ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+  cmake --build "$dir" -j "$JOBS"
+}
+
+case "${1:-run}" in
+  run)
+    install_packages $PACKAGES
+    build "$ROOT/build"
+    "$ROOT/build/profsh" "$ROOT/scripts/quickstart.lua"
+    ;;
+  test)
+    install_packages $PACKAGES $TEST_PACKAGES
+    build "$ROOT/build"
+    (cd "$ROOT/build" && ctest --output-on-failure -j "$JOBS")
+    # The same suite under AddressSanitizer and UndefinedBehaviorSanitizer (the live recording
+    # is skipped there: it only re-runs torch, which the first pass already did).
+    build "$ROOT/build-asan" -DPROFSH_SANITIZE=ON -DPROFSH_BUILD_BENCHMARKS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
+    (cd "$ROOT/build-asan" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+      ctest --output-on-failure -j "$JOBS" -E golden_torch_live)
+    ;;
+  bench)
+    install_packages $PACKAGES
+    build "$ROOT/build"
+    sh "$ROOT/bench/run_all.sh" "$ROOT/build"
+    ;;
+  *)
+    echo "usage: $0 run|test|bench" >&2
+    exit 2
+    ;;
+esac
