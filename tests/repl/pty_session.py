@@ -8,6 +8,7 @@ import os
 import pty
 import re
 import select
+import shutil
 import sys
 import tempfile
 import time
@@ -59,6 +60,13 @@ class Session:
 def main():
     profsh, tests_dir = os.path.abspath(sys.argv[1]), sys.argv[2]
     home = tempfile.mkdtemp(prefix="profsh_pty_")
+    try:
+        return session(profsh, tests_dir, home)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def session(profsh, tests_dir, home):
     s = Session(profsh, tests_dir, home)
     steps = []
 
@@ -164,3 +172,4 @@ if __name__ == "__main__":
     except AssertionError as e:
         print("FAIL", e)
         sys.exit(1)
+
