@@ -40,6 +40,13 @@ class ArgReader {
     }
     return true;
   }
+  // The value of a key that is a schema constant (not inline), for every event of the schema.
+  bool GetSchemaConstant(uint32_t schema, size_t key, ArgValue* out) const {
+    const Slot& slot = slots_[schema * key_count_ + key];
+    if (slot.field < 0 || slot.inline_words != 0) return false;
+    *out = trace_.args.field(schema, static_cast<size_t>(slot.field)).value;
+    return true;
+  }
   bool GetInt(uint32_t args_ref, size_t key, int64_t* out) const {
     ArgValue v;
     if (!Get(args_ref, key, &v) || !v.is_number()) return false;

@@ -314,8 +314,18 @@ class FunctionEventsBuilder {
   void AssignBackwardStacks();
   void RemoveMergedAndSum();
   uint32_t NameOf(uint32_t trace_name, bool* filtered);
-  uint32_t ShapesOf(uint32_t args);
-  uint32_t StackOf(uint32_t args);
+  // The name as recorded (names_ has ProfilerStep* where the trace has ProfilerStep#N).
+  uint32_t RecordedName(uint32_t c) const {
+    return c < candidate_events_.size() ? recorded_map_[trace_.events.name(candidate_events_[c])]
+                                        : f_.name_[c];
+  }
+  void ResolveSchemaConstants();
+  uint32_t ShapesOf(uint32_t args) const {
+    return args == 0 ? 0 : schema_shapes_[trace_.args.schema_of(args)];
+  }
+  uint32_t StackOf(uint32_t args) const {
+    return args == 0 ? 0 : schema_stack_[trace_.args.schema_of(args)];
+  }
   void AppendLone(const MemoryRecord& r, uint32_t name);
 
   const Trace& trace_;
@@ -327,8 +337,7 @@ class FunctionEventsBuilder {
   // Per candidate, besides the output columns.
   LargeVector<uint32_t> candidate_events_;  // the trace event (lone memory records have none)
   LargeVector<uint32_t> thread_;  // nesting group: the track (runtime calls may move to their op's)
-  LargeVector<uint32_t> recorded_;  // the name as recorded (f_.name_ has ProfilerStep*)
-  LargeVector<int64_t> seq_;        // only with stacks
+  LargeVector<int64_t> seq_;      // only with stacks
   std::vector<MemoryRecord> memory_;
   std::vector<DeviceLink> links_;
   std::vector<int32_t> link_op_;          // candidate: the op named by the link's External id
@@ -337,7 +346,7 @@ class FunctionEventsBuilder {
   // Candidates grouped by thread, (start, -end) within.
   LargeVector<uint32_t> order_;
   std::vector<std::pair<uint32_t, uint32_t>> segments_;  // [begin, end) in order_ per thread
-  LargeVector<int32_t> child_count_;
+  LargeVector<uint8_t> child_count_;  // saturates at 255; only "exactly one" matters
   LargeVector<int64_t> kernel_ns_;
   LargeVector<uint8_t> backward_;
   LargeVector<uint8_t> removed_;
@@ -345,8 +354,7 @@ class FunctionEventsBuilder {
 
   std::vector<uint32_t> name_map_;  // trace name id -> display name id + 1; 0 unknown
   std::vector<uint32_t> recorded_map_;
-  std::vector<uint32_t> schema_shapes_, schema_stack_;  // per schema, + 1; 0 unknown
-  std::unordered_map<uint32_t, uint32_t> stack_of_;     // Call stack string -> stack id
+  std::vector<uint32_t> schema_shapes_, schema_stack_;  // per argument schema
 };
 
 uint32_t FunctionEventsBuilder::NameOf(uint32_t trace_name, bool* filtered) {
@@ -369,30 +377,26 @@ uint32_t FunctionEventsBuilder::NameOf(uint32_t trace_name, bool* filtered) {
 
 // "Input Dims" and "Call stack" are argument-schema constants, so they are resolved once per
 // schema, not once per event.
-uint32_t FunctionEventsBuilder::ShapesOf(uint32_t args) {
-  if (args == 0) return 0;
-  uint32_t& slot = schema_shapes_[trace_.args.schema_of(args)];
-  if (slot == 0) {
-    uint32_t id = 0;
+void FunctionEventsBuilder::ResolveSchemaConstants() {
+  const uint32_t schemas = trace_.args.schema_count();
+  if (want_shapes_) schema_shapes_.assign(schemas, 0);
+  if (want_stacks_) schema_stack_.assign(schemas, 0);
+  std::unordered_map<uint32_t, uint32_t> shapes_of_json, stack_of_text;
+  for (uint32_t schema = 0; schema < schemas; ++schema) {
     ArgValue v;
-    if (reader_.Get(args, kInputDims, &v) && v.type == ArgType::kJson) {
-      std::string repr = JsonToPythonRepr(trace_.str(v.str));
-      if (repr != "[]") id = out_->strings.Intern(repr);
+    if (want_shapes_ && reader_.GetSchemaConstant(schema, kInputDims, &v) &&
+        v.type == ArgType::kJson) {
+      auto it = shapes_of_json.find(v.str);
+      if (it == shapes_of_json.end()) {
+        std::string repr = JsonToPythonRepr(trace_.str(v.str));
+        it = shapes_of_json.emplace(v.str, repr == "[]" ? 0 : out_->strings.Intern(repr)).first;
+      }
+      schema_shapes_[schema] = it->second;
     }
-    slot = id + 1;
-  }
-  return slot - 1;
-}
-
-uint32_t FunctionEventsBuilder::StackOf(uint32_t args) {
-  if (args == 0) return 0;
-  uint32_t& slot = schema_stack_[trace_.args.schema_of(args)];
-  if (slot == 0) {
-    uint32_t id = 0;
-    ArgValue v;
-    if (reader_.Get(args, kCallStack, &v) && v.type == ArgType::kString) {
-      auto it = stack_of_.find(v.str);
-      if (it == stack_of_.end()) {
+    if (want_stacks_ && reader_.GetSchemaConstant(schema, kCallStack, &v) &&
+        v.type == ArgType::kString) {
+      auto it = stack_of_text.find(v.str);
+      if (it == stack_of_text.end()) {
         std::vector<uint32_t> frames;
         std::string_view text = trace_.str(v.str);
         size_t start = 0;
@@ -404,13 +408,11 @@ uint32_t FunctionEventsBuilder::StackOf(uint32_t args) {
           if (semi == std::string_view::npos) break;
           start = semi + 1;
         }
-        it = stack_of_.emplace(v.str, out_->stacks.Intern(frames)).first;
+        it = stack_of_text.emplace(v.str, out_->stacks.Intern(frames)).first;
       }
-      id = it->second;
+      schema_stack_[schema] = it->second;
     }
-    slot = id + 1;
   }
-  return slot - 1;
 }
 
 void FunctionEventsBuilder::Scan() {
@@ -427,15 +429,13 @@ void FunctionEventsBuilder::Scan() {
   want_shapes_ = trace_.strings.Find("Input Dims").has_value();
   want_stacks_ = trace_.strings.Find("Call stack").has_value();
   want_flops_ = trace_.strings.Find("flops").has_value();
-  schema_shapes_.assign(trace_.args.schema_count(), 0);
-  schema_stack_.assign(trace_.args.schema_count(), 0);
+  ResolveSchemaConstants();
 
   // First pass: which events take part.
   LargeVector<uint32_t>& candidates = candidate_events_;
-  LargeVector<uint8_t> classes;
   // Reserved address space is not memory until touched: reserve for every event at once.
   candidates.reserve(n);
-  classes.reserve(n);
+  f_.flags_.reserve(n);
   for (size_t i = 0; i < n; ++i) {
     char ph = ev.phase(i);
     if (ph == 'X') {
@@ -451,7 +451,12 @@ void FunctionEventsBuilder::Scan() {
         links_.push_back(d);
       }
       candidates.push_back(static_cast<uint32_t>(i));
-      classes.push_back(static_cast<uint8_t>(cls));
+      uint8_t flags = cls == CategoryClass::kDevice ? FunctionEvents::kDevice
+                      : cls == CategoryClass::kDeviceAnnotation
+                          ? FunctionEvents::kDevice | FunctionEvents::kAnnotation
+                      : cls == CategoryClass::kRuntime ? FunctionEvents::kRuntime
+                                                       : 0;
+      f_.flags_.push_back(flags);
     } else if (ph == 'i' || ph == 'I') {
       uint32_t nm = ev.name(i);
       bool is_memory = memory_name && nm == *memory_name;
@@ -479,9 +484,7 @@ void FunctionEventsBuilder::Scan() {
   f_.start_.resize(m);
   f_.end_.resize(m);
   f_.name_.resize(m);
-  f_.flags_.resize(m);
   thread_.resize(m);
-  recorded_.resize(m);
   if (want_shapes_) f_.shapes_.resize(m);
   if (want_stacks_) {
     f_.stack_.resize(m);
@@ -490,23 +493,16 @@ void FunctionEventsBuilder::Scan() {
   if (want_flops_) f_.flops_.resize(m);
   for (size_t c = 0; c < m; ++c) {
     uint32_t i = candidates[c];
-    CategoryClass cls = static_cast<CategoryClass>(classes[c]);
+    const uint8_t flags = f_.flags_[c];
     uint32_t args = ev.args(i);
-    bool filtered;
-    f_.name_[c] = NameOf(ev.name(i), &filtered);
-    recorded_[c] = recorded_map_[ev.name(i)];
+    f_.name_[c] = name_map_[ev.name(i)] - 1;
     f_.start_[c] = ev.ts(i);
     f_.end_[c] = ev.end(i);
     thread_[c] = ev.track(i);
-    uint8_t flags = 0;
-    if (cls == CategoryClass::kDevice || cls == CategoryClass::kDeviceAnnotation) {
-      flags = FunctionEvents::kDevice |
-              (cls == CategoryClass::kDeviceAnnotation ? FunctionEvents::kAnnotation : 0);
-    } else {
-      if (cls == CategoryClass::kRuntime) flags = FunctionEvents::kRuntime;
+    if (!(flags & FunctionEvents::kDevice)) {
       if (linking) {
         int64_t id;
-        if (cls == CategoryClass::kRuntime) {
+        if (flags & FunctionEvents::kRuntime) {
           if (reader_.GetInt(args, kCorrelation, &id))
             runtime_by_correlation.Offer(id, static_cast<uint32_t>(c));
         } else if (reader_.GetInt(args, kExternal, &id)) {
@@ -526,7 +522,6 @@ void FunctionEventsBuilder::Scan() {
         f_.flops_[c] = flops;
       }
     }
-    f_.flags_[c] = flags;
   }
   for (const MemoryRecord& r : memory_) f_.memory_records += !r.oom;
   if (linking) LinkDeviceWork(op_by_external, runtime_by_correlation);
@@ -559,7 +554,6 @@ void FunctionEventsBuilder::AppendLone(const MemoryRecord& r, uint32_t name) {
   f_.name_.push_back(name);
   f_.flags_.push_back(0);
   thread_.push_back(r.track);
-  recorded_.push_back(name);
   if (want_shapes_) f_.shapes_.push_back(0);
   if (want_stacks_) {
     f_.stack_.push_back(0);
@@ -567,7 +561,7 @@ void FunctionEventsBuilder::AppendLone(const MemoryRecord& r, uint32_t name) {
   }
   if (want_flops_) f_.flops_.push_back(0);
   f_.cpu_memory_.push_back(r.cpu_bytes);
-  f_.cuda_memory_.push_back(r.cuda_bytes);
+  if (!f_.cuda_memory_.empty() || r.cuda_bytes != 0) f_.cuda_memory_.push_back(r.cuda_bytes);
 }
 
 // Every record whose time lies within a CPU op's [start, end] counts for that op (torch 1.13
@@ -607,28 +601,33 @@ void FunctionEventsBuilder::AttributeMemory() {
     cpu_prefix[k + 1] = cpu_prefix[k] + r.cpu_bytes;
     cuda_prefix[k + 1] = cuda_prefix[k] + r.cuda_bytes;
   }
-  std::vector<int32_t> coverage(order.size() + 1, 0);
   const size_t m = f_.start_.size();
+  bool any_cuda = false;
+  for (const MemoryRecord& r : memory_) any_cuda |= r.cuda_bytes != 0;
   f_.cpu_memory_.assign(m, 0);
-  f_.cuda_memory_.assign(m, 0);
-  size_t hint_a = 0, hint_b = 0;
+  if (any_cuda) f_.cuda_memory_.assign(m, 0);
   auto less = [](const Key& x, const Key& y) { return x < y; };
   auto less_equal = [](const Key& x, const Key& y) { return !(y < x); };
-  for (uint32_t c = 0; c < m; ++c) {
-    if (f_.flags_[c] & FunctionEvents::kDevice) continue;
-    uint32_t pid = pid_of_track[trace_.events.track(candidate_events_[c])];
-    size_t a = hint_a = BoundFrom(keys, Key{pid, f_.start_[c]}, hint_a, less);
-    size_t b = hint_b = BoundFrom(keys, Key{pid, f_.end_[c]}, hint_b, less_equal);
-    if (a >= b) continue;
-    f_.cpu_memory_[c] = cpu_prefix[b] - cpu_prefix[a];
-    f_.cuda_memory_[c] = cuda_prefix[b] - cuda_prefix[a];
-    coverage[a] += 1;
-    coverage[b] -= 1;
+  // Which records some op covers: +1 where a covered range starts, -1 after it ends.
+  std::vector<int32_t> marks(order.size() + 1, 0);
+  {
+    size_t hint_a = 0, hint_b = 0;
+    for (size_t c = 0; c < m; ++c) {
+      if (f_.flags_[c] & FunctionEvents::kDevice) continue;
+      uint32_t pid = pid_of_track[trace_.events.track(candidate_events_[c])];
+      size_t a = hint_a = BoundFrom(keys, Key{pid, f_.start_[c]}, hint_a, less);
+      size_t b = hint_b = BoundFrom(keys, Key{pid, f_.end_[c]}, hint_b, less_equal);
+      if (a >= b) continue;
+      f_.cpu_memory_[c] = cpu_prefix[b] - cpu_prefix[a];
+      if (any_cuda) f_.cuda_memory_[c] = cuda_prefix[b] - cuda_prefix[a];
+      marks[a] += 1;
+      marks[b] -= 1;
+    }
   }
   std::vector<bool> used(memory_.size(), false);
   int32_t running = 0;
   for (size_t k = 0; k < order.size(); ++k) {
-    running += coverage[k];
+    running += marks[k];
     if (running > 0) used[order[k]] = true;
   }
   const uint32_t memory_row = out_->strings.Intern("[memory]");
@@ -703,7 +702,7 @@ void FunctionEventsBuilder::Nest() {
           open.pop_back();
         } else {
           f_.parent_[c] = static_cast<int32_t>(p);
-          child_count_[p] += 1;
+          if (child_count_[p] < 255) child_count_[p] += 1;
           break;
         }
       }
@@ -738,14 +737,14 @@ void FunctionEventsBuilder::MarkBackwardFunctions() {
     for (uint32_t k = b; k < e; ++k) {
       uint32_t c = order_[k];
       if (f_.flags_[c] & FunctionEvents::kDevice) continue;
-      uint32_t recorded = recorded_[c];
+      uint32_t recorded = RecordedName(c);
       if (node_of[recorded] != UINT32_MAX) latest_wrapper_end[node_of[recorded]] = f_.end_[c];
       auto it = latest_wrapper_end.find(recorded);
       if (it != latest_wrapper_end.end() && f_.start_[c] <= it->second) backward_[c] = 1;
       // A node sorted just before its wrapper (same start, longer through rounding).
       if (!backward_[c] && k + 1 < e) {
         uint32_t next = order_[k + 1];
-        if (node_of[recorded_[next]] == recorded && f_.start_[next] == f_.start_[c])
+        if (node_of[RecordedName(next)] == recorded && f_.start_[next] == f_.start_[c])
           backward_[c] = 1;
       }
     }
@@ -835,17 +834,11 @@ void FunctionEventsBuilder::RemoveMergedAndSum() {
   const size_t n = order_.size();
   const bool memory = !f_.cpu_memory_.empty();
   const bool device = !kernel_ns_.empty();
-  if (device) {
-    f_.cuda_total_.assign(n, 0);
-    f_.children_cuda_.assign(n, 0);
-    for (size_t c = 0; c < n; ++c) {
-      if (!(f_.flags_[c] & FunctionEvents::kDevice)) f_.cuda_total_[c] = kernel_ns_[c];
-    }
-  }
+  if (device) f_.cuda_total_ = kernel_ns_;
   f_.children_cpu_.assign(n, 0);
   if (memory) {
     f_.children_cpu_memory_.assign(n, 0);
-    f_.children_cuda_memory_.assign(n, 0);
+    if (!f_.cuda_memory_.empty()) f_.children_cuda_memory_.assign(n, 0);
   }
   // Children follow their parents within a thread, so one backward pass sums subtrees.
   for (size_t k = n; k-- > 0;) {
@@ -856,13 +849,11 @@ void FunctionEventsBuilder::RemoveMergedAndSum() {
     f_.children_cpu_[p] += f_.end_[c] - f_.start_[c];
     if (memory) {
       f_.children_cpu_memory_[p] += f_.cpu_memory_[c];
-      f_.children_cuda_memory_[p] += f_.cuda_memory_[c];
+      if (!f_.cuda_memory_.empty()) f_.children_cuda_memory_[p] += f_.cuda_memory_[c];
     }
-    if (device) {
-      f_.children_cuda_[p] += f_.cuda_total_[c];
-      f_.cuda_total_[p] += f_.cuda_total_[c];
-    }
+    if (device) f_.cuda_total_[p] += f_.cuda_total_[c];
   }
+  if (device) f_.self_cuda_ = std::move(kernel_ns_);
   if (!any_removed_) return;
   for (size_t c = 0; c < n; ++c) {
     if (removed_[c]) f_.flags_[c] |= FunctionEvents::kRemoved;

@@ -78,10 +78,11 @@ class FunctionEvents {
   }
   int64_t self_cuda_ns(size_t i) const {
     if (device(i) == DeviceType::kCuda) return end_[i] - start_[i];
-    return cuda_total_.empty() ? 0 : cuda_total_[i] - children_cuda_[i];
+    return self_cuda_.empty() ? 0 : self_cuda_[i];
   }
   int64_t cpu_memory(size_t i) const { return cpu_memory_.empty() ? 0 : cpu_memory_[i]; }
   int64_t cuda_memory(size_t i) const { return cuda_memory_.empty() ? 0 : cuda_memory_[i]; }
+  // (CUDA memory columns exist only when some record was on a CUDA device.)
   int64_t self_cpu_memory(size_t i) const {
     if (cpu_memory_.empty() || device(i) != DeviceType::kCpu) return 0;
     return cpu_memory_[i] - children_cpu_memory_[i];
@@ -109,7 +110,7 @@ class FunctionEvents {
   // Empty when the trace has nothing of the kind.
   LargeVector<uint32_t> shapes_, stack_;
   LargeVector<int64_t> flops_;
-  LargeVector<int64_t> cuda_total_, children_cuda_;
+  LargeVector<int64_t> cuda_total_, self_cuda_;  // self CUDA is the op's own device work
   LargeVector<int64_t> cpu_memory_, cuda_memory_, children_cpu_memory_, children_cuda_memory_;
 };
 
