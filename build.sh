@@ -12,8 +12,11 @@ JOBS=$(nproc 2>/dev/null || echo 2)
 
 PACKAGES="build-essential cmake pkg-config liblua5.4-dev nlohmann-json3-dev zlib1g-dev \
 googletest libgtest-dev libgmock-dev libbenchmark-dev python3 util-linux"
-# The golden tests record traces with the real PyTorch (Debian's build, CPU only).
-TEST_PACKAGES="python3-torch python3-torchvision"
+# The golden tests record traces with the real PyTorch (Debian's build, CPU only); the
+# flamegraph test runs the SVG's script in a headless Chromium.
+TEST_PACKAGES="python3-torch python3-torchvision chromium"
+# The flamegraph benchmark measures peak memory with GNU time and fetches flamegraph.pl.
+BENCH_PACKAGES="time perl curl ca-certificates"
 
 install_packages() {
   missing=""
@@ -53,7 +56,7 @@ case "${1:-run}" in
       ctest --output-on-failure -j "$JOBS" -E golden_torch_live)
     ;;
   bench)
-    install_packages $PACKAGES
+    install_packages $PACKAGES $BENCH_PACKAGES
     build "$ROOT/build"
     sh "$ROOT/bench/run_all.sh" "$ROOT/build"
     ;;

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Prints every figure of the README's Performance section, measured in one run on this machine.
 #   sh bench/run_all.sh BUILD_DIR [WORK_DIR]
-# Generated traces (about 1.1 GB) go to WORK_DIR (default: a folder under /tmp), not the repo.
+# Generated inputs (about 1.5 GB) go to WORK_DIR (default: a folder under /tmp), not the repo.
 set -eu
 build=$(cd "$1" && pwd)
 work=${2:-/tmp/profsh-bench}
@@ -22,3 +22,6 @@ echo "== key_averages over 10 million events"
 echo
 echo "== Chrome JSON export and profsh's own format (100 MB trace)"
 "$build/bench/export_bench" "$small" 5
+echo
+echo "== flamegraphs of 100 thousand and 1 million unique stacks, profsh vs flamegraph.pl"
+sh "$here/flamegraph_bench.sh" "$build" "$work"

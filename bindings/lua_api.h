@@ -24,8 +24,11 @@ struct TraceHandle {
 void OpenProfsh(lua_State* L);
 
 // Building blocks used across the binding files.
-void RegisterTrace(lua_State* L);     // expects the profsh table on top of the stack
-void RegisterAverages(lua_State* L);  // likewise
+void RegisterTrace(lua_State* L);       // expects the profsh table on top of the stack
+void RegisterAverages(lua_State* L);    // likewise
+void RegisterFlamegraph(lua_State* L);  // likewise
+int TraceFlamegraph(lua_State* L);      // trace:flamegraph(path, options)
+int TraceSpeedscope(lua_State* L);      // trace:export_speedscope(path, options)
 void PushTrace(lua_State* L, std::shared_ptr<Trace> trace);
 TraceHandle* TestTrace(lua_State* L, int index);
 void PushKeyAverages(lua_State* L, KeyAverages averages);

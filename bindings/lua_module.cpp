@@ -24,6 +24,7 @@ void OpenProfsh(lua_State* L) {
   lua_setfield(L, -2, "version");
   RegisterTrace(L);
   RegisterAverages(L);
+  RegisterFlamegraph(L);
 
   // The prelude receives the table and finishes the module in Lua (help, printing helpers).
   if (luaL_loadbuffer(L, kPreludeSource, std::strlen(kPreludeSource), "=[profsh prelude]") !=

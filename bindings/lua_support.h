@@ -74,6 +74,7 @@ class Options {
   bool Has(const char* key) const;
   // Pushes the raw value (or nil) onto the stack.
   void Push(const char* key) const;
+  lua_State* state() const { return L_; }
 
  private:
   [[noreturn]] void Bad(const char* key, const char* expected) const;

@@ -466,6 +466,8 @@ void RegisterTrace(lua_State* L) {
        {"save", Save},
        {"events", Events},
        {"processes", Processes},
+       {"flamegraph", TraceFlamegraph},
+       {"export_speedscope", TraceSpeedscope},
        {"threads", Threads}},
       TraceField, {"duration", "start", "path", "format", "event_count", "warnings", "metadata"},
       {{"__gc", GcUserdata<TraceHandle>}, {"__tostring", TraceToString}, {"__len", TraceLen}});

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bindings/session.h"
+#include "repl/flamegraph_command.h"
 #include "repl/repl.h"
 
 #ifndef PROFSH_VERSION
@@ -30,11 +31,18 @@ constexpr char kUsage[] =
     "  -h, --help   show this help\n"
     "  -v, --version  print the version\n"
     "\n"
+    "commands:\n"
+    "  profsh flamegraph INPUT [-o OUT.svg] ...   a flamegraph of folded stacks or a trace\n"
+    "                                             (profsh flamegraph --help for its options)\n"
+    "\n"
     "In the shell, :help lists what profsh offers.\n";
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "flamegraph") == 0) {
+    return profsh::repl::RunFlamegraphCommand(argc - 1, argv + 1);
+  }
   std::vector<std::string> chunks;
   bool interactive = false;
   int script_index = -1;

@@ -15,9 +15,11 @@ profsh — a programmable profiling shell.
   t:export_chrome_trace("out.json")    Chrome/Perfetto trace
   t:export_stacks("stacks.txt", "self_cpu_time_total")
   t:save("trace.profsh")               compact binary, fast to load again
+  t:flamegraph("ops.svg")              interactive flamegraph SVG (no Perl needed)
 
 Help topics: load, key_averages, table, avg, trace, events, processes, threads,
-export_chrome_trace, export_stacks, save, repl.   Type :help TOPIC]]
+export_chrome_trace, export_stacks, save, flamegraph, flamegraph_diff, speedscope,
+repl.   Type :help TOPIC]]
 
 topics.load = [[
 profsh.load(path) -> Trace
@@ -53,7 +55,8 @@ Fields of an averages element (times in microseconds):
 topics.trace = [[
 Trace fields: duration (us), start (absolute us), path, format, event_count, warnings,
 metadata.  Methods: key_averages, table via averages, events, processes, threads,
-export_chrome_trace, export_stacks, save.   #trace is the number of events.]]
+export_chrome_trace, export_stacks, save, flamegraph, export_speedscope.
+#trace is the number of events.]]
 
 topics.events = [[
 trace:events{name=, cat=, ph=, pid=, tid=, from=, to=, limit=} -> list of events
@@ -80,6 +83,37 @@ trace:export_stacks(path, metric="self_cpu_time_total")
 topics.save = [[
 trace:save(path)
   profsh's binary format: compact, versioned, and much faster to load than JSON.]]
+
+topics.flamegraph = [[
+trace:flamegraph(path, {metric="self_cpu_time_total", stacks="auto", ...}) -> summary
+profsh.flamegraph(input, path, {...}) -> summary
+  Writes a self-contained interactive SVG: click a frame to zoom, Escape or "Reset Zoom" to
+  go back, Ctrl-F or "Search" for a regular expression (matches turn purple, with their share
+  of the visible width), the frame under the mouse described at the bottom.
+  input: a Trace, a trace file, or a folded-stack file ("a;b;c 12" per line, as
+  flamegraph.pl's stackcollapse, inferno and torch's export_stacks write).
+  Trace options: metric = self_cpu_time_total | self_cuda_time_total |
+  self_cpu_memory_usage | count;  stacks = "python" (recorded with_stack) | "operators" (the
+  nesting of operators and ranges) | "auto" (python when present);  threads = true/false.
+  Drawing options: title, subtitle, width=1200, height=16 (per frame), font_size=12,
+  minwidth=0.1 (pixels, or "0.5%" of the total), colors="hot" (mem, io, java, torch, red,
+  green, blue, yellow, purple, aqua, orange), reverse=false (true: icicle),
+  count_name (default: the metric's unit, or "samples").
+  summary = {stacks=, frames=, total=, ignored_lines=}.
+  Command line: profsh flamegraph INPUT -o OUT.svg   (profsh flamegraph --help)]]
+
+topics.flamegraph_diff = [[
+profsh.flamegraph_diff(before, after, path, {normalize=false, negate=false, ...}) -> summary
+  A differential flamegraph, as difffolded.pl + flamegraph.pl draw it: widths from `after`,
+  colour from each frame's change (red grew, blue shrank; negate swaps them), the change in
+  the tooltip. before/after: Traces, trace files or folded files. normalize scales `before`
+  to `after`'s total first. Other options as for flamegraph.]]
+
+topics.speedscope = [[
+trace:export_speedscope(path, {metric=, stacks=, threads=, name=})
+profsh.speedscope(input, path, {name=, unit=, metric=, stacks=})
+  Writes speedscope's JSON format (a sampled profile with shared frames) for
+  https://www.speedscope.app or its desktop build.]]
 
 topics.repl = [[
 The REPL: expressions print their value (averages lists print as tables), statements run.

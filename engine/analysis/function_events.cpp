@@ -485,6 +485,7 @@ void FunctionEventsBuilder::Scan() {
   f_.end_.resize(m);
   f_.name_.resize(m);
   thread_.resize(m);
+  f_.track_.resize(m);
   if (want_shapes_) f_.shapes_.resize(m);
   if (want_stacks_) {
     f_.stack_.resize(m);
@@ -499,6 +500,7 @@ void FunctionEventsBuilder::Scan() {
     f_.start_[c] = ev.ts(i);
     f_.end_[c] = ev.end(i);
     thread_[c] = ev.track(i);
+    f_.track_[c] = ev.track(i);
     if (!(flags & FunctionEvents::kDevice)) {
       if (linking) {
         int64_t id;
@@ -554,6 +556,7 @@ void FunctionEventsBuilder::AppendLone(const MemoryRecord& r, uint32_t name) {
   f_.name_.push_back(name);
   f_.flags_.push_back(0);
   thread_.push_back(r.track);
+  f_.track_.push_back(r.track);
   if (want_shapes_) f_.shapes_.push_back(0);
   if (want_stacks_) {
     f_.stack_.push_back(0);

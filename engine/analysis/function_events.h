@@ -59,6 +59,7 @@ class FunctionEvents {
   }
   bool is_user_annotation(size_t i) const { return flags_[i] & kAnnotation; }
   int32_t parent(size_t i) const { return parent_[i]; }
+  uint32_t track(size_t i) const { return track_[i]; }  // the trace track the event is on
   // Events are stored in torch's input order (the trace's order, lone memory records after), so
   // the index itself breaks ties the way torch's stable sort does.
   size_t rank(size_t i) const { return i; }
@@ -106,6 +107,7 @@ class FunctionEvents {
   LargeVector<uint32_t> name_;
   LargeVector<uint8_t> flags_;
   LargeVector<int32_t> parent_;
+  LargeVector<uint32_t> track_;
   LargeVector<int64_t> children_cpu_;
   // Empty when the trace has nothing of the kind.
   LargeVector<uint32_t> shapes_, stack_;

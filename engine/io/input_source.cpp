@@ -35,6 +35,15 @@ class MappedInput final : public InputSource {
     offset_ += n;
     return n;
   }
+  void ReleaseBefore(size_t offset) override {
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    size_t end = std::min(offset, size_) / page * page;
+    if (end > released_) {
+      // A private read-only mapping of a file: dropped pages would be read again from the file.
+      madvise(const_cast<char*>(data_) + released_, end - released_, MADV_DONTNEED);
+      released_ = end;
+    }
+  }
   std::string_view Head() const override { return {data_, std::min(size_, kHeadBytes)}; }
   size_t FileSize() const override { return size_; }
   size_t ContentSizeHint() const override { return size_; }
@@ -43,6 +52,7 @@ class MappedInput final : public InputSource {
   const char* data_;
   size_t size_;
   size_t offset_ = 0;
+  size_t released_ = 0;
 };
 
 class MemoryInputImpl final : public InputSource {

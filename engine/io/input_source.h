@@ -20,6 +20,9 @@ class InputSource {
   virtual std::string_view WholeContent() const { return {}; }
   // Fills dst with up to max bytes; returns 0 at the end of the data.
   virtual Result<size_t> Read(char* dst, size_t max) = 0;
+  // Tells a source that the bytes of WholeContent() before `offset` will not be read again, so
+  // that a mapped file's pages can leave memory as a streaming reader moves past them.
+  virtual void ReleaseBefore(size_t /*offset*/) {}
   // The first bytes of the (decompressed) content, for format detection. Does not consume them.
   virtual std::string_view Head() const = 0;
   // Bytes of the file on disk (compressed size for gzip).

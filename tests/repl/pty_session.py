@@ -102,7 +102,7 @@ def session(profsh, tests_dir, home):
 
     def list_candidates():
         s.send("t:ex\t\t")
-        s.read_until(r"export_chrome_trace\s+export_stacks")
+        s.read_until(r"export_chrome_trace\s+export_speedscope\s+export_stacks")
         s.send("\x15")
         s.read_until(r"profsh> $")
     step("double Tab lists the candidates", list_candidates)
