@@ -27,6 +27,7 @@ void OpenProfsh(lua_State* L);
 void RegisterTrace(lua_State* L);       // expects the profsh table on top of the stack
 void RegisterAverages(lua_State* L);    // likewise
 void RegisterFlamegraph(lua_State* L);  // likewise
+void RegisterProfile(lua_State* L);     // likewise
 int TraceFlamegraph(lua_State* L);      // trace:flamegraph(path, options)
 int TraceSpeedscope(lua_State* L);      // trace:export_speedscope(path, options)
 void PushTrace(lua_State* L, std::shared_ptr<Trace> trace);

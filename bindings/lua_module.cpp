@@ -25,6 +25,7 @@ void OpenProfsh(lua_State* L) {
   RegisterTrace(L);
   RegisterAverages(L);
   RegisterFlamegraph(L);
+  RegisterProfile(L);
 
   // The prelude receives the table and finishes the module in Lua (help, printing helpers).
   if (luaL_loadbuffer(L, kPreludeSource, std::strlen(kPreludeSource), "=[profsh prelude]") !=

@@ -10,6 +10,7 @@
 #include "bindings/session.h"
 #include "repl/flamegraph_command.h"
 #include "repl/repl.h"
+#include "repl/run_command.h"
 
 #ifndef PROFSH_VERSION
 #define PROFSH_VERSION "0.0.0"
@@ -32,6 +33,8 @@ constexpr char kUsage[] =
     "  -v, --version  print the version\n"
     "\n"
     "commands:\n"
+    "  profsh run [options] -- CMD [ARGS...]      run a workload with the collector attached\n"
+    "                                             (profsh run --help for its options)\n"
     "  profsh flamegraph INPUT [-o OUT.svg] ...   a flamegraph of folded stacks or a trace\n"
     "                                             (profsh flamegraph --help for its options)\n"
     "\n"
@@ -40,6 +43,9 @@ constexpr char kUsage[] =
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "run") == 0) {
+    return profsh::repl::RunRunCommand(argc - 1, argv + 1);
+  }
   if (argc > 1 && std::strcmp(argv[1], "flamegraph") == 0) {
     return profsh::repl::RunFlamegraphCommand(argc - 1, argv + 1);
   }

@@ -28,7 +28,7 @@ CategoryClass Classify(std::string_view category) {
   if (c == "trace" || c == "ac2g" || c == "fwdbwd" || c == "async_cpu_to_gpu" ||
       c == "cpu_to_cuda" || c == "cuda_sync" || c == "cuda_event" || c == "overhead" ||
       c == "python_function" || c == "external_correlation" || c == "cuda_profiler_range" ||
-      c == "gpu_memory" || c == "cpu_instant_event") {
+      c == "gpu_memory" || c == "cpu_instant_event" || c == "profsh") {
     return CategoryClass::kSkip;
   }
   return CategoryClass::kCpu;

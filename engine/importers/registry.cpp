@@ -1,5 +1,9 @@
 #include "engine/importers/importer.h"
 
+#include <sys/stat.h>
+
+#include "engine/importers/session_reader.h"
+
 namespace profsh {
 
 ImporterRegistry& ImporterRegistry::Instance() {
@@ -7,6 +11,7 @@ ImporterRegistry& ImporterRegistry::Instance() {
     auto* r = new ImporterRegistry();
     r->Register(MakeProfshFormatImporter());
     r->Register(MakeJsonTraceImporter());
+    r->Register(MakeStreamImporter());
     return r;
   }();
   return *registry;
@@ -34,7 +39,7 @@ Result<std::unique_ptr<Trace>> LoadTraceFrom(InputSource& input) {
   if (importer == nullptr) {
     return Error{input.path() +
                  ": not a trace profsh can read (expected Kineto/Chrome JSON, a JSON event "
-                 "array, or a profsh trace; gzip-compressed or not)"};
+                 "array, a profsh trace or stream; gzip-compressed or not)"};
   }
   auto trace = importer->Read(input);
   if (trace.ok()) trace.value()->source_path = input.path();
@@ -42,6 +47,13 @@ Result<std::unique_ptr<Trace>> LoadTraceFrom(InputSource& input) {
 }
 
 Result<std::unique_ptr<Trace>> LoadTrace(const std::string& path) {
+  // A folder is a recording session: one stream per process.
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    auto session = LoadSession(path);
+    if (!session.ok()) return session.error();
+    return std::move(session.value().trace);
+  }
   auto input = OpenInput(path);
   if (!input.ok()) return input.error();
   return LoadTraceFrom(*input.value());

@@ -1,0 +1,118 @@
+// The cost of one annotated range as the application sees it: an NVTX push+pop pair and an ITT
+// task begin+end pair, timed in a loop. Run it plain (no tool: NVTX and ITT calls are no-ops)
+// and under `profsh run`; bench/collector_bench.sh does both in one run and prints the ratio.
+//
+//   collector_overhead nvtx|itt PAIRS_PER_ROUND ROUNDS
+// Prints the median ns per pair over the rounds. Rounds are spaced by 60 ms so the drain
+// thread empties the buffer between them: the figure is the cost of recording, not of
+// dropping.
+//   collector_overhead clock
+// Prints the cost of one TSC read and one clock_gettime(CLOCK_MONOTONIC), for context.
+//   collector_overhead stress THREADS PAIRS
+// THREADS threads push and pop PAIRS ranges each as fast as they can; prints the seconds.
+#include <nvtx3/nvToolsExt.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "tests/collector/itt_static_part.h"
+
+using Itt = itt_client::StaticPart<1>;
+
+namespace {
+
+double NowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+}  // namespace
+
+int Clock() {
+  constexpr int kReads = 20000000;
+  uint64_t sink = 0;
+  double t0 = NowNs();
+#if defined(__x86_64__)
+  for (int i = 0; i < kReads; ++i) sink += __builtin_ia32_rdtsc();
+#endif
+  double t1 = NowNs();
+  for (int i = 0; i < kReads; ++i) {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    sink += static_cast<uint64_t>(ts.tv_nsec);
+  }
+  double t2 = NowNs();
+  std::printf("%.2f %.2f %d\n", (t1 - t0) / kReads, (t2 - t1) / kReads, static_cast<int>(sink & 1));
+  return 0;
+}
+
+int Stress(int threads, long pairs) {
+  double start = NowNs();
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([pairs] {
+      for (long i = 0; i < pairs; ++i) {
+        nvtxRangePushA("stress");
+        nvtxRangePop();
+      }
+    });
+  }
+  for (auto& t : pool) t.join();
+  std::printf("%.3f\n", (NowNs() - start) / 1e9);
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  if (argc >= 2 && std::strcmp(argv[1], "clock") == 0) return Clock();
+  if (argc >= 4 && std::strcmp(argv[1], "stress") == 0)
+    return Stress(std::atoi(argv[2]), std::atol(argv[3]));
+  if (argc < 4) {
+    std::fprintf(stderr, "usage: collector_overhead nvtx|itt PAIRS_PER_ROUND ROUNDS\n");
+    return 2;
+  }
+  const bool itt = std::strcmp(argv[1], "itt") == 0;
+  const long pairs = std::atol(argv[2]);
+  const int rounds = std::atoi(argv[3]);
+  Itt::Setup();
+  const itt_client::Id null_id{0, 0, 0};
+  itt_client::Domain* domain = Itt::domain_create("bench");
+  itt_client::StringHandle* name = Itt::string_handle_create("task");
+  // Warm up: loads the tool, claims the thread's buffer, fills caches.
+  for (int i = 0; i < 1000; ++i) {
+    if (itt) {
+      if (Itt::task_begin && domain->flags) Itt::task_begin(domain, null_id, null_id, name);
+      if (Itt::task_end && domain->flags) Itt::task_end(domain);
+    } else {
+      nvtxRangePushA("range");
+      nvtxRangePop();
+    }
+  }
+  std::vector<double> per_pair;
+  for (int r = 0; r < rounds; ++r) {
+    usleep(60000);
+    double start = NowNs();
+    if (itt) {
+      // What ittnotify's macros expand to: check the domain, call through the pointer.
+      for (long i = 0; i < pairs; ++i) {
+        if (Itt::task_begin && domain->flags) Itt::task_begin(domain, null_id, null_id, name);
+        if (Itt::task_end && domain->flags) Itt::task_end(domain);
+      }
+    } else {
+      for (long i = 0; i < pairs; ++i) {
+        nvtxRangePushA("range");
+        nvtxRangePop();
+      }
+    }
+    per_pair.push_back((NowNs() - start) / static_cast<double>(pairs));
+  }
+  std::sort(per_pair.begin(), per_pair.end());
+  std::printf("%.2f\n", per_pair[per_pair.size() / 2]);
+  return 0;
+}

@@ -1,0 +1,195 @@
+#include "engine/collector/launcher.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "engine/collector/stream_format.h"
+
+namespace profsh {
+
+namespace {
+
+std::string DirName(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+bool IsFile(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// Sets `name` for the child unless another tool already owns it. Returns false then.
+bool TakeVariable(std::vector<std::string>* env, const char* name, const std::string& value,
+                  std::vector<std::string>* notices, const char* what) {
+  const char* current = getenv(name);
+  if (current && *current && value != current) {
+    notices->push_back(std::string(name) + " is already set to " + current +
+                       " (another tool?); profsh leaves it alone, so " + what +
+                       " are not collected");
+    return false;
+  }
+  env->push_back(std::string(name) + "=" + value);
+  return true;
+}
+
+}  // namespace
+
+const std::vector<std::string>& KnownActivities() {
+  static const std::vector<std::string> known = {"nvtx", "itt"};
+  return known;
+}
+
+Result<std::string> FindCollector() {
+  if (const char* env = getenv("PROFSH_COLLECTOR"); env && *env) {
+    if (IsFile(env)) return std::string(env);
+    return Error{std::string("PROFSH_COLLECTOR names ") + env + ", which is not a file"};
+  }
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return Error{"cannot find the profsh executable (/proc/self/exe)"};
+  self[n] = '\0';
+  std::string dir = DirName(self);
+  for (const std::string& candidate :
+       {dir + "/libprofsh_collector.so", dir + "/../lib/profsh/libprofsh_collector.so"}) {
+    if (IsFile(candidate)) {
+      char real[4096];
+      return std::string(realpath(candidate.c_str(), real) ? real : candidate.c_str());
+    }
+  }
+  return Error{"the collector library libprofsh_collector.so is not beside " + std::string(self) +
+               " (set PROFSH_COLLECTOR to its path)"};
+}
+
+Result<std::string> CreateSessionFolder() {
+  const char* tmp = getenv("TMPDIR");
+  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/profsh-session-XXXXXX";
+  std::vector<char> buf(pattern.begin(), pattern.end());
+  buf.push_back('\0');
+  // mkdtemp creates the folder with mode 0700: other users cannot read the streams.
+  if (mkdtemp(buf.data()) == nullptr) {
+    return Error{"cannot create a session folder " + pattern + ": " + strerror(errno)};
+  }
+  return std::string(buf.data());
+}
+
+void RemoveSessionFolder(const std::string& folder) {
+  if (DIR* d = opendir(folder.c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string name = e->d_name;
+      if (name == "." || name == "..") continue;
+      unlink((folder + "/" + name).c_str());
+    }
+    closedir(d);
+  }
+  rmdir(folder.c_str());
+}
+
+Result<LaunchResult> RunWorkload(const LaunchOptions& options) {
+  if (options.argv.empty()) return Error{"no command to run"};
+  for (const std::string& a : options.activities) {
+    const auto& known = KnownActivities();
+    if (std::find(known.begin(), known.end(), a) == known.end()) {
+      return Error{"unknown activity '" + a + "' (activities: nvtx, itt)"};
+    }
+  }
+  std::string collector = options.collector;
+  if (collector.empty()) {
+    auto found = FindCollector();
+    if (!found.ok()) return found.error();
+    collector = found.value();
+  }
+  auto session = CreateSessionFolder();
+  if (!session.ok()) return session.error();
+
+  LaunchResult result;
+  result.session = session.value();
+  std::vector<std::string> env;
+  std::string activities;
+  for (const std::string& a : options.activities) activities += (activities.empty() ? "" : ",") + a;
+  env.push_back(std::string(stream::kEnvSession) + "=" + result.session);
+  env.push_back(std::string(stream::kEnvActivities) + "=" + activities);
+  if (options.buffer_kb)
+    env.push_back(std::string(stream::kEnvBufferKb) + "=" + std::to_string(options.buffer_kb));
+  if (options.drain_ms)
+    env.push_back(std::string(stream::kEnvDrainMs) + "=" + std::to_string(options.drain_ms));
+  // LD_PRELOAD is a list: ours goes first, the user's stay.
+  const char* preload = getenv("LD_PRELOAD");
+  env.push_back("LD_PRELOAD=" + collector +
+                (preload && *preload ? " " + std::string(preload) : ""));
+  const bool nvtx = std::find(options.activities.begin(), options.activities.end(), "nvtx") !=
+                    options.activities.end();
+  const bool itt = std::find(options.activities.begin(), options.activities.end(), "itt") !=
+                   options.activities.end();
+  if (nvtx) TakeVariable(&env, "NVTX_INJECTION64_PATH", collector, &result.notices, "NVTX ranges");
+  if (itt) TakeVariable(&env, "INTEL_LIBITTNOTIFY64", collector, &result.notices, "ITT tasks");
+
+  // The child reports a failed exec through this pipe (closed on a successful exec).
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return Error{std::string("pipe: ") + strerror(errno)};
+  // Like system(): while the workload runs, Ctrl-C and Ctrl-\ are its to handle.
+  struct sigaction ignore {
+  }, old_int{}, old_quit{};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  sigaction(SIGINT, &ignore, &old_int);
+  sigaction(SIGQUIT, &ignore, &old_quit);
+
+  std::vector<char*> argv;
+  for (const std::string& a : options.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGQUIT, &old_quit, nullptr);
+    close(pipe_fds[0]);
+    for (const std::string& e : env) putenv(const_cast<char*>(e.c_str()));
+    execvp(argv[0], argv.data());
+    int err = errno;
+    ssize_t ignored = write(pipe_fds[1], &err, sizeof err);
+    (void)ignored;
+    _exit(127);
+  }
+  int saved = errno;
+  close(pipe_fds[1]);
+  if (pid < 0) {
+    close(pipe_fds[0]);
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGQUIT, &old_quit, nullptr);
+    RemoveSessionFolder(result.session);
+    return Error{std::string("cannot start ") + options.argv[0] + ": fork: " + strerror(saved)};
+  }
+  int exec_errno = 0;
+  ssize_t got;
+  do {
+    got = read(pipe_fds[0], &exec_errno, sizeof exec_errno);
+  } while (got < 0 && errno == EINTR);
+  close(pipe_fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGQUIT, &old_quit, nullptr);
+  if (got == static_cast<ssize_t>(sizeof exec_errno)) {
+    RemoveSessionFolder(result.session);
+    return Error{"cannot run " + options.argv[0] + ": " + strerror(exec_errno)};
+  }
+  if (WIFEXITED(status)) {
+    result.exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    result.term_signal = WTERMSIG(status);
+    result.exit_code = 128 + result.term_signal;
+  }
+  return result;
+}
+
+}  // namespace profsh

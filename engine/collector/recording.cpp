@@ -1,0 +1,45 @@
+#include "engine/collector/recording.h"
+
+namespace profsh {
+
+Result<Recording> RecordWorkload(const LaunchOptions& options, bool keep_session) {
+  auto launched = RunWorkload(options);
+  if (!launched.ok()) return launched.error();
+  Recording r;
+  r.launch = std::move(launched.value());
+  auto session = LoadSession(r.launch.session);
+  if (!session.ok()) {
+    return Error{"the workload ran (exit status " + std::to_string(r.launch.exit_code) +
+                 ") but its recording could not be read: " + session.error().message +
+                 "; the streams are kept in " + r.launch.session};
+  }
+  r.session = std::move(session.value());
+  for (const std::string& n : r.launch.notices)
+    r.session.trace->warnings.insert(r.session.trace->warnings.begin(), n);
+  if (keep_session) {
+    r.session_kept = true;
+  } else {
+    RemoveSessionFolder(r.launch.session);
+    r.session.trace->source_path = "profsh run";
+  }
+  return r;
+}
+
+std::string DescribeRecording(const SessionSummary& s) {
+  auto plural = [](uint64_t n, const char* one, const char* many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+  };
+  std::string out = plural(s.processes, "process", "processes") + ", " +
+                    plural(s.threads, "thread", "threads") + ", " +
+                    plural(s.ranges, "range", "ranges") + ", " + plural(s.marks, "mark", "marks");
+  if (s.counter_values) out += ", " + plural(s.counter_values, "counter value", "counter values");
+  out += "; " + std::to_string(s.stream_bytes) + " bytes of streams";
+  uint64_t lost = s.dropped_ranges + s.dropped_events + s.events_without_slot;
+  out += lost ? "; " + std::to_string(s.dropped_ranges) + " ranges and " +
+                    std::to_string(s.dropped_events + s.events_without_slot) +
+                    " other events dropped"
+              : "; nothing dropped";
+  return out;
+}
+
+}  // namespace profsh

@@ -1,0 +1,115 @@
+// The per-event path shared by every source, and the claiming of thread slots.
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "engine/collector/runtime/runtime.h"
+
+namespace profsh::runtime {
+
+Globals g;
+__thread ThreadSlot* t_slot __attribute__((tls_model("initial-exec"))) = nullptr;
+
+namespace {
+
+pthread_key_t g_slot_key;
+bool g_slot_key_ready = false;
+__thread bool t_no_slot __attribute__((tls_model("initial-exec"))) = false;
+
+void ReleaseSlotAtThreadExit(void* value) {
+  auto* s = static_cast<ThreadSlot*>(value);
+  if (s == nullptr) return;
+  // Tell the reader the thread ended (ranges still open end here), then hand the slot to the
+  // drain thread, which frees it once the ring is empty.
+  if (Record* r = Reserve(s, 1, 0)) {
+    *r = Record{Now(), stream::kThreadEnd, 0, 0, 0};
+    Commit(s, 1);
+  } else {
+    BumpRelaxed(s->dropped_events);
+  }
+  t_slot = nullptr;
+  t_no_slot = true;  // destructors of other keys may still emit: do not claim again
+  s->state.store(kSlotExiting, std::memory_order_release);
+}
+
+}  // namespace
+
+void InitSlotKey() {
+  g_slot_key_ready = pthread_key_create(&g_slot_key, ReleaseSlotAtThreadExit) == 0;
+}
+
+ThreadSlot* ClaimSlot() {
+  if (!g.active || t_no_slot || g.slots == nullptr) return nullptr;
+  for (uint32_t i = 0; i < g.slot_count; ++i) {
+    ThreadSlot& s = g.slots[i];
+    uint32_t expected = kSlotFree;
+    if (s.state.load(std::memory_order_relaxed) != kSlotFree) continue;
+    if (!s.state.compare_exchange_strong(expected, kSlotActive, std::memory_order_acq_rel))
+      continue;
+    // The drain thread reset the counters when it freed the slot; head == tail here.
+    s.tail_seen = s.tail.load(std::memory_order_acquire);
+    s.depth = 0;
+    for (uint64_t& w : s.skipped_levels) w = 0;
+    for (MessageCacheEntry& e : s.cache) e = MessageCacheEntry{nullptr, nullptr, 0, 0};
+    s.name.store(0, std::memory_order_relaxed);
+    s.tid.store(static_cast<int64_t>(syscall(SYS_gettid)), std::memory_order_release);
+    t_slot = &s;
+    if (g_slot_key_ready) pthread_setspecific(g_slot_key, &s);
+    return &s;
+  }
+  g.events_without_slot.fetch_add(1, std::memory_order_relaxed);
+  t_no_slot = true;
+  return nullptr;
+}
+
+int EmitUnmatchedPop(ThreadSlot* s, uint8_t kind, uint16_t domain) {
+  BumpRelaxed(s->unmatched_pops);
+  if (Record* r = Reserve(s, 1, 0)) {
+    *r = Record{Now(), kind, 0, domain, 0};
+    Commit(s, 1);
+  }
+  return -1;
+}
+
+uint64_t EmitRangeStart(uint8_t flags, uint16_t domain, uint32_t name, const RecordExt* ext) {
+  ThreadSlot* s = CurrentSlot();
+  if (s == nullptr) return 0;
+  // Unique in the process without shared counters: the slot in the high bits. Bit 63 marks a
+  // range that was not recorded (paused or dropped), so that its end is skipped too.
+  const uint64_t id =
+      (uint64_t{s->index + 1} << 40) | (++s->range_counter & ((uint64_t{1} << 40) - 1));
+  if (!Recording()) return id | (uint64_t{1} << 63);
+  // [start][category, color, id][payload]: the payload, when there is one, needs a third slot.
+  const bool payload = (flags & stream::kAttrPayload) && ext;
+  const uint64_t n = payload ? 3 : 2;
+  Record* r = Reserve(s, n, kPopReserve);
+  if (r == nullptr) {
+    BumpRelaxed(s->dropped_ranges);
+    return id | (uint64_t{1} << 63);
+  }
+  const uint64_t head = s->head.load(std::memory_order_relaxed);
+  *r = Record{Now(), stream::kRangeStart, static_cast<uint8_t>(flags | kHasExt), domain, name};
+  *reinterpret_cast<RecordExt*>(&s->ring[(head + 1) & s->mask]) =
+      RecordExt{ext ? ext->category : 0, ext ? ext->color : 0, id};
+  if (payload)
+    *reinterpret_cast<RecordExt*>(&s->ring[(head + 2) & s->mask]) = RecordExt{0, 0, ext->value};
+  Commit(s, n);
+  return id;
+}
+
+void EmitRangeEnd(uint64_t id) {
+  if (id >> 63) return;  // its start was not recorded
+  ThreadSlot* s = CurrentSlot();
+  if (s == nullptr) return;
+  Record* r = Reserve(s, 2, 0);
+  if (r == nullptr) {
+    BumpRelaxed(s->dropped_events);
+    return;
+  }
+  *r = Record{Now(), stream::kRangeEnd, kHasExt, 0, 0};
+  *reinterpret_cast<RecordExt*>(&s->ring[(s->head.load(std::memory_order_relaxed) + 1) & s->mask]) =
+      RecordExt{0, 0, id};
+  Commit(s, 2);
+}
+
+}  // namespace profsh::runtime

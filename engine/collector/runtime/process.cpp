@@ -1,0 +1,405 @@
+// The runtime's life in a process: set up when the library is loaded (LD_PRELOAD, or dlopen by
+// NVTX / ITT), a stream per process image, the drain thread, and the process events that must
+// not lose data: fork (the child gets its own stream), exec and _exit (flush first), exit.
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <new>
+
+#include "engine/collector/runtime/drain.h"
+#include "engine/collector/runtime/process.h"
+#include "engine/collector/runtime/registry.h"
+#include "engine/collector/runtime/runtime.h"
+
+extern char** environ;
+
+namespace profsh::runtime {
+
+void InitSlotKey();
+
+namespace {
+
+constexpr uint32_t kSlotCount = 1024;
+constexpr uint32_t kStringCapacity = 1u << 21;
+constexpr size_t kStringArenaBytes = size_t{512} << 20;
+
+StringTable g_strings;
+pid_t g_pid = 0;            // the process the runtime's state belongs to
+uint32_t g_exec_index = 0;  // how many execs of this pid came before this image
+bool g_drain_thread = false;
+pthread_t g_drain_tid;
+std::atomic<bool> g_stop_drain{false};
+
+// Our own variables, saved at start so that exec can give them back to children whose
+// environment was replaced (execve with a new envp).
+constexpr int kSavedVars = 6;
+char* g_saved_env[kSavedVars] = {};
+char g_self_path[4096] = {};
+
+const char* kLauncherVars[] = {"RANK",
+                               "LOCAL_RANK",
+                               "WORLD_SIZE",
+                               "LOCAL_WORLD_SIZE",
+                               "GROUP_RANK",
+                               "ROLE_RANK",
+                               "NODE_RANK",
+                               "MASTER_ADDR",
+                               "MASTER_PORT",
+                               "TORCHELASTIC_RUN_ID",
+                               "OMPI_COMM_WORLD_RANK",
+                               "OMPI_COMM_WORLD_SIZE",
+                               "PMI_RANK",
+                               "PMI_SIZE",
+                               "SLURM_PROCID",
+                               "SLURM_NTASKS",
+                               "CUDA_VISIBLE_DEVICES"};
+
+bool HasCpuFlag(const char* flag) {
+  int fd = open("/proc/cpuinfo", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  static char buf[16384];
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return false;
+  buf[n] = '\0';
+  const char* flags = strstr(buf, "\nflags");
+  if (!flags) return false;
+  const char* end = strchr(flags + 1, '\n');
+  size_t len = strlen(flag);
+  for (const char* p = strstr(flags, flag); p && (!end || p < end); p = strstr(p + 1, flag)) {
+    if (p[-1] == ' ' && (p[len] == ' ' || p[len] == '\n')) return true;
+  }
+  return false;
+}
+
+uint64_t EnvNumber(const char* name, uint64_t fallback, uint64_t low, uint64_t high) {
+  const char* v = getenv(name);
+  if (!v || !*v) return fallback;
+  char* end;
+  unsigned long long n = strtoull(v, &end, 10);
+  if (*end || n < low || n > high) return fallback;
+  return n;
+}
+
+size_t ReadSmallFile(const char* path, char* buf, size_t cap) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  size_t total = 0;
+  while (total < cap) {
+    ssize_t n = read(fd, buf + total, cap - total);
+    if (n <= 0) break;
+    total += static_cast<size_t>(n);
+  }
+  close(fd);
+  return total;
+}
+
+void PutStr(uint8_t*& p, const uint8_t* end, const char* s, size_t n) {
+  if (p + 10 + n > end) n = 0;
+  p = stream::PutVarint(p, n);
+  memcpy(p, s, n);
+  p += n;
+}
+
+// Opens "<session>/<pid>-<n>.pstream" (the first n not taken: one per exec of this pid) and
+// writes the file header and the kProcess block.
+bool OpenStream(const char* session) {
+  for (uint32_t n = 0; n < 1000; ++n) {
+    snprintf(g_stream.path, sizeof g_stream.path, "%s/%d-%u%s", session, static_cast<int>(g_pid), n,
+             stream::kFileSuffix);
+    int fd = open(g_stream.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+      g_stream.fd = fd;
+      g_exec_index = n;
+      break;
+    }
+    if (errno != EEXIST) return false;
+  }
+  if (g_stream.fd < 0) return false;
+  g_stream.write_failed = false;
+  stream::FileHeader header{};
+  memcpy(header.magic, stream::kMagic, 8);
+  header.version = stream::kVersion;
+  header.header_size = sizeof header;
+  if (write(g_stream.fd, &header, sizeof header) != static_cast<ssize_t>(sizeof header))
+    return false;
+
+  static uint8_t block[65536];
+  uint8_t* p = block;
+  const uint8_t* end = block + sizeof block;
+  int64_t pid = g_pid, ppid = getppid();
+  timespec real;
+  clock_gettime(CLOCK_REALTIME, &real);
+  int64_t start = static_cast<int64_t>(real.tv_sec) * 1000000000 + real.tv_nsec;
+  uint32_t clock_kind = g.use_tsc ? stream::kClockTsc : stream::kClockMonotonic;
+  memcpy(p, &pid, 8);
+  memcpy(p + 8, &ppid, 8);
+  memcpy(p + 16, &start, 8);
+  memcpy(p + 24, &g_exec_index, 4);
+  memcpy(p + 28, &clock_kind, 4);
+  p += 32;
+  char text[16384];
+  size_t n = ReadSmallFile("/proc/self/cmdline", text, sizeof text);
+  while (n > 0 && text[n - 1] == '\0') --n;
+  PutStr(p, end, text, n);
+  ssize_t exe = readlink("/proc/self/exe", text, sizeof text);
+  PutStr(p, end, text, exe > 0 ? static_cast<size_t>(exe) : 0);
+  if (gethostname(text, sizeof text) != 0) text[0] = '\0';
+  text[sizeof text - 1] = '\0';
+  PutStr(p, end, text, strlen(text));
+  uint8_t* count_at = p;
+  p = stream::PutVarint(p, 0);  // patched below (one byte: fewer than 128 variables)
+  uint8_t count = 0;
+  for (const char* var : kLauncherVars) {
+    const char* value = getenv(var);
+    if (!value) continue;
+    PutStr(p, end, var, strlen(var));
+    PutStr(p, end, value, strlen(value));
+    ++count;
+  }
+  *count_at = count;
+  AppendBlock(stream::kProcess, block, static_cast<uint32_t>(p - block));
+  AppendClock();
+  return FlushBlocks();
+}
+
+void* DrainLoop(void*) {
+  double fullest = 0;
+  while (!g_stop_drain.load(std::memory_order_acquire)) {
+    // A busy buffer is drained again after 1 ms, otherwise every drain_ms: the stream on disk
+    // never lags by more than that (what a SIGKILL can cost).
+    uint32_t ms = fullest > 0.25 ? 1 : g_stream.drain_ms;
+    timespec ts{static_cast<time_t>(ms / 1000), static_cast<long>(ms % 1000) * 1000000};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+    pthread_mutex_lock(&g_stream.mutex);
+    if (!g.closed.load(std::memory_order_acquire)) fullest = DrainOnce();
+    pthread_mutex_unlock(&g_stream.mutex);
+  }
+  return nullptr;
+}
+
+void StartDrainThread() {
+  // The drain thread takes no signals: the application's handlers keep running on its threads.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 256 * 1024);
+  g_stop_drain.store(false, std::memory_order_release);
+  g_drain_thread = pthread_create(&g_drain_tid, &attr, DrainLoop, nullptr) == 0;
+  pthread_attr_destroy(&attr);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (g_drain_thread) pthread_setname_np(g_drain_tid, "profsh-drain");
+}
+
+// The last drain of a process image: everything still in the rings, then the end block.
+void FinalFlush(uint8_t reason) {
+  if (!g.active || g.closed.load(std::memory_order_acquire)) return;
+  pthread_mutex_lock(&g_stream.mutex);
+  if (!g.closed.load(std::memory_order_acquire)) {
+    DrainOnce();
+    if (reason != stream::kEndExec) {
+      AppendBlock(stream::kEnd, &reason, 1);
+      FlushBlocks();
+      g.closed.store(true, std::memory_order_release);
+    } else {
+      FlushBlocks();
+    }
+  }
+  pthread_mutex_unlock(&g_stream.mutex);
+}
+
+void BeforeFork() {
+  if (!g.active) return;
+  registry().LockForFork();
+  pthread_mutex_lock(&g_stream.mutex);
+}
+
+void AfterForkParent() {
+  if (!g.active) return;
+  pthread_mutex_unlock(&g_stream.mutex);
+  registry().UnlockAfterFork();
+}
+
+void AfterForkChild() {
+  if (!g.active) return;
+  // Only the forking thread exists here; the parent writes what the rings held at the fork.
+  pthread_mutex_init(&g_stream.mutex, nullptr);
+  registry().UnlockAfterFork();
+  g_pid = getpid();
+  ThreadSlot* mine = t_slot;
+  for (uint32_t i = 0; i < g.slot_count; ++i) {
+    ThreadSlot& s = g.slots[i];
+    uint64_t head = s.head.load(std::memory_order_relaxed);
+    s.tail.store(head, std::memory_order_relaxed);
+    s.tail_seen = head;
+    if (&s != mine) s.state.store(kSlotFree, std::memory_order_relaxed);
+    s.dropped_ranges.store(0, std::memory_order_relaxed);
+    s.dropped_events.store(0, std::memory_order_relaxed);
+    s.unmatched_pops.store(0, std::memory_order_relaxed);
+  }
+  if (mine) {
+    mine->tid.store(getpid(), std::memory_order_relaxed);
+    // Ranges open at the fork were pushed in the parent's stream: their pops are not the
+    // child's to record.
+    for (uint32_t level = 0; level < mine->depth; ++level) SetLevelSkipped(mine, level, true);
+  }
+  ResetDrainState();
+  if (g_stream.fd >= 0) close(g_stream.fd);
+  g_stream.fd = -1;
+  g.closed.store(false, std::memory_order_relaxed);
+  const char* session = getenv(stream::kEnvSession);
+  if (!session || !OpenStream(session)) {
+    g.active = false;
+    return;
+  }
+  StartDrainThread();
+}
+
+void SaveEnvironment() {
+  const char* names[kSavedVars] = {stream::kEnvSession,     stream::kEnvActivities,
+                                   stream::kEnvBufferKb,    stream::kEnvDrainMs,
+                                   "NVTX_INJECTION64_PATH", "INTEL_LIBITTNOTIFY64"};
+  for (int i = 0; i < kSavedVars; ++i) {
+    const char* v = getenv(names[i]);
+    if (!v) continue;
+    // NVTX and ITT variables are given back only when they name this library.
+    if (i >= 4 && strcmp(v, g_self_path) != 0) continue;
+    size_t n = strlen(names[i]) + 1 + strlen(v) + 1;
+    g_saved_env[i] = static_cast<char*>(malloc(n));
+    if (g_saved_env[i]) snprintf(g_saved_env[i], n, "%s=%s", names[i], v);
+  }
+}
+
+bool EnvHas(char* const* envp, const char* entry) {
+  size_t key = strchr(entry, '=') - entry + 1;
+  for (char* const* e = envp; e && *e; ++e) {
+    if (strncmp(*e, entry, key) == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool Initialize() {
+  const char* session = getenv(stream::kEnvSession);
+  if (!session || !*session) return false;
+  Dl_info self;
+  if (dladdr(reinterpret_cast<void*>(&Initialize), &self) && self.dli_fname) {
+    snprintf(g_self_path, sizeof g_self_path, "%s", self.dli_fname);
+  }
+  const char* activities = getenv(stream::kEnvActivities);
+  g.nvtx = !activities || strstr(activities, "nvtx") != nullptr;
+  g.itt = !activities || strstr(activities, "itt") != nullptr;
+#if defined(__x86_64__) || defined(__i386__)
+  // The TSC is a usable clock only when it ticks at a constant rate in every power state.
+  g.use_tsc = HasCpuFlag("constant_tsc") && HasCpuFlag("nonstop_tsc") && !getenv("PROFSH_NO_TSC");
+#endif
+  g_stream.drain_ms = static_cast<uint32_t>(EnvNumber(stream::kEnvDrainMs, 20, 1, 100));
+  uint64_t ring_kb = EnvNumber(stream::kEnvBufferKb, 2048, 64, 1 << 20);
+  uint64_t records = 1;
+  while (records * sizeof(Record) < ring_kb * 1024) records <<= 1;
+
+  // One reservation for every slot's ring: address space only until a thread writes to it.
+  size_t ring_bytes = records * sizeof(Record);
+  void* rings = mmap(nullptr, ring_bytes * kSlotCount, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  void* slots = mmap(nullptr, sizeof(ThreadSlot) * kSlotCount, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (rings == MAP_FAILED || slots == MAP_FAILED) return false;
+  g.slots = static_cast<ThreadSlot*>(slots);
+  for (uint32_t i = 0; i < kSlotCount; ++i) {
+    ThreadSlot* s = new (&g.slots[i]) ThreadSlot();
+    s->ring = reinterpret_cast<Record*>(static_cast<char*>(rings) + i * ring_bytes);
+    s->mask = records - 1;
+    s->index = i;
+  }
+  g.slot_count = kSlotCount;
+  g.ring_records = records;
+  if (!g_strings.Init(kStringCapacity, kStringArenaBytes) || !registry().Init(&g_strings))
+    return false;
+  InitSlotKey();
+  g_pid = getpid();
+  SaveEnvironment();
+  if (!OpenStream(session)) return false;
+  g.active = true;
+  pthread_atfork(BeforeFork, AfterForkParent, AfterForkChild);
+  StartDrainThread();
+  return true;
+}
+
+void Shutdown(uint8_t reason) {
+  if (!g.active) return;
+  // After vfork the child shares our memory and must not touch it; its pid tells.
+  if (getpid() != g_pid) return;
+  FinalFlush(reason);
+  if (reason != stream::kEndExec) {
+    g_stop_drain.store(true, std::memory_order_release);
+  }
+}
+
+void ExecFailed() {
+  if (!g.active || getpid() != g_pid) return;
+  pthread_mutex_lock(&g_stream.mutex);
+  AppendBlock(stream::kExecFailed, nullptr, 0);
+  FlushBlocks();
+  pthread_mutex_unlock(&g_stream.mutex);
+}
+
+void BeforeExec(const char* path) {
+  if (!g.active || getpid() != g_pid) return;
+  Shutdown(stream::kEndExec);
+  pthread_mutex_lock(&g_stream.mutex);
+  size_t n = strlen(path);
+  if (n > 4000) n = 4000;
+  uint8_t payload[4016];
+  uint8_t* p = stream::PutVarint(payload, n);
+  memcpy(p, path, n);
+  AppendBlock(stream::kExec, payload, static_cast<uint32_t>(p + n - payload));
+  FlushBlocks();
+  pthread_mutex_unlock(&g_stream.mutex);
+}
+
+char** EnvironmentForExec(char* const* envp, char** room, size_t room_entries) {
+  if (!g.active || envp == environ) return const_cast<char**>(envp);
+  bool missing = false;
+  for (char* saved : g_saved_env) missing = missing || (saved && !EnvHas(envp, saved));
+  if (!missing) return const_cast<char**>(envp);
+  size_t n = 0;
+  for (char* const* e = envp; e && *e && n + kSavedVars + 1 < room_entries; ++e) room[n++] = *e;
+  for (char* saved : g_saved_env) {
+    if (saved && !EnvHas(envp, saved)) room[n++] = saved;
+  }
+  room[n] = nullptr;
+  return room;
+}
+
+const char* SelfPath() {
+  return g_self_path;
+}
+
+}  // namespace profsh::runtime
+
+namespace {
+
+__attribute__((constructor)) void ProfshRuntimeLoad() {
+  profsh::runtime::Initialize();
+}
+__attribute__((destructor)) void ProfshRuntimeUnload() {
+  profsh::runtime::Shutdown(profsh::stream::kEndExit);
+}
+
+}  // namespace

@@ -1,0 +1,243 @@
+// The injected runtime's core: per-thread event buffers, the clock, and what the sources (NVTX,
+// ITT) call on their per-event path. Everything here runs inside someone else's program: no
+// locks, no allocation, no system call and no exception on the per-event path; a full buffer
+// drops the event and counts it.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+#include <time.h>
+
+#include "engine/collector/stream_format.h"
+
+namespace profsh::runtime {
+
+// One 16-byte slot of a thread's ring. Events with attributes or ids take a second slot
+// (RecordExt) right after the first.
+struct Record {
+  uint64_t ticks;
+  uint8_t kind;     // stream::EventKind, or an internal kind below
+  uint8_t flags;    // stream::AttrFlags in bits 0..2, payload type in bits 3..5; kHasExt
+  uint16_t domain;  // 0: the default domain
+  uint32_t name;    // string id, counter id, or 0
+};
+static_assert(sizeof(Record) == 16, "ring records are 16 bytes");
+
+struct RecordExt {
+  uint32_t category;
+  uint32_t color;
+  uint64_t value;  // payload bits, range id, task id, counter value, function address
+};
+static_assert(sizeof(RecordExt) == 16, "ring extensions are 16 bytes");
+
+inline constexpr uint8_t kHasExt = 1 << 6;
+// Slots an event takes: its record, an extension, and for a range start with a payload a
+// second extension (the first holds the range id).
+inline uint64_t RecordsOf(const Record& r) {
+  return 1 + ((r.flags & kHasExt) ? 1 : 0) +
+         (r.kind == stream::kRangeStart && (r.flags & stream::kAttrPayload) ? 1 : 0);
+}
+
+// Internal kinds, resolved by the drain thread before anything is written.
+inline constexpr uint8_t kTaskBeginFn = 32;   // ext.value: the task's function address
+inline constexpr uint8_t kTaskBeginIds = 33;  // ext: task id (value) and parent id (category:color)
+
+// Pointer -> string id cache for messages: a hit still compares the text with the interned
+// copy, so a reused buffer with new text is never mistaken for the old one.
+struct MessageCacheEntry {
+  const char* pointer;
+  const char* text;  // the interned copy (NUL-terminated)
+  uint32_t id;
+  uint32_t length;
+};
+inline constexpr size_t kMessageCacheSize = 64;
+
+enum SlotState : uint32_t { kSlotFree = 0, kSlotActive = 1, kSlotExiting = 2 };
+
+// A thread's buffer. The owning thread writes `head` (release) and the producer fields; the
+// drain thread writes `tail` (release). Cache-line separated so that they do not share lines.
+struct alignas(64) ThreadSlot {
+  // --- the owning thread ---
+  Record* ring;
+  uint64_t mask;  // capacity - 1 (records)
+  std::atomic<uint64_t> head;
+  uint64_t tail_seen;  // the last tail read, to avoid reading the shared line on every event
+  uint32_t depth;      // open push/task levels (all domains)
+  uint32_t index;
+  uint64_t skipped_levels[4];  // levels whose push was dropped or paused: their pop is skipped too
+  uint64_t range_counter;      // for RangeStart ids
+  std::atomic<uint64_t> dropped_ranges;
+  std::atomic<uint64_t> dropped_events;
+  std::atomic<uint64_t> unmatched_pops;
+  MessageCacheEntry cache[kMessageCacheSize];
+  // --- the drain thread and the slot allocator ---
+  alignas(64) std::atomic<uint64_t> tail;
+  std::atomic<uint32_t> state;
+  std::atomic<int64_t> tid;
+  std::atomic<uint32_t> name;  // string id of the thread's name, 0 when unnamed
+  uint32_t announced_name;     // drain thread: the name last written
+  bool announced;              // drain thread: kThread written for this occupant
+  uint64_t written_ranges, written_events, written_pops;  // drain thread: last kDrops values
+};
+
+struct Globals {
+  bool active = false;  // a session is being recorded by this process image
+  bool use_tsc = false;
+  bool nvtx = false;
+  bool itt = false;
+  std::atomic<bool> paused{false};
+  std::atomic<bool> closed{false};  // the final flush is done: later events are counted only
+  ThreadSlot* slots = nullptr;
+  uint32_t slot_count = 0;
+  uint64_t ring_records = 0;
+  std::atomic<uint64_t> events_without_slot{0};
+  std::atomic<uint64_t> events_after_close{0};
+};
+extern Globals g;
+
+inline uint64_t Now() {
+#if defined(__x86_64__) || defined(__i386__)
+  if (g.use_tsc) return __rdtsc();
+#endif
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// The calling thread's slot, claimed on its first event (the only slow step: a gettid and a
+// pthread_setspecific). nullptr when every slot is taken or the runtime is inactive.
+ThreadSlot* ClaimSlot();
+extern __thread ThreadSlot* t_slot __attribute__((tls_model("initial-exec")));
+
+inline ThreadSlot* CurrentSlot() {
+  ThreadSlot* s = t_slot;
+  if (__builtin_expect(s != nullptr, 1)) return s;
+  return ClaimSlot();
+}
+
+// Room for `n` records, keeping `reserve` free for the pops of ranges already open.
+inline Record* Reserve(ThreadSlot* s, uint64_t n, uint64_t reserve) {
+  uint64_t head = s->head.load(std::memory_order_relaxed);
+  uint64_t capacity = s->mask + 1;
+  if (head + n + reserve - s->tail_seen > capacity) {
+    s->tail_seen = s->tail.load(std::memory_order_acquire);
+    if (head + n + reserve - s->tail_seen > capacity) return nullptr;
+  }
+  return &s->ring[head & s->mask];
+}
+
+inline void Commit(ThreadSlot* s, uint64_t n) {
+  s->head.store(s->head.load(std::memory_order_relaxed) + n, std::memory_order_release);
+}
+
+// Headroom kept for pops: a push is refused when fewer than this many records are free, so
+// the pops of the ranges already recorded (up to this depth) always fit.
+inline constexpr uint64_t kPopReserve = 256;
+
+inline void BumpRelaxed(std::atomic<uint64_t>& counter) {
+  counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+
+inline bool LevelSkipped(const ThreadSlot* s, uint32_t level) {
+  return level < 256 && (s->skipped_levels[level >> 6] >> (level & 63)) & 1;
+}
+inline void SetLevelSkipped(ThreadSlot* s, uint32_t level, bool skipped) {
+  if (level >= 256) return;
+  uint64_t bit = uint64_t{1} << (level & 63);
+  if (skipped) {
+    s->skipped_levels[level >> 6] |= bit;
+  } else {
+    s->skipped_levels[level >> 6] &= ~bit;
+  }
+}
+
+inline bool Recording() {
+  return !g.paused.load(std::memory_order_relaxed);
+}
+
+inline void WriteExt(ThreadSlot* s, uint64_t offset, const RecordExt& e) {
+  *reinterpret_cast<RecordExt*>(
+      &s->ring[(s->head.load(std::memory_order_relaxed) + offset) & s->mask]) = e;
+}
+
+// An event that needs no pairing (marks, counters, frames): recorded unless paused or full.
+// `ext` may be null. Returns false when it was not recorded.
+inline bool EmitSimple(uint8_t kind, uint8_t flags, uint16_t domain, uint32_t name,
+                       const RecordExt* ext) {
+  if (!Recording()) return false;
+  ThreadSlot* s = CurrentSlot();
+  if (s == nullptr) return false;
+  const uint64_t n = ext ? 2 : 1;
+  Record* r = Reserve(s, n, kPopReserve);
+  if (r == nullptr) {
+    BumpRelaxed(s->dropped_events);
+    return false;
+  }
+  *r = Record{Now(), kind, static_cast<uint8_t>(flags | (ext ? kHasExt : 0)), domain, name};
+  if (ext) WriteExt(s, 1, *ext);
+  Commit(s, n);
+  return true;
+}
+
+// Opens a nesting level (NVTX push, ITT task) on slot `s`. Returns the new level's index
+// (0-based). The per-event path of every range: keep it short.
+inline int EmitPushOn(ThreadSlot* s, uint8_t kind, uint8_t flags, uint16_t domain, uint32_t name,
+                      const RecordExt* ext) {
+  const uint32_t level = s->depth++;
+  const uint64_t n = ext ? 2 : 1;
+  Record* r = Recording() ? Reserve(s, n, kPopReserve) : nullptr;
+  if (__builtin_expect(r == nullptr, 0)) {
+    // Paused, or the buffer is full: the level is skipped, and so will its pop be.
+    if (Recording()) BumpRelaxed(s->dropped_ranges);
+    SetLevelSkipped(s, level, true);
+    return static_cast<int>(level);
+  }
+  if (__builtin_expect(level < 256 && (s->skipped_levels[level >> 6] >> (level & 63)) & 1, 0)) {
+    SetLevelSkipped(s, level, false);
+  }
+  *r = Record{Now(), kind, static_cast<uint8_t>(flags | (ext ? kHasExt : 0)), domain, name};
+  if (ext) WriteExt(s, 1, *ext);
+  Commit(s, n);
+  return static_cast<int>(level);
+}
+
+inline int EmitPush(uint8_t kind, uint8_t flags, uint16_t domain, uint32_t name,
+                    const RecordExt* ext) {
+  ThreadSlot* s = CurrentSlot();
+  return s ? EmitPushOn(s, kind, flags, domain, name, ext) : -1;
+}
+
+// A pop without a push: recorded (the reader reports it) and refused, as NVTX does.
+int EmitUnmatchedPop(ThreadSlot* s, uint8_t kind, uint16_t domain);
+
+// Closes the innermost level. Returns the closed level's index, or -1 for a pop without a push.
+inline int EmitPop(uint8_t kind, uint16_t domain) {
+  ThreadSlot* s = CurrentSlot();
+  if (s == nullptr) return -1;
+  if (__builtin_expect(s->depth == 0, 0)) return EmitUnmatchedPop(s, kind, domain);
+  const uint32_t level = --s->depth;
+  if (__builtin_expect(LevelSkipped(s, level), 0)) {
+    SetLevelSkipped(s, level, false);
+    return static_cast<int>(level);
+  }
+  // Pops draw on the reserve that pushes left free, so a recorded range is always closed.
+  Record* r = Reserve(s, 1, 0);
+  if (__builtin_expect(r == nullptr, 0)) {
+    BumpRelaxed(s->dropped_events);
+    return static_cast<int>(level);
+  }
+  *r = Record{Now(), kind, 0, domain, 0};
+  Commit(s, 1);
+  return static_cast<int>(level);
+}
+
+// Thread-independent ranges (NVTX RangeStart/End): ids unique in the process.
+uint64_t EmitRangeStart(uint8_t flags, uint16_t domain, uint32_t name, const RecordExt* ext);
+void EmitRangeEnd(uint64_t id);
+
+}  // namespace profsh::runtime

@@ -1,0 +1,149 @@
+// The stream a collected process writes: the one format the injected runtime (writer) and the
+// session importer (reader) share. Plain constants and packed headers only, so that the runtime,
+// which links nothing of the engine, can include it.
+//
+// A session folder holds one stream per process image: "<pid>-<n>.pstream" (n counts execs of
+// the same pid). A stream is a file header followed by blocks; every block is written with one
+// write() by the runtime's drain thread, so a killed process leaves a stream whose last block
+// is at worst cut short, and the reader stops there.
+//
+// Timestamps are raw ticks of the runtime's clock (TSC or CLOCK_MONOTONIC nanoseconds); kClock
+// blocks pair ticks with CLOCK_REALTIME so that the reader converts them, as Kineto converts
+// its TSC timestamps after the fact.
+#pragma once
+
+#include <cstdint>
+
+namespace profsh::stream {
+
+inline constexpr char kMagic[8] = {'P', 'R', 'O', 'F', 'S', 'H', 'S', 'T'};
+inline constexpr uint32_t kVersion = 1;
+inline constexpr char kFileSuffix[] = ".pstream";
+
+struct FileHeader {
+  char magic[8];
+  uint32_t version;
+  uint32_t header_size;  // sizeof(FileHeader), for forward compatibility
+};
+static_assert(sizeof(FileHeader) == 16);
+
+struct BlockHeader {
+  uint32_t type;
+  uint32_t size;  // payload bytes after this header
+};
+static_assert(sizeof(BlockHeader) == 8);
+
+// Block payloads. Integers are little-endian; "str" is a varint length and that many bytes.
+enum BlockType : uint32_t {
+  // i64 pid, i64 ppid, i64 realtime_ns at start, u32 exec_index, u32 clock_kind,
+  // str command line (arguments separated by '\0'), str executable, str hostname,
+  // varint n, n × (str key, str value): the launcher variables (RANK, LOCAL_RANK, ...)
+  kProcess = 1,
+  // u64 ticks, i64 monotonic_ns, i64 realtime_ns
+  kClock = 2,
+  // varint id, str UTF-8 text
+  kString = 3,
+  // varint slot, i64 tid, str name (empty until named; a later block renames)
+  kThread = 4,
+  // varint slot, u64 first_ticks, u32 count, events (below)
+  kEvents = 5,
+  // varint slot, varint dropped_ranges, varint dropped_events, varint unmatched_pops
+  // (cumulative per thread slot; the last block of a slot holds its totals)
+  kDrops = 6,
+  // varint id, u8 source (kSourceNvtx, kSourceItt), str name
+  kDomain = 7,
+  // varint domain, varint category, str name
+  kCategory = 8,
+  // varint id, varint domain, u8 value_type, str name
+  kCounter = 9,
+  // i64 tid, str name: a thread named from another thread (nvtxNameOsThread)
+  kOsThreadName = 10,
+  // u8 reason (kEnd*): the process image ended normally; nothing follows
+  kEnd = 11,
+  // str path of the new image: written just before execve (the stream ends here if it worked)
+  kExec = 12,
+  // the execve above failed; the stream goes on
+  kExecFailed = 13,
+  // str message: something the runtime wants the user to know (injection refused, ...)
+  kNotice = 14,
+  // varint events of threads that found no free slot, varint strings refused (table full),
+  // varint metadata refused (queue full), varint events after shutdown (cumulative)
+  kProcessDrops = 15,
+};
+
+enum EndReason : uint8_t { kEndExit = 1, kEndUnderscoreExit = 2, kEndExec = 3 };
+enum Source : uint8_t { kSourceNvtx = 1, kSourceItt = 2 };
+enum ClockKind : uint32_t { kClockTsc = 1, kClockMonotonic = 2 };
+
+// Events in a kEvents block: varint(delta_ticks << 4 | kind), then the kind's fields as
+// varints. delta_ticks is from the previous event of the block (the first from first_ticks).
+enum EventKind : uint8_t {
+  kPush = 0,        // domain, name, attrs
+  kPop = 1,         // domain
+  kRangeStart = 2,  // range id, domain, name, attrs
+  kRangeEnd = 3,    // range id
+  kMark = 4,        // domain, name, attrs
+  kFrameBegin = 5,  // domain, frame id (0: none)
+  kFrameEnd = 6,    // domain, frame id
+  kCounterSet = 7,  // counter, u64 value bits (zigzag varint for integers, raw double bits)
+  kPause = 8,       //
+  kResume = 9,      //
+  kThreadEnd = 10,  // the thread exited (pthread key destructor)
+  kTaskBegin = 11,  // ITT task: domain, name, task id, parent id
+  kTaskEnd = 12,    // ITT task end: domain
+  kKindCount = 13,
+};
+
+// attrs: varint flags, then the fields the flags name, in this order.
+enum AttrFlags : uint8_t {
+  kAttrCategory = 1 << 0,  // varint category
+  kAttrColor = 1 << 1,     // varint ARGB
+  kAttrPayload = 1 << 2,   // u8 payload type (NVTX numbering), varint bits (zigzag for signed)
+};
+
+// NVTX payload types (nvtxPayloadType_t), kept as numbered there.
+enum PayloadType : uint8_t {
+  kPayloadU64 = 1,
+  kPayloadI64 = 2,
+  kPayloadDouble = 3,
+  kPayloadU32 = 4,
+  kPayloadI32 = 5,
+  kPayloadFloat = 6,
+};
+
+// Counter value types (ITT's __itt_metadata_type numbering).
+enum CounterType : uint8_t {
+  kCounterU64 = 1,
+  kCounterS64 = 2,
+  kCounterU32 = 3,
+  kCounterS32 = 4,
+  kCounterU16 = 5,
+  kCounterS16 = 6,
+  kCounterFloat = 7,
+  kCounterDouble = 8,
+};
+
+// Variables the launcher sets for the runtime.
+inline constexpr char kEnvSession[] = "PROFSH_SESSION";        // the session folder
+inline constexpr char kEnvActivities[] = "PROFSH_ACTIVITIES";  // "nvtx,itt"
+inline constexpr char kEnvBufferKb[] = "PROFSH_BUFFER_KB";     // per-thread buffer size
+inline constexpr char kEnvDrainMs[] = "PROFSH_DRAIN_MS";       // drain interval
+
+inline uint64_t ZigZag(int64_t v) {
+  return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
+}
+inline int64_t UnZigZag(uint64_t v) {
+  return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
+}
+
+// Writes v as a LEB128 varint at p; returns the byte after it. p needs 10 bytes of room.
+inline uint8_t* PutVarint(uint8_t* p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = static_cast<uint8_t>(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = static_cast<uint8_t>(v);
+  return p;
+}
+
+}  // namespace profsh::stream

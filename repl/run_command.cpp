@@ -1,0 +1,190 @@
+#include "repl/run_command.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include "engine/analysis/averages_table.h"
+#include "engine/analysis/function_events.h"
+#include "engine/collector/recording.h"
+#include "engine/exporters/exporter.h"
+
+namespace profsh::repl {
+
+namespace {
+
+constexpr char kUsage[] =
+    "usage: profsh run [options] [--] CMD [ARGS...]\n"
+    "\n"
+    "Runs CMD (and every process it starts) with profsh's collector injected, then prints the\n"
+    "operators table of what the processes announced (NVTX ranges, ITT tasks) and saves the\n"
+    "trace. The exit status is CMD's.\n"
+    "\n"
+    "options:\n"
+    "  -o, --output PATH          save the trace here (default: profsh-DATE-TIME.profsh in the\n"
+    "                             current folder; a .json or .json.gz name writes Chrome JSON)\n"
+    "  --activities LIST          what to collect: nvtx,itt (default: both)\n"
+    "  --sort-by KEY              the table's order (default: cpu_time_total)\n"
+    "  --row-limit N              rows in the table (default: 25)\n"
+    "  --group-by-input-shape     one row per operator and input shapes\n"
+    "  --no-table                 print no table\n"
+    "  --keep-session             keep the raw per-process streams (the folder is printed)\n"
+    "  --buffer-kb N              per-thread event buffer (default: 2048)\n"
+    "  --drain-ms N               how often buffers are written out, 1..100 (default: 20)\n";
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+std::string DefaultTracePath() {
+  char stamp[64];
+  std::time_t now = std::time(nullptr);
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
+  std::string base = std::string("profsh-") + stamp;
+  std::string path = base + ".profsh";
+  for (int n = 2; Exists(path); ++n) path = base + "-" + std::to_string(n) + ".profsh";
+  return path;
+}
+
+bool EndsWith(const std::string& s, const char* suffix) {
+  std::string t(suffix);
+  return s.size() >= t.size() && s.compare(s.size() - t.size(), t.size(), t) == 0;
+}
+
+std::vector<std::string> SplitList(const std::string& s) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    size_t comma = s.find(',', pos);
+    if (comma == std::string::npos) comma = s.size();
+    if (comma > pos) out.push_back(s.substr(pos, comma - pos));
+    pos = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+int RunRunCommand(int argc, char** argv) {
+  LaunchOptions launch;
+  std::string output;
+  TableOptions table;
+  table.sort_by = "cpu_time_total";
+  table.row_limit = 25;
+  bool group_by_shape = false, print_table = true, keep_session = false;
+  int i = 1;
+  auto value = [&](const std::string& option) -> std::string {
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "profsh run: %s needs a value\n", option.c_str());
+      std::exit(2);
+    }
+    return argv[++i];
+  };
+  auto number = [&](const std::string& option) -> long {
+    std::string v = value(option);
+    char* end = nullptr;
+    long n = std::strtol(v.c_str(), &end, 10);
+    if (v.empty() || *end != '\0' || n < 0) {
+      std::fprintf(stderr, "profsh run: %s needs a non-negative number, got '%s'\n", option.c_str(),
+                   v.c_str());
+      std::exit(2);
+    }
+    return n;
+  };
+  for (; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--") {
+      ++i;
+      break;
+    }
+    if (a.empty() || a[0] != '-') break;
+    if (a == "-h" || a == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (a == "-o" || a == "--output") {
+      output = value(a);
+    } else if (a == "--activities") {
+      launch.activities = SplitList(value(a));
+    } else if (a == "--sort-by") {
+      table.sort_by = value(a);
+    } else if (a == "--row-limit") {
+      table.row_limit = number(a);
+    } else if (a == "--group-by-input-shape") {
+      group_by_shape = true;
+    } else if (a == "--no-table") {
+      print_table = false;
+    } else if (a == "--keep-session") {
+      keep_session = true;
+    } else if (a == "--buffer-kb") {
+      launch.buffer_kb = static_cast<uint32_t>(number(a));
+    } else if (a == "--drain-ms") {
+      launch.drain_ms = static_cast<uint32_t>(number(a));
+    } else {
+      std::fprintf(stderr, "profsh run: unknown option '%s'\n%s", a.c_str(), kUsage);
+      return 2;
+    }
+  }
+  for (; i < argc; ++i) launch.argv.push_back(argv[i]);
+  if (launch.argv.empty()) {
+    std::fprintf(stderr, "profsh run: no command given\n%s", kUsage);
+    return 2;
+  }
+  if (table.sort_by) {
+    const auto& keys = SortKeys();
+    if (std::find(keys.begin(), keys.end(), *table.sort_by) == keys.end()) {
+      std::fprintf(stderr, "profsh run: unknown --sort-by key '%s'\n", table.sort_by->c_str());
+      return 2;
+    }
+  }
+
+  auto recorded = RecordWorkload(launch, keep_session);
+  if (!recorded.ok()) {
+    std::fprintf(stderr, "profsh run: %s\n", recorded.error().message.c_str());
+    return 127;
+  }
+  Recording& r = recorded.value();
+  Trace& trace = *r.session.trace;
+  if (print_table) {
+    auto averages = ComputeKeyAverages(BuildFunctionEvents(trace), group_by_shape, 0);
+    if (averages.rows.empty()) {
+      std::printf("(no ranges were recorded: the workload announced nothing through %s)\n",
+                  launch.activities.size() == 1 ? launch.activities[0].c_str() : "NVTX or ITT");
+    } else {
+      auto text = BuildAveragesTable(averages, table);
+      if (!text.ok()) {
+        std::fprintf(stderr, "profsh run: %s\n", text.error().message.c_str());
+        return 2;
+      }
+      std::fputs(text.value().c_str(), stdout);
+    }
+    std::fflush(stdout);
+  }
+  for (const std::string& w : trace.warnings)
+    std::fprintf(stderr, "profsh: warning: %s\n", w.c_str());
+  if (output.empty()) output = DefaultTracePath();
+  const bool json = EndsWith(output, ".json") || EndsWith(output, ".json.gz");
+  Status saved = ExportTrace(trace, json ? "chrome" : "profsh", output);
+  std::fprintf(stderr, "profsh: %s\n", DescribeRecording(r.session.summary).c_str());
+  if (!saved.ok()) {
+    std::fprintf(stderr, "profsh run: %s\n", saved.message().c_str());
+  } else {
+    std::fprintf(stderr, "profsh: trace saved to %s (profsh.load(\"%s\"))\n", output.c_str(),
+                 output.c_str());
+  }
+  if (r.session_kept)
+    std::fprintf(stderr, "profsh: streams kept in %s\n", r.launch.session.c_str());
+  if (r.launch.term_signal) {
+    std::fprintf(stderr, "profsh: %s was killed by signal %d\n", launch.argv[0].c_str(),
+                 r.launch.term_signal);
+  }
+  return r.launch.exit_code;
+}
+
+}  // namespace profsh::repl

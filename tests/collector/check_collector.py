@@ -1,0 +1,359 @@
+#!/usr/bin/env python3
+"""The collector end to end: workloads built in tests/ run under `profsh run` (or
+profsh.profile():run()) and what profsh recorded is compared with what they did, exactly.
+
+Usage: check_collector.py PROFSH NVTX_WORKLOAD ITT_WORKLOAD COLLECTOR_TESTS_DIR [CHECK...]
+"""
+import os
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+# Lua that prints one line per event of interest: pid, tid, name, ph, flags and args, tab-separated.
+DUMP = r"""
+local t = profsh.load(arg[1])
+for _, w in ipairs(t.warnings) do print("W", w) end
+for _, p in ipairs(t:processes()) do
+  print("P", p.pid, p.name or "", p.labels or "")
+  for _, th in ipairs(p.threads) do print("T", p.pid, th.tid, th.name or "", th.events) end
+end
+for _, e in ipairs(t:events{limit = 200000}) do
+  if e.ph ~= "M" then
+    local args = {}
+    for k, v in pairs(e.args) do args[#args + 1] = k .. "=" .. tostring(v) end
+    table.sort(args)
+    print("E", e.pid, e.tid, e.name, e.ph, e.cat, e.unterminated and "open" or "closed", e.dur, table.concat(args, ";"))
+  end
+end
+local m = t.metadata.profsh
+for _, p in ipairs(m.processes) do print("M", p.pid, p.ppid, p.exec_index, p.command, p.ended) end
+for _, k in ipairs({"dropped_ranges", "dropped_events", "pops_without_push", "ends_of_unknown_ranges",
+                    "ranges_open_at_thread_exit", "ranges_open_at_end", "streams_cut_short"}) do
+  print("D", k, m[k])
+end
+"""
+
+
+class Dump:
+    def __init__(self, text):
+        self.warnings, self.processes, self.threads, self.events, self.meta, self.drops = [], {}, [], [], [], {}
+        for line in text.splitlines():
+            f = line.split("\t")
+            if f[0] == "W":
+                self.warnings.append(f[1])
+            elif f[0] == "P":
+                self.processes[f[1]] = (f[2], f[3])
+            elif f[0] == "T":
+                self.threads.append((f[1], f[2], f[3], int(f[4])))
+            elif f[0] == "E":
+                self.events.append({"pid": f[1], "tid": f[2], "name": f[3], "ph": f[4], "cat": f[5], "open": f[6] == "open",
+                                    "dur": float(f[7]), "args": dict(a.split("=", 1) for a in f[8].split(";") if a)})
+            elif f[0] == "M":
+                self.meta.append({"pid": f[1], "ppid": f[2], "exec_index": int(f[3]), "command": f[4], "ended": f[5]})
+            elif f[0] == "D":
+                self.drops[f[1]] = int(f[2])
+
+    def count(self, name, pid=None, ph="X"):
+        return sum(1 for e in self.events if e["name"] == name and e["ph"] == ph and (pid is None or e["pid"] == pid))
+
+    def named(self, name):
+        return [e for e in self.events if e["name"] == name]
+
+
+class Env:
+    def __init__(self, profsh, nvtx, itt, tests_dir, work):
+        self.profsh, self.nvtx, self.itt, self.tests_dir, self.work = profsh, nvtx, itt, tests_dir, work
+
+    def run(self, args, output, env=None, timeout=300):
+        return subprocess.run([self.profsh, "run", "-o", output, *args], capture_output=True, text=True,
+                              cwd=self.work, env=env, timeout=timeout)
+
+    def dump(self, trace):
+        script = os.path.join(self.work, "dump.lua")
+        with open(script, "w") as f:
+            f.write(DUMP)
+        r = subprocess.run([self.profsh, script, trace], capture_output=True, text=True, timeout=300)
+        if r.returncode != 0:
+            check(False, "the trace %s loads (%s)" % (trace, r.stderr.strip()))
+            return Dump("")
+        return Dump(r.stdout)
+
+
+def check_nested(env):
+    out = os.path.join(env.work, "nested.profsh")
+    r = env.run(["--", env.nvtx, "nested", "4", "100"], out)
+    check(r.returncode == 0 and "outer" in r.stdout and "inner" in r.stdout,
+          "profsh run prints the table and exits with the workload's status (%d)" % r.returncode)
+    check("trace saved to " + out in r.stderr, "profsh run says where the trace is")
+    d = env.dump(out)
+    check(d.count("outer") == 400 and d.count("inner") == 1200,
+          "nested ranges on 4 threads: exact counts (outer %d/400, inner %d/1200)" % (d.count("outer"), d.count("inner")))
+    per_thread = {}
+    for e in d.named("outer"):
+        per_thread[e["tid"]] = per_thread.get(e["tid"], 0) + 1
+    check(sorted(per_thread.values()) == [100] * 4, "each worker thread has its 100 outer ranges: %s" % sorted(per_thread.values()))
+    # Every inner range lies inside an outer range of its own thread.
+    inside = True
+    outers = {}
+    for e in d.named("outer"):
+        outers.setdefault(e["tid"], []).append(e)
+    check(all(not e["open"] for e in d.events) and not d.warnings, "nothing unbalanced, no warnings: %s" % d.warnings[:3])
+    check(d.drops.get("dropped_ranges") == 0, "nothing dropped")
+
+
+def check_processes(env):
+    out = os.path.join(env.work, "processes.profsh")
+    script = os.path.join(env.tests_dir, "exec_nested.sh")
+    r = env.run(["--", env.nvtx, "processes", script], out)
+    check(r.returncode == 0, "fork + exec workload exits 0 (%d: %s)" % (r.returncode, r.stderr[-300:]))
+    d = env.dump(out)
+    by_name = {}
+    for m in d.meta:
+        by_name.setdefault(m["command"].split(" ")[-1] if "processes" in m["command"] else m["command"], []).append(m)
+    parent = [m for m in d.meta if m["command"].endswith("processes " + script)]
+    check(len(parent) >= 1, "the parent process is in the trace")
+    if not parent:
+        return
+    ppid = parent[0]["pid"]
+    children = [m for m in d.meta if m["ppid"] == ppid]
+    check(d.count("parent", ppid) == 20, "parent: 20 ranges in its own process (%d)" % d.count("parent", ppid))
+    child_pids = {m["pid"] for m in children}
+    child = [p for p in child_pids if d.count("child", p) > 0]
+    quick = [p for p in child_pids if d.count("quick child", p) > 0]
+    check(len(child) == 1 and d.count("child", child[0]) == 20 and d.count("child") == 20,
+          "forked child (exit): 20 ranges, as its own process with the parent as ppid")
+    check(len(quick) == 1 and d.count("quick child", quick[0]) == 5 and d.count("quick child") == 5,
+          "forked child ending with _exit: its 5 ranges are flushed")
+    execd = [m for m in d.meta if m["command"].endswith("nested 2 50")]
+    # fork -> exec sh -> exec workload: three images of one pid, each earlier stream ending with its exec.
+    images = sorted((m for m in d.meta if execd and m["pid"] == execd[0]["pid"]), key=lambda m: m["exec_index"])
+    check(len(execd) == 1 and [m["exec_index"] for m in images] == [0, 1, 2] and
+          all(m["ended"].startswith("exec ") for m in images[:-1]) and images[1]["command"].startswith("sh "),
+          "fork, exec of a shell script, exec of the workload: one pid, three images, each stream ending with its exec")
+    if execd:
+        p = execd[0]["pid"]
+        check(d.count("outer", p) == 100 and d.count("inner", p) == 300,
+              "the exec'd image's ranges are under the shell's pid (outer %d/100, inner %d/300)" % (d.count("outer", p), d.count("inner", p)))
+        check(d.processes.get(p, ("",))[0].endswith("nested 2 50"), "its process is named after the last image: %s" % (d.processes.get(p),))
+    check(all(m["ended"] != "cut short (killed, or still running)" for m in d.meta), "every stream ended cleanly")
+
+
+def check_start_end(env):
+    out = os.path.join(env.work, "startend.profsh")
+    env.run(["--", env.nvtx, "startend"], out)
+    d = env.dump(out)
+    h = d.named("handoff")
+    check(len(h) == 8 and all(not e["open"] for e in h) and all(e["dur"] > 0 for e in h),
+          "start/end across threads: 8 closed ranges (%d)" % len(h))
+    check(all(e["tid"].startswith("NVTX start/end ranges") for e in h), "they lie on start/end lanes, not on a thread")
+    check(not d.warnings, "no warnings: %s" % d.warnings[:3])
+
+
+def check_attributes(env):
+    out = os.path.join(env.work, "attributes.profsh")
+    env.run(["--", env.nvtx, "attributes"], out)
+    d = env.dump(out)
+    check(d.count("données χρόνος 学习 🚀") == 1, "UTF-8 messages keep their text")
+    check(d.count("wide ñ 走") == 1 and d.count("wide mark ✓", ph="i") == 1, "wide (W) messages become UTF-8")
+    reg = d.named("registered step")
+    check(len(reg) == 4 and all(e["args"].get("domain") == "my domain" and e["args"].get("category") == "compute" and
+                                e["args"].get("color") == "#00ff00" for e in reg),
+          "registered strings, domains, named categories and colors: %s" % (reg[:1],))
+    want = {"u64": "18446744073709551615", "i64": "-9000000000", "double": "2.5", "u32": "4000000000", "i32": "-42",
+            "float": "0.25"}
+    got = {k: (d.named(k)[0]["args"].get("payload") if d.named(k) else None) for k in want}
+    # Lua prints integers above 2^63 as floats (14 digits): compare those relatively.
+    ok = all(got[k] is not None and abs(float(got[k]) - float(want[k])) <= 1e-12 * abs(float(want[k])) for k in want)
+    check(ok, "every payload type keeps its value: %s" % got)
+    io = d.named("default-domain io")
+    check(len(io) == 1 and io[0]["args"].get("category") == "io", "categories named in the default domain")
+    marks = d.named("domain mark")
+    check(len(marks) == 1 and marks[0]["ph"] == "i" and marks[0]["args"].get("domain") == "my domain", "domain marks")
+
+
+def check_unbalanced(env):
+    out = os.path.join(env.work, "unbalanced.profsh")
+    r = env.run(["--", env.nvtx, "unbalanced"], out)
+    check(r.returncode == 0 and "pop without push returned -1" in r.stdout, "a pop without a push is refused (-1), not a crash")
+    d = env.dump(out)
+    left = d.named("left open by a thread")
+    check(len(left) == 2 and all(e["open"] for e in left), "ranges open when their thread exits end there, marked open")
+    exit_open = d.named("left open at exit")
+    check(len(exit_open) == 1 and exit_open[0]["open"], "a range open at exit is kept, marked open")
+    check(d.drops.get("pops_without_push") == 1 and d.drops.get("ends_of_unknown_ranges") == 1 and
+          d.drops.get("ranges_open_at_thread_exit") == 2 and d.drops.get("ranges_open_at_end") == 1,
+          "each kind of imbalance is counted: %s" % d.drops)
+    check(any("without a matching push" in w for w in d.warnings) and any("thread exited" in w for w in d.warnings),
+          "and reported as warnings")
+    check("warning:" in r.stderr, "profsh run prints the warnings")
+
+
+def check_itt(env):
+    out = os.path.join(env.work, "itt.profsh")
+    r = env.run(["--", env.itt], out)
+    check(r.returncode == 0, "the ITT client runs (%d %s)" % (r.returncode, r.stderr[-200:]))
+    d = env.dump(out)
+    counts = {n: d.count(n) for n in ["aten::conv2d", "aten::relu", "task with ids", "itt_task_function", "inside frame",
+                                      "open across pause", "hidden while paused", "after resume", "dnnl_primitive",
+                                      "worker task"]}
+    want = {"aten::conv2d": 10, "aten::relu": 10, "task with ids": 1, "itt_task_function": 1, "inside frame": 3,
+            "open across pause": 1, "hidden while paused": 0, "after resume": 3, "dnnl_primitive": 4, "worker task": 200}
+    check(counts == want, "ITT tasks: objects made before loading, per-call string handles, _fn, a second static part, "
+          "threads, pause: %s" % counts)
+    check(d.count("PyTorch frame") == 3, "ITT frames (%d)" % d.count("PyTorch frame"))
+    check(d.count("checkpoint", ph="i") == 2, "ITT markers")
+    depth = [e["args"].get("value") for e in d.events if e["ph"] == "C" and e["name"] == "PyTorch/queue depth"]
+    loss = [e["args"].get("value") for e in d.events if e["ph"] == "C" and e["name"] == "PyTorch/loss"]
+    check(depth == ["5", "6", "5"] and [float(x) for x in loss] == [0.5, 0.25],
+          "ITT counters as counter events (set, inc, dec; double): %s %s" % (depth, loss))
+    check(any(t[2] == "itt main" for t in d.threads), "ITT thread names")
+    check(any(e["name"] == "collection paused" for e in d.events), "the paused interval is shown")
+    torch = [e for e in d.named("aten::conv2d")]
+    check(torch and torch[0]["args"].get("domain") == "PyTorch", "tasks carry their domain")
+
+
+def check_exit_codes(env):
+    out = os.path.join(env.work, "exit.profsh")
+    r = env.run(["--", "sh", "-c", "exit 7"], out)
+    check(r.returncode == 7, "profsh run exits with the workload's status (7: %d)" % r.returncode)
+    r = env.run(["--", "/nonexistent/program"], out)
+    check(r.returncode == 127 and "/nonexistent/program" in r.stderr, "a command that cannot run: 127 and its name")
+    r = subprocess.run([env.profsh, "run"], capture_output=True, text=True)
+    check(r.returncode == 2 and "no command" in r.stderr, "no command: usage, status 2")
+    r = subprocess.run([env.profsh, "run", "--activities", "cupti", "--", "true"], capture_output=True, text=True)
+    check(r.returncode == 127 and "unknown activity 'cupti'" in r.stderr, "an unknown activity is named")
+
+
+def check_injection_owned(env):
+    out = os.path.join(env.work, "owned.profsh")
+    e = dict(os.environ, NVTX_INJECTION64_PATH="/opt/other-tool/libinjection.so")
+    r = env.run(["--", env.nvtx, "nested", "1", "5"], out, env=e)
+    check(r.returncode == 0 and "NVTX_INJECTION64_PATH is already set to /opt/other-tool/libinjection.so" in r.stderr,
+          "an injection variable owned by another tool is left alone, and profsh says so")
+    d = env.dump(out)
+    check(d.count("outer") == 0, "then no NVTX ranges are collected (the other tool's variable stays)")
+
+
+def check_session_privacy(env):
+    out = os.path.join(env.work, "keep.profsh")
+    r = env.run(["--keep-session", "--", env.nvtx, "nested", "1", "5"], out)
+    folder = [l.split("streams kept in ", 1)[1] for l in r.stderr.splitlines() if "streams kept in " in l]
+    check(len(folder) == 1, "--keep-session prints the session folder")
+    if not folder:
+        return
+    folder = folder[0].strip()
+    mode = stat.S_IMODE(os.stat(folder).st_mode)
+    files = [os.path.join(folder, f) for f in os.listdir(folder)]
+    check(mode == 0o700 and files and all(stat.S_IMODE(os.stat(f).st_mode) == 0o600 for f in files),
+          "the session folder is the user's alone (0700, streams 0600)")
+    d = env.dump(folder)
+    check(d.count("outer") == 5, "profsh.load reads a session folder")
+    single = env.dump(files[0])
+    check(single.count("outer") == 5, "and a single stream file")
+
+
+def check_without_session(env):
+    lib = os.path.join(os.path.dirname(env.profsh), "libprofsh_collector.so")
+    e = dict(os.environ, LD_PRELOAD=lib, NVTX_INJECTION64_PATH=lib)
+    e.pop("PROFSH_SESSION", None)
+    r = subprocess.run([env.nvtx, "unbalanced"], capture_output=True, text=True, env=e)
+    check(r.returncode == 0 and r.stderr == "", "without a session the collector stays out of the way (no output, status 0)")
+
+
+def check_sigkill(env):
+    out = os.path.join(env.work, "killed.profsh")
+    proc = subprocess.Popen([env.profsh, "run", "-o", out, "--", env.nvtx, "until_killed"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=env.work)
+    reports = []
+    start = time.time()
+    workload = None
+    while time.time() - start < 1.0:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        if line[0].isdigit():
+            done, ns = line.split()
+            reports.append((int(done), int(ns)))
+        if workload is None:
+            try:
+                with open("/proc/%d/task/%d/children" % (proc.pid, proc.pid)) as f:
+                    kids = f.read().split()
+                workload = int(kids[0]) if kids else None
+            except OSError:
+                pass
+    check(workload is not None, "found the workload's pid")
+    if workload is None:
+        proc.kill()
+        return
+    kill_ns = time.time_ns()
+    os.kill(workload, signal.SIGKILL)
+    rest, err = proc.communicate(timeout=120)
+    for line in rest.splitlines():
+        if line[:1].isdigit():
+            done, ns = line.split()
+            reports.append((int(done), int(ns)))
+    check(proc.returncode == 128 + signal.SIGKILL, "profsh run reports the kill (137: %d)" % proc.returncode)
+    d = env.dump(out)
+    recorded = d.count("tick")
+    before = max([n for n, ns in reports if ns <= kill_ns - 100_000_000] or [0])
+    check(before > 0 and recorded >= before,
+          "after SIGKILL the trace holds every range ended 100 ms before the kill (%d recorded, %d ended by then)" % (recorded, before))
+    check(d.drops.get("streams_cut_short") == 1 and any("did not finish" in w for w in d.warnings),
+          "the cut stream is reported")
+
+
+def check_stress(env):
+    # 16 threads × 1 million push/pop pairs as fast as they go: every range is either recorded
+    # or counted as dropped.
+    lua = os.path.join(env.work, "stress.lua")
+    with open(lua, "w") as f:
+        f.write("""
+local p = profsh.profile{activities = {"nvtx"}}
+local status = p:run{arg[1], "stress", "16", "1000000"}
+local n = 0
+for _, a in ipairs(p:key_averages()) do if a.key == "stress" then n = a.count end end
+print(status, n, p.summary.dropped_ranges, p.summary.ranges_open_at_end, p.summary.pops_without_push)
+""")
+    r = subprocess.run([env.profsh, lua, env.nvtx], capture_output=True, text=True, timeout=600)
+    fields = r.stdout.split()
+    check(r.returncode == 0 and len(fields) == 5, "the stress run completes (%s)" % (r.stderr[-300:] or r.stdout))
+    if len(fields) != 5:
+        return
+    status, recorded, dropped, open_end, pops = (int(x) for x in fields)
+    check(status == 0 and recorded + dropped == 16_000_000 and open_end == 0 and pops == 0,
+          "16 threads x 1M ranges: recorded %d + dropped %d = %d (exactly 16000000)" % (recorded, dropped, recorded + dropped))
+
+
+CHECKS = {"nested": check_nested, "processes": check_processes, "startend": check_start_end,
+          "attributes": check_attributes, "unbalanced": check_unbalanced, "itt": check_itt,
+          "exit_codes": check_exit_codes, "injection_owned": check_injection_owned,
+          "session": check_session_privacy, "without_session": check_without_session,
+          "sigkill": check_sigkill, "stress": check_stress}
+
+
+def main():
+    profsh, nvtx, itt, tests_dir = (os.path.abspath(a) for a in sys.argv[1:5])
+    selected = sys.argv[5:] or list(CHECKS)
+    with tempfile.TemporaryDirectory(prefix="profsh_collector_") as work:
+        env = Env(profsh, nvtx, itt, tests_dir, work)
+        for name in selected:
+            print("== " + name, flush=True)
+            CHECKS[name](env)
+    print("collector: %d failed" % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,257 @@
+// Workloads for the collector's end-to-end tests: each mode emits NVTX events whose exact
+// counts the test knows. Built against the NVTX v3 headers only, like any program that uses
+// NVTX; without profsh attached every call is a no-op.
+//
+//   nvtx_workload MODE [ARGS...]
+#include <nvtx3/nvToolsExt.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+long Arg(int argc, char** argv, int i, long fallback) {
+  return argc > i ? std::atol(argv[i]) : fallback;
+}
+
+void Spin(int iterations) {
+  volatile double x = 1;
+  for (int i = 0; i < iterations; ++i) x = x * 1.0000001 + 1e-9;
+}
+
+// T threads, each N times: outer { 3 × inner }.
+int Nested(int threads, int n) {
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([n] {
+      for (int i = 0; i < n; ++i) {
+        nvtxRangePushA("outer");
+        for (int j = 0; j < 3; ++j) {
+          nvtxRangePushA("inner");
+          Spin(200);
+          nvtxRangePop();
+        }
+        nvtxRangePop();
+      }
+    });
+  }
+  for (auto& t : pool) t.join();
+  return 0;
+}
+
+// The parent records "parent" ranges, a forked child "child" ranges, and a second child runs a
+// shell script that execs this program in nested mode (the exec'd image is the same pid).
+int Processes(const char* self, const char* script) {
+  for (int i = 0; i < 10; ++i) {
+    nvtxRangePushA("parent");
+    nvtxRangePop();
+  }
+  pid_t child = fork();
+  if (child == 0) {
+    for (int i = 0; i < 20; ++i) {
+      nvtxRangePushA("child");
+      nvtxRangePop();
+    }
+    std::exit(0);  // exit: atexit and destructors run
+  }
+  pid_t quick = fork();
+  if (quick == 0) {
+    for (int i = 0; i < 5; ++i) {
+      nvtxRangePushA("quick child");
+      nvtxRangePop();
+    }
+    _exit(0);  // _exit: only the wrapper can flush
+  }
+  pid_t shell = fork();
+  if (shell == 0) {
+    execl("/bin/sh", "sh", script, self, static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status;
+  waitpid(child, &status, 0);
+  waitpid(quick, &status, 0);
+  waitpid(shell, &status, 0);
+  for (int i = 0; i < 10; ++i) {
+    nvtxRangePushA("parent");
+    nvtxRangePop();
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+// Ranges started on one thread and ended on another, overlapping.
+int StartEnd() {
+  std::vector<nvtxRangeId_t> ids(8);
+  std::thread starter([&] {
+    for (size_t i = 0; i < ids.size(); ++i) ids[i] = nvtxRangeStartA("handoff");
+  });
+  starter.join();
+  std::thread ender([&] {
+    for (nvtxRangeId_t id : ids) {
+      Spin(1000);
+      nvtxRangeEnd(id);
+    }
+  });
+  ender.join();
+  return 0;
+}
+
+// ASCII with UTF-8 text, wide strings, registered strings, domains, categories, colors and
+// every payload type.
+int Attributes() {
+  // "données χρόνος 学习 🚀" in UTF-8, spelled in bytes so that no compiler setting changes it.
+  nvtxRangePushA(
+      "donn\xc3\xa9"
+      "es \xcf\x87\xcf\x81\xcf\x8c\xce\xbd\xce\xbf\xcf\x82 \xe5\xad\xa6\xe4\xb9\xa0 "
+      "\xf0\x9f\x9a\x80");
+  nvtxRangePop();
+  nvtxRangePushW(L"wide ñ 走");
+  nvtxRangePop();
+  nvtxMarkW(L"wide mark ✓");
+  nvtxNameCategoryA(7, "io");
+  nvtxDomainHandle_t domain = nvtxDomainCreateA("my domain");
+  nvtxDomainHandle_t same = nvtxDomainCreateA("my domain");
+  if (same != domain) return 3;
+  nvtxDomainNameCategoryA(domain, 1, "compute");
+  nvtxStringHandle_t reg = nvtxDomainRegisterStringA(domain, "registered step");
+  struct {
+    nvtxPayloadType_t type;
+    const char* name;
+  } payloads[] = {
+      {NVTX_PAYLOAD_TYPE_UNSIGNED_INT64, "u64"}, {NVTX_PAYLOAD_TYPE_INT64, "i64"},
+      {NVTX_PAYLOAD_TYPE_DOUBLE, "double"},      {NVTX_PAYLOAD_TYPE_UNSIGNED_INT32, "u32"},
+      {NVTX_PAYLOAD_TYPE_INT32, "i32"},          {NVTX_PAYLOAD_TYPE_FLOAT, "float"}};
+  for (auto& p : payloads) {
+    nvtxEventAttributes_t a{};
+    a.version = NVTX_VERSION;
+    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    a.message.ascii = p.name;
+    a.payloadType = p.type;
+    switch (p.type) {
+      case NVTX_PAYLOAD_TYPE_UNSIGNED_INT64:
+        a.payload.ullValue = 18446744073709551615ull;
+        break;
+      case NVTX_PAYLOAD_TYPE_INT64:
+        a.payload.llValue = -9000000000ll;
+        break;
+      case NVTX_PAYLOAD_TYPE_DOUBLE:
+        a.payload.dValue = 2.5;
+        break;
+      case NVTX_PAYLOAD_TYPE_UNSIGNED_INT32:
+        a.payload.uiValue = 4000000000u;
+        break;
+      case NVTX_PAYLOAD_TYPE_INT32:
+        a.payload.iValue = -42;
+        break;
+      default:
+        a.payload.fValue = 0.25f;
+        break;
+    }
+    nvtxRangePushEx(&a);
+    nvtxRangePop();
+  }
+  nvtxEventAttributes_t a{};
+  a.version = NVTX_VERSION;
+  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  a.category = 1;
+  a.colorType = NVTX_COLOR_ARGB;
+  a.color = 0xff00ff00;
+  a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+  a.message.registered = reg;
+  for (int i = 0; i < 4; ++i) {
+    nvtxDomainRangePushEx(domain, &a);
+    nvtxDomainRangePop(domain);
+  }
+  a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+  a.message.ascii = "domain mark";
+  nvtxDomainMarkEx(domain, &a);
+  a.category = 7;
+  a.message.ascii = "default-domain io";
+  nvtxRangePushEx(&a);
+  nvtxRangePop();
+  return 0;
+}
+
+// Input that does not balance: the collector records it and the reader reports it.
+int Unbalanced() {
+  int level = nvtxRangePop();  // a pop without a push
+  std::printf("pop without push returned %d\n", level);
+  nvtxRangeEnd(123456789);  // an end of an id never started
+  std::thread t([] {
+    nvtxRangePushA("left open by a thread");
+    nvtxRangePushA("left open by a thread");
+  });
+  t.join();
+  nvtxRangePushA("left open at exit");
+  return 0;
+}
+
+// Runs ranges until killed, printing how many have ended, with the wall time, every 10 ms.
+int UntilKilled() {
+  long done = 0;
+  timespec last{};
+  clock_gettime(CLOCK_REALTIME, &last);
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  while (true) {
+    nvtxRangePushA("tick");
+    Spin(2000);
+    nvtxRangePop();
+    ++done;
+    timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    if ((now.tv_sec - last.tv_sec) * 1000000000L + (now.tv_nsec - last.tv_nsec) > 10000000L) {
+      std::printf("%ld %lld\n", done,
+                  static_cast<long long>(now.tv_sec) * 1000000000LL + now.tv_nsec);
+      last = now;
+    }
+  }
+}
+
+// As fast as it can: T threads × N ranges, no work inside (the stress test and the benchmark).
+int Stress(int threads, long n) {
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([n] {
+      for (long i = 0; i < n; ++i) {
+        nvtxRangePushA("stress");
+        nvtxRangePop();
+      }
+    });
+  }
+  for (auto& t : pool) t.join();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr,
+                 "usage: nvtx_workload "
+                 "nested|processes|startend|attributes|unbalanced|until_killed|stress\n");
+    return 2;
+  }
+  std::string mode = argv[1];
+  if (mode == "nested")
+    return Nested(static_cast<int>(Arg(argc, argv, 2, 4)),
+                  static_cast<int>(Arg(argc, argv, 3, 100)));
+  if (mode == "processes") return Processes(argv[0], argc > 2 ? argv[2] : "exec_nested.sh");
+  if (mode == "startend") return StartEnd();
+  if (mode == "attributes") return Attributes();
+  if (mode == "unbalanced") return Unbalanced();
+  if (mode == "until_killed") return UntilKilled();
+  if (mode == "stress")
+    return Stress(static_cast<int>(Arg(argc, argv, 2, 16)), Arg(argc, argv, 3, 1000000));
+  std::fprintf(stderr, "nvtx_workload: unknown mode %s\n", mode.c_str());
+  return 2;
+}
