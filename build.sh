@@ -1,6 +1,7 @@
 #!/bin/sh
 # One entry point for a fresh Debian 12 machine (run as root, or with sudo available):
-#   ./build.sh run    install what is needed, build, run the main job on the bundled sample
+#   ./build.sh run    install what is needed, build, run the bundled NVTX sample workload under
+#                     `profsh run` (its operator table; the trace goes to build/sample.profsh)
 #   ./build.sh test   install what is needed, build, run every test (also under ASan+UBSan)
 #   ./build.sh bench  build and print the benchmark figures (README "Performance")
 # Each step is idempotent: packages already installed are not fetched again, builds are
@@ -10,6 +11,8 @@ cd "$(dirname "$0")"
 ROOT=$(pwd)
 JOBS=$(nproc 2>/dev/null || echo 2)
 
+# The collector and the sample workload also need the NVTX v3 headers of the CUDA toolkit
+# (/usr/local/cuda/include/nvtx3, present on the project's machines; no GPU or driver needed).
 PACKAGES="build-essential cmake pkg-config liblua5.4-dev nlohmann-json3-dev zlib1g-dev \
 googletest libgtest-dev libgmock-dev libbenchmark-dev python3 util-linux"
 # The golden tests record traces with the real PyTorch (Debian's build, CPU only); the
@@ -43,7 +46,7 @@ case "${1:-run}" in
   run)
     install_packages $PACKAGES
     build "$ROOT/build"
-    "$ROOT/build/profsh" "$ROOT/scripts/quickstart.lua"
+    "$ROOT/build/profsh" run -o "$ROOT/build/sample.profsh" -- "$ROOT/build/nvtx_pipeline"
     ;;
   test)
     install_packages $PACKAGES $TEST_PACKAGES

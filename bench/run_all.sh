@@ -25,3 +25,6 @@ echo "== Chrome JSON export and profsh's own format (100 MB trace)"
 echo
 echo "== flamegraphs of 100 thousand and 1 million unique stacks, profsh vs flamegraph.pl"
 sh "$here/flamegraph_bench.sh" "$build" "$work"
+echo
+echo "== the collector: cost per range, sustained rate, bytes on disk"
+sh "$here/collector_bench.sh" "$build"

@@ -1,7 +1,10 @@
 #include "bindings/lua_api.h"
 #include "bindings/lua_support.h"
 
+#include <unistd.h>
+
 #include <cstring>
+#include <string>
 
 #ifndef PROFSH_VERSION
 #define PROFSH_VERSION "0.0.0"
@@ -22,6 +25,15 @@ void OpenProfsh(lua_State* L) {
   lua_newtable(L);
   lua_pushstring(L, PROFSH_VERSION);
   lua_setfield(L, -2, "version");
+  // Where the profsh executable is: the collector and the sample workload live beside it.
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n > 0) {
+    std::string dir(self, static_cast<size_t>(n));
+    dir = dir.substr(0, dir.find_last_of('/'));
+    lua_pushstring(L, dir.c_str());
+    lua_setfield(L, -2, "executable_dir");
+  }
   RegisterTrace(L);
   RegisterAverages(L);
   RegisterFlamegraph(L);

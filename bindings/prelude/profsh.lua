@@ -16,10 +16,13 @@ profsh — a programmable profiling shell.
   t:export_stacks("stacks.txt", "self_cpu_time_total")
   t:save("trace.profsh")               compact binary, fast to load again
   t:flamegraph("ops.svg")              interactive flamegraph SVG (no Perl needed)
+  p = profsh.profile{activities={"nvtx","itt"}}
+  p:run{"bash", "launch.sh"}           run a workload with the collector attached
+  print(p:key_averages():table())      the profile then answers like a trace
 
 Help topics: load, key_averages, table, avg, trace, events, processes, threads,
 export_chrome_trace, export_stacks, save, flamegraph, flamegraph_diff, speedscope,
-repl.   Type :help TOPIC]]
+profile, run, repl.   Type :help TOPIC]]
 
 topics.load = [[
 profsh.load(path) -> Trace
@@ -114,6 +117,30 @@ trace:export_speedscope(path, {metric=, stacks=, threads=, name=})
 profsh.speedscope(input, path, {name=, unit=, metric=, stacks=})
   Writes speedscope's JSON format (a sampled profile with shared frames) for
   https://www.speedscope.app or its desktop build.]]
+
+topics.profile = [[
+p = profsh.profile{activities={"nvtx","itt"}, buffer_kb=2048, drain_ms=20, keep_session=false}
+status = p:run{"bash", "launch.sh"}     or  p:run("shell command line")
+  Runs an unmodified workload, and every process it starts, with profsh's collector injected
+  (LD_PRELOAD, NVTX_INJECTION64_PATH, INTEL_LIBITTNOTIFY64) and returns its exit status.
+  Collected: NVTX ranges (push/pop, start/end across threads, marks, domains, categories,
+  colors, payloads, registered strings, thread names) and ITT tasks, frames, markers,
+  counters, thread names and pause/resume.
+  Afterwards p answers what a Trace answers: p:key_averages(), p:export_chrome_trace(path),
+  p:flamegraph(path), p:save(path), p.duration, p.warnings ... and also
+  p.exit_code, p.signal, p.summary (ranges, drops, ...; summary.text says it in a line),
+  p.trace (the Trace itself), p.session (the raw streams' folder, with keep_session=true).
+  An injection variable another tool already set is left alone; p.warnings says so.
+  Nothing is dropped silently: drops, unbalanced pops and cut streams are counted in
+  p.summary and the trace's warnings.]]
+
+topics.run = [[
+Command line:  profsh run [options] -- CMD [ARGS...]
+  Like profsh.profile():run{CMD, ARGS...}: prints the operators table, saves the trace
+  (-o PATH, default profsh-DATE-TIME.profsh; .json/.json.gz writes Chrome JSON) and exits
+  with the workload's status. profsh run --help lists the options (--activities,
+  --sort-by, --row-limit, --group-by-input-shape, --no-table, --keep-session, ...).
+  profsh.load(folder) reads a kept session folder; profsh.load(file.pstream) one stream.]]
 
 topics.repl = [[
 The REPL: expressions print their value (averages lists print as tables), statements run.

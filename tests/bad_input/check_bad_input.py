@@ -99,6 +99,55 @@ def main():
             blob = open(saved, "rb").read()
             case("truncated.profsh", ["truncated profsh trace"], data=blob[: len(blob) - 40])
 
+        # Streams of the collector, crafted here block by block (engine/collector/stream_format.h).
+        def block(kind, payload):
+            return struct.pack("<II", kind, len(payload)) + payload
+
+        def varint(v):
+            out = b""
+            while v >= 0x80:
+                out += bytes([(v & 0x7f) | 0x80])
+                v >>= 7
+            return out + bytes([v])
+
+        def text(s):
+            return varint(len(s)) + s
+
+        header = b"PROFSHST" + struct.pack("<II", 1, 16)
+        process = block(1, struct.pack("<qqqII", 100, 1, 1700000000000000000, 0, 2) + text(b"app") + text(b"/bin/app")
+                        + text(b"host") + varint(0))
+        clock = block(2, struct.pack("<Qqq", 1000, 1000, 1700000000000000000))
+        thread = block(4, varint(0) + struct.pack("<q", 100) + text(b""))
+        name = block(3, varint(1) + text(b"step"))
+        events_ok = block(5, varint(0) + struct.pack("<QI", 1000, 2) + varint(5 << 4 | 0) + varint(0) + varint(1)
+                          + varint(0) + varint(9 << 4 | 1) + varint(0))
+        good_stream = header + process + clock + thread + name + events_ok + clock
+        case("wrong_version.pstream", ["stream version 9", "reads version 1"],
+             data=b"PROFSHST" + struct.pack("<II", 9, 16) + good_stream[16:])
+        case("no_process.pstream", ["no process block"], data=header + clock)
+        bad_events = block(5, varint(0) + struct.pack("<QI", 1000, 3) + varint(5 << 4 | 0) + varint(0))
+        case("malformed_events.pstream", ["block at byte %d" % (len(header + process + clock + thread + name)),
+                                          "malformed event"],
+             data=header + process + clock + thread + name + bad_events + clock)
+        orphan = block(5, varint(4) + struct.pack("<QI", 1000, 1) + varint(5 << 4 | 1) + varint(0))
+        case("events_before_thread.pstream", ["thread slot 4 before its thread block"],
+             data=header + process + clock + orphan + clock)
+        unknown_kind = block(5, varint(0) + struct.pack("<QI", 1000, 1) + varint(5 << 4 | 15))
+        case("unknown_event_kind.pstream", ["unknown event kind 15"], data=header + process + clock + thread + unknown_kind)
+        case("empty_session", ["is a directory, and holds no profsh streams"], setup=lambda p: os.mkdir(p))
+
+        # A stream cut in the middle of a block (a killed process) is not an error: it loads,
+        # with a warning that says where it ends.
+        cut = os.path.join(work, "cut.pstream")
+        write(cut, good_stream[:-5])
+        r = subprocess.run([profsh, "-e", "local t = profsh.load(%r) print(#t) print(t.warnings[1])" % cut],
+                           capture_output=True, text=True)
+        if r.returncode == 0 and "ends in a partial block at byte %d" % (len(good_stream) - len(clock)) in r.stdout:
+            passed += 1
+            print("ok   %-28s loads, with a warning" % "cut.pstream")
+        else:
+            failures.append("cut.pstream: %d %s %s" % (r.returncode, r.stdout, r.stderr))
+
         # An unreadable file. Root reads everything, so drop to nobody when running as root.
         runner = None
         if os.geteuid() == 0:

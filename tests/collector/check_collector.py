@@ -150,6 +150,30 @@ def check_processes(env):
     check(all(m["ended"] != "cut short (killed, or still running)" for m in d.meta), "every stream ended cleanly")
 
 
+def check_two_objects(env):
+    out = os.path.join(env.work, "two.profsh")
+    env.run(["--", env.nvtx, "two_objects"], out)
+    d = env.dump(out)
+    check(d.count("from the program") == 7 and d.count("from the library") == 9,
+          "NVTX in a program and in a shared library with its own NVTX: both initialisations served (%d/7, %d/9)"
+          % (d.count("from the program"), d.count("from the library")))
+
+
+def check_ranks(env):
+    out = os.path.join(env.work, "rank.profsh")
+    e = dict(os.environ, RANK="3", LOCAL_RANK="1", WORLD_SIZE="8")
+    env.run(["--", env.nvtx, "nested", "1", "2"], out, env=e)
+    d = env.dump(out)
+    labels = [v[1] for v in d.processes.values()]
+    check(labels == ["rank 3"], "a distributed launcher's RANK labels the process: %s" % labels)
+    script = os.path.join(env.work, "env.lua")
+    with open(script, "w") as f:
+        f.write("local p = profsh.load(arg[1]).metadata.profsh.processes[1]\n"
+                "print(p.environment.RANK, p.environment.LOCAL_RANK, p.environment.WORLD_SIZE, p.ppid > 0)\n")
+    r = subprocess.run([env.profsh, script, out], capture_output=True, text=True)
+    check(r.stdout.split() == ["3", "1", "8", "true"], "rank variables and the parent pid are kept: %s" % r.stdout.strip())
+
+
 def check_start_end(env):
     out = os.path.join(env.work, "startend.profsh")
     env.run(["--", env.nvtx, "startend"], out)
@@ -336,7 +360,7 @@ print(status, n, p.summary.dropped_ranges, p.summary.ranges_open_at_end, p.summa
           "16 threads x 1M ranges: recorded %d + dropped %d = %d (exactly 16000000)" % (recorded, dropped, recorded + dropped))
 
 
-CHECKS = {"nested": check_nested, "processes": check_processes, "startend": check_start_end,
+CHECKS = {"nested": check_nested, "processes": check_processes, "two_objects": check_two_objects, "ranks": check_ranks, "startend": check_start_end,
           "attributes": check_attributes, "unbalanced": check_unbalanced, "itt": check_itt,
           "exit_codes": check_exit_codes, "injection_owned": check_injection_owned,
           "session": check_session_privacy, "without_session": check_without_session,

@@ -217,6 +217,17 @@ int UntilKilled() {
   }
 }
 
+// NVTX from the program and from a shared library with its own NVTX globals.
+extern "C" void nvtx_dso_work(int n);
+int TwoObjects() {
+  for (int i = 0; i < 7; ++i) {
+    nvtxRangePushA("from the program");
+    nvtxRangePop();
+  }
+  nvtx_dso_work(9);
+  return 0;
+}
+
 // As fast as it can: T threads × N ranges, no work inside (the stress test and the benchmark).
 int Stress(int threads, long n) {
   std::vector<std::thread> pool;
@@ -250,6 +261,7 @@ int main(int argc, char** argv) {
   if (mode == "attributes") return Attributes();
   if (mode == "unbalanced") return Unbalanced();
   if (mode == "until_killed") return UntilKilled();
+  if (mode == "two_objects") return TwoObjects();
   if (mode == "stress")
     return Stress(static_cast<int>(Arg(argc, argv, 2, 16)), Arg(argc, argv, 3, 1000000));
   std::fprintf(stderr, "nvtx_workload: unknown mode %s\n", mode.c_str());

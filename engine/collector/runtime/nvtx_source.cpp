@@ -24,6 +24,14 @@ using stream::kSourceNvtx;
 // terminator is on.
 inline bool SameText(const char* text, const char* cached, uint32_t length) {
   const size_t n = size_t{length} + 1;
+  // Most messages are short: one masked word compare (the interned copy is padded with zeros).
+  if (n <= 8 && (reinterpret_cast<uintptr_t>(text) & 4095) <= 4088) {
+    uint64_t a, b;
+    memcpy(&a, text, 8);
+    memcpy(&b, cached, 8);
+    const uint64_t mask = n == 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * n)) - 1;
+    return ((a ^ b) & mask) == 0;
+  }
   size_t i = 0;
   while (i + 8 <= n && (reinterpret_cast<uintptr_t>(text + i) & 4095) <= 4088) {
     uint64_t a, b;

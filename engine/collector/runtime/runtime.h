@@ -186,8 +186,9 @@ inline bool EmitSimple(uint8_t kind, uint8_t flags, uint16_t domain, uint32_t na
 
 // Opens a nesting level (NVTX push, ITT task) on slot `s`. Returns the new level's index
 // (0-based). The per-event path of every range: keep it short.
-inline int EmitPushOn(ThreadSlot* s, uint8_t kind, uint8_t flags, uint16_t domain, uint32_t name,
-                      const RecordExt* ext) {
+__attribute__((always_inline)) inline int EmitPushOn(ThreadSlot* s, uint8_t kind, uint8_t flags,
+                                                     uint16_t domain, uint32_t name,
+                                                     const RecordExt* ext) {
   const uint32_t level = s->depth++;
   const uint64_t n = ext ? 2 : 1;
   Record* r = Recording() ? Reserve(s, n, kPopReserve) : nullptr;
@@ -216,7 +217,7 @@ inline int EmitPush(uint8_t kind, uint8_t flags, uint16_t domain, uint32_t name,
 int EmitUnmatchedPop(ThreadSlot* s, uint8_t kind, uint16_t domain);
 
 // Closes the innermost level. Returns the closed level's index, or -1 for a pop without a push.
-inline int EmitPop(uint8_t kind, uint16_t domain) {
+__attribute__((always_inline)) inline int EmitPop(uint8_t kind, uint16_t domain) {
   ThreadSlot* s = CurrentSlot();
   if (s == nullptr) return -1;
   if (__builtin_expect(s->depth == 0, 0)) return EmitUnmatchedPop(s, kind, domain);
