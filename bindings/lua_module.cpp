@@ -1,4 +1,5 @@
 #include "bindings/lua_api.h"
+#include "bindings/lua_schedule.h"
 #include "bindings/lua_support.h"
 
 #include <unistd.h>
@@ -38,6 +39,7 @@ void OpenProfsh(lua_State* L) {
   RegisterAverages(L);
   RegisterFlamegraph(L);
   RegisterProfile(L);
+  RegisterSchedule(L);
 
   // The prelude receives the table and finishes the module in Lua (help, printing helpers).
   if (luaL_loadbuffer(L, kPreludeSource, std::strlen(kPreludeSource), "=[profsh prelude]") !=

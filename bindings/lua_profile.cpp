@@ -2,13 +2,18 @@
 // (or p:run("shell command")) runs a workload under the collector; afterwards the object
 // answers everything a Trace does (p:key_averages(), p:export_chrome_trace(...), p.duration),
 // as torch's profile object does after its `with` block.
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <string>
 #include <vector>
 
 #include "bindings/lua_api.h"
+#include "bindings/lua_schedule.h"
 #include "bindings/lua_support.h"
 #include "engine/collector/recording.h"
+#include "engine/trace/trace_builder.h"
 
 namespace profsh::lua {
 
@@ -17,6 +22,12 @@ namespace {
 const char* const kProfileType = "profsh.Profile";
 const char* const kTraceType = "profsh.Trace";
 
+// Ranges recorded in this process by profsh.record_function while a profile is started.
+struct InProcessRange {
+  std::string name;
+  int64_t begin_ns, end_ns;
+};
+
 struct ProfileHandle {
   LaunchOptions options;
   bool keep_session = false;
@@ -24,7 +35,22 @@ struct ProfileHandle {
   LaunchResult launch;
   SessionSummary summary;
   bool session_kept = false;
+  uint64_t windows = 0;
+  std::vector<std::string> warnings;
+  ControlChannel* control = nullptr;  // while p:run() waits
+  bool stop_requested = false;
+  // In-process profiling (p:start(), profsh.record_function, p:step(), p:stop()).
+  bool started = false;
+  int64_t step_num = 0;
+  ProfilerAction action = ProfilerAction::kRecord;
+  bool window_open = false;
+  int64_t window_first = 0, window_last = 0, window_begin_ns = 0;
+  std::vector<InProcessRange> ranges;
 };
+
+// User values of a profile userdata.
+constexpr int kTraceValue = 1;    // the last trace (a window, or the whole run)
+constexpr int kHandlerValue = 2;  // on_trace_ready
 
 ProfileHandle* CheckProfile(lua_State* L, int index, const char* function) {
   return CheckUserdata<ProfileHandle>(L, index, kProfileType, function);
@@ -69,7 +95,9 @@ std::vector<std::string> ReadActivities(lua_State* L, const Options& opts) {
 
 int Profile(lua_State* L) {
   return Protect(L, [&] {
-    Options opts(L, 1, "profile", {"activities", "buffer_kb", "drain_ms", "keep_session"});
+    Options opts(L, 1, "profile",
+                 {"activities", "buffer_kb", "drain_ms", "keep_session", "schedule",
+                  "on_trace_ready", "step_marker", "capture_range"});
     ProfileHandle h;
     h.options.activities = ReadActivities(L, opts);
     int64_t buffer = opts.Int("buffer_kb", 0), drain = opts.Int("drain_ms", 0);
@@ -80,53 +108,309 @@ int Profile(lua_State* L) {
     h.options.buffer_kb = static_cast<uint32_t>(buffer);
     h.options.drain_ms = static_cast<uint32_t>(drain);
     h.keep_session = opts.Bool("keep_session", false);
-    void* mem = lua_newuserdatauv(L, sizeof(ProfileHandle), 1);
+    opts.Push("schedule");
+    if (!lua_isnil(L, -1)) {
+      Schedule* sched = TestSchedule(L, -1);
+      if (sched == nullptr) {
+        std::string got = TypeName(L, -1);
+        lua_pop(L, 1);
+        throw LuaError("bad option 'schedule' to 'profile' (a profsh.schedule{...} expected, got " +
+                       got + ")");
+      }
+      h.options.schedule = *sched;
+    }
+    lua_pop(L, 1);
+    if (auto m = opts.String("step_marker")) {
+      Status st = CheckStepMarker(*m);
+      if (!st.ok()) throw LuaError("bad option 'step_marker' to 'profile' (" + st.message() + ")");
+      h.options.step_marker = *m;
+    }
+    if (auto c = opts.String("capture_range")) {
+      if (c->empty())
+        throw LuaError("bad option 'capture_range' to 'profile' (a range name expected)");
+      h.options.capture_range = *c;
+    }
+    if (h.options.schedule && !h.options.capture_range.empty()) {
+      throw LuaError("'profile' takes a schedule or a capture_range, not both");
+    }
+    if (h.options.schedule) h.action = h.options.schedule->Action(0);
+    opts.Push("on_trace_ready");
+    int handler_type = lua_type(L, -1);
+    lua_pop(L, 1);
+    if (handler_type != LUA_TNIL && handler_type != LUA_TFUNCTION) {
+      throw LuaError(
+          std::string("bad option 'on_trace_ready' to 'profile' (a function expected, got ") +
+          lua_typename(L, handler_type) + ")");
+    }
+    void* mem = lua_newuserdatauv(L, sizeof(ProfileHandle), 2);
     new (mem) ProfileHandle(std::move(h));
     luaL_setmetatable(L, kProfileType);
+    if (handler_type == LUA_TFUNCTION) {
+      opts.Push("on_trace_ready");
+      lua_setiuservalue(L, -2, kHandlerValue);
+    }
     return 1;
   });
+}
+
+// Calls on_trace_ready(trace) for the profile at `profile` (a stack index) with the trace on top
+// of the stack (popped), and keeps the trace as the profile's latest. Returns the handler's
+// error message, or "" when it succeeded (or there is none).
+std::string HandTrace(lua_State* L, int profile) {
+  profile = lua_absindex(L, profile);
+  lua_pushvalue(L, -1);
+  lua_setiuservalue(L, profile, kTraceValue);
+  if (lua_getiuservalue(L, profile, kHandlerValue) != LUA_TFUNCTION) {
+    lua_pop(L, 2);
+    return "";
+  }
+  lua_insert(L, -2);
+  if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
+    std::string message =
+        lua_tostring(L, -1) ? lua_tostring(L, -1) : "(error object is not a string)";
+    lua_pop(L, 1);
+    return message;
+  }
+  return "";
+}
+
+std::vector<std::string> ReadCommand(lua_State* L, int index) {
+  std::vector<std::string> argv;
+  if (lua_type(L, index) == LUA_TSTRING) return {"/bin/sh", "-c", lua_tostring(L, index)};
+  if (!lua_istable(L, index)) {
+    throw LuaError(
+        "bad argument #1 to 'run' (a command list such as {\"bash\", \"launch.sh\"} or a shell "
+        "string expected, got " +
+        TypeName(L, index) + ")");
+  }
+  lua_Integer n = luaL_len(L, index);
+  for (lua_Integer i = 1; i <= n; ++i) {
+    lua_rawgeti(L, index, i);
+    if (lua_type(L, -1) != LUA_TSTRING && lua_type(L, -1) != LUA_TNUMBER) {
+      std::string got = TypeName(L, -1);
+      lua_pop(L, 1);
+      throw LuaError("bad argument #1 to 'run' (command item " + std::to_string(i) + " is " + got +
+                     ")");
+    }
+    argv.push_back(lua_tostring(L, -1));
+    lua_pop(L, 1);
+  }
+  if (argv.empty()) throw LuaError("bad argument #1 to 'run' (the command list is empty)");
+  return argv;
 }
 
 int Run(lua_State* L) {
   return Protect(L, [&] {
     ProfileHandle* h = CheckProfile(L, 1, "run");
-    std::vector<std::string> argv;
-    if (lua_type(L, 2) == LUA_TSTRING) {
-      argv = {"/bin/sh", "-c", lua_tostring(L, 2)};
-    } else if (lua_istable(L, 2)) {
-      lua_Integer n = luaL_len(L, 2);
-      for (lua_Integer i = 1; i <= n; ++i) {
-        lua_rawgeti(L, 2, i);
-        if (lua_type(L, -1) != LUA_TSTRING && lua_type(L, -1) != LUA_TNUMBER) {
-          std::string got = TypeName(L, -1);
-          lua_pop(L, 1);
-          throw LuaError("bad argument #1 to 'run' (command item " + std::to_string(i) + " is " +
-                         got + ")");
-        }
-        argv.push_back(lua_tostring(L, -1));
-        lua_pop(L, 1);
-      }
-      if (argv.empty()) throw LuaError("bad argument #1 to 'run' (the command list is empty)");
-    } else {
-      throw LuaError(
-          "bad argument #1 to 'run' (a command list such as {\"bash\", \"launch.sh\"} or a shell "
-          "string expected, got " +
-          TypeName(L, 2) + ")");
-    }
+    if (h->started)
+      throw LuaError("the profile is recording in-process (p:start()); p:stop() it before p:run()");
     LaunchOptions options = h->options;
-    options.argv = std::move(argv);
-    auto recorded = RecordWorkload(options, h->keep_session);
+    options.argv = ReadCommand(L, 2);
+    lua_getiuservalue(L, 1, kHandlerValue);
+    const bool has_handler = lua_isfunction(L, -1);
+    lua_pop(L, 1);
+    h->stop_requested = false;
+    if (!has_handler && !options.schedule && options.capture_range.empty()) {
+      auto recorded = RecordWorkload(options, h->keep_session);
+      if (!recorded.ok()) throw LuaError(recorded.error().message);
+      Recording& r = recorded.value();
+      h->ran = true;
+      h->launch = r.launch;
+      h->summary = r.session.summary;
+      h->session_kept = r.session_kept;
+      h->windows = 1;
+      PushTrace(L, std::shared_ptr<Trace>(std::move(r.session.trace)));
+      lua_setiuservalue(L, 1, kTraceValue);
+      lua_pushinteger(L, h->launch.exit_code);
+      return 1;
+    }
+    // Windows are handed to on_trace_ready while the workload runs; the profile keeps the last.
+    std::string handler_error;
+    LiveCallbacks callbacks;
+    callbacks.window = [&](WindowTrace w, ControlChannel& control) {
+      h->control = &control;
+      h->ran = true;
+      if (h->stop_requested) return;
+      PushTrace(L, std::shared_ptr<Trace>(std::move(w.trace)));
+      std::string error = HandTrace(L, 1);
+      if (!error.empty() && handler_error.empty()) {
+        // A failing handler stops the profiler; the error is raised once the workload ends.
+        handler_error = error;
+        h->stop_requested = true;
+      }
+      if (h->stop_requested) control.Stop();
+    };
+    auto recorded = RecordWorkloadLive(options, h->keep_session, callbacks);
+    h->control = nullptr;
     if (!recorded.ok()) throw LuaError(recorded.error().message);
-    Recording& r = recorded.value();
+    LiveRecording& r = recorded.value();
     h->ran = true;
     h->launch = r.launch;
-    h->summary = r.session.summary;
-    h->session_kept = r.session_kept;
-    PushTrace(L, std::shared_ptr<Trace>(std::move(r.session.trace)));
-    lua_setiuservalue(L, 1, 1);
+    h->summary = r.summary;
+    h->windows = r.windows;
+    h->warnings = r.warnings;
+    h->session_kept = h->keep_session;
+    if (!handler_error.empty()) throw LuaError("on_trace_ready failed: " + handler_error);
     lua_pushinteger(L, h->launch.exit_code);
     return 1;
   });
+}
+
+// --- in-process profiling ---
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+const char* const kCurrentProfile = "profsh.current_profile";
+
+bool Records(ProfilerAction a) {
+  return a == ProfilerAction::kRecord || a == ProfilerAction::kRecordAndSave;
+}
+
+// The in-process window as a trace: the ranges record_function recorded, on this thread.
+std::shared_ptr<Trace> WindowTraceOf(ProfileHandle* h, int64_t end_ns) {
+  auto trace = std::make_shared<Trace>();
+  trace->origin_ns = h->window_begin_ns;
+  trace->has_origin = true;
+  trace->source_path = "in-process profile";
+  trace->has_steps = h->options.schedule.has_value();
+  trace->first_step = h->window_first;
+  trace->last_step = h->window_last;
+  TraceBuilder b(*trace);
+  b.SetFormat("profsh-inprocess");
+  const Ident pid{static_cast<int64_t>(getpid()), 0, false};
+  const Ident tid{static_cast<int64_t>(gettid()), 0, false};
+  for (const InProcessRange& r : h->ranges) {
+    EventFields e;
+    e.ts = r.begin_ns - h->window_begin_ns;
+    e.dur = (r.end_ns < 0 ? end_ns : r.end_ns) - r.begin_ns;
+    e.name = r.name;
+    e.category = "user_annotation";
+    e.pid = pid;
+    e.tid = tid;
+    e.flags = r.end_ns < 0 ? kFlagUnterminated : 0;
+    b.AddEvent(e, TraceBuilder::kNoArgs, {});
+  }
+  b.BeginArgs();
+  ArgValue v;
+  v.type = ArgType::kString;
+  b.AddArg("name", false, v, "profsh (in-process)", false);
+  EventFields m;
+  m.phase = 'M';
+  m.name = "process_name";
+  m.pid = pid;
+  m.tid = tid;
+  b.AddEvent(m, b.BuildSchema(), {});
+  b.Finish();
+  return trace;
+}
+
+// Ends the open window (its trace goes to on_trace_ready) and forgets its ranges.
+void SealInProcess(lua_State* L, int profile, ProfileHandle* h) {
+  if (!h->window_open) return;
+  h->window_open = false;
+  PushTrace(L, WindowTraceOf(h, NowNs()));
+  h->ranges.clear();
+  ++h->windows;
+  std::string error = HandTrace(L, profile);
+  if (!error.empty()) throw LuaError("on_trace_ready failed: " + error);
+}
+
+void OpenInProcess(ProfileHandle* h) {
+  if (h->window_open) return;
+  h->window_open = true;
+  h->window_first = h->window_last = h->step_num;
+  h->window_begin_ns = NowNs();
+  h->ranges.clear();
+}
+
+int Start(lua_State* L) {
+  return Protect(L, [&] {
+    ProfileHandle* h = CheckProfile(L, 1, "start");
+    if (h->started) throw LuaError("the profile is already started");
+    h->started = true;
+    h->ran = true;
+    h->step_num = 0;
+    h->action = h->options.schedule ? h->options.schedule->Action(0) : ProfilerAction::kRecord;
+    if (Records(h->action) || h->action == ProfilerAction::kWarmup) OpenInProcess(h);
+    lua_pushvalue(L, 1);
+    lua_setfield(L, LUA_REGISTRYINDEX, kCurrentProfile);
+    lua_pushvalue(L, 1);
+    return 1;
+  });
+}
+
+// torch's profile.step(): the next step, and the transition its action makes.
+int Step(lua_State* L) {
+  return Protect(L, [&] {
+    ProfileHandle* h = CheckProfile(L, 1, "step");
+    if (!h->started)
+      throw LuaError(
+          "p:step() needs a started profile (p:start()); a workload's steps come from its markers");
+    const ProfilerAction prev = h->action;
+    ++h->step_num;
+    h->action =
+        h->options.schedule ? h->options.schedule->Action(h->step_num) : ProfilerAction::kRecord;
+    if (prev == ProfilerAction::kRecordAndSave || (Records(prev) && !Records(h->action)))
+      SealInProcess(L, 1, h);
+    if (prev == ProfilerAction::kWarmup && Records(h->action)) {
+      // What warmup recorded is discarded; the window starts now.
+      h->window_open = false;
+    }
+    if (Records(h->action) || h->action == ProfilerAction::kWarmup) OpenInProcess(h);
+    if (Records(h->action)) h->window_last = h->step_num;
+    if (h->window_open && h->window_first > h->step_num) h->window_first = h->step_num;
+    return 0;
+  });
+}
+
+int Stop(lua_State* L) {
+  return Protect(L, [&] {
+    ProfileHandle* h = CheckProfile(L, 1, "stop");
+    if (h->control != nullptr) {  // inside p:run(): stop recording in the workload
+      h->stop_requested = true;
+      h->control->Stop();
+      return 0;
+    }
+    if (!h->started) return 0;
+    h->started = false;
+    lua_pushnil(L);
+    lua_setfield(L, LUA_REGISTRYINDEX, kCurrentProfile);
+    if (Records(h->action)) SealInProcess(L, 1, h);
+    h->window_open = false;
+    return 0;
+  });
+}
+
+// profsh.record_function(name, fn, ...): fn(...) as a named range of the started profile.
+int RecordFunction(lua_State* L) {
+  std::string name;
+  {
+    size_t len = 0;
+    const char* s = lua_tolstring(L, 1, &len);
+    if (s == nullptr)
+      return luaL_error(L, "bad argument #1 to 'record_function' (a name expected, got %s)",
+                        luaL_typename(L, 1));
+    name.assign(s, len);
+  }
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  lua_getfield(L, LUA_REGISTRYINDEX, kCurrentProfile);
+  auto* h = static_cast<ProfileHandle*>(luaL_testudata(L, -1, kProfileType));
+  lua_pop(L, 1);
+  const bool record = h != nullptr && h->started && h->window_open;
+  size_t index = 0;
+  if (record) {
+    index = h->ranges.size();
+    h->ranges.push_back(InProcessRange{std::move(name), NowNs(), -1});
+  }
+  const int base = 2;
+  const int status = lua_pcall(L, lua_gettop(L) - base, LUA_MULTRET, 0);
+  if (record && index < h->ranges.size()) h->ranges[index].end_ns = NowNs();
+  if (status != LUA_OK) return lua_error(L);
+  return lua_gettop(L) - 1;
 }
 
 void PushSummary(lua_State* L, const SessionSummary& s) {
@@ -164,7 +448,9 @@ int ForwardToTrace(lua_State* L) {
   }
   if (!h->ran)
     return luaL_error(L, "the profile has not run yet: call p:run{...} before p:%s()", method);
-  lua_getiuservalue(L, 1, 1);
+  if (lua_getiuservalue(L, 1, 1) != LUA_TUSERDATA) {
+    return luaL_error(L, "the profile has no trace: no window was recorded (were there steps?)");
+  }
   lua_replace(L, 1);
   luaL_getmetatable(L, kTraceType);
   lua_getfield(L, -1, "__methods");
@@ -255,6 +541,12 @@ void RegisterProfile(lua_State* L) {
   lua_newtable(L);
   lua_pushcfunction(L, Run);
   lua_setfield(L, -2, "run");
+  lua_pushcfunction(L, Start);
+  lua_setfield(L, -2, "start");
+  lua_pushcfunction(L, Step);
+  lua_setfield(L, -2, "step");
+  lua_pushcfunction(L, Stop);
+  lua_setfield(L, -2, "stop");
   for (const char* m : kForwarded) {
     lua_pushstring(L, m);
     lua_pushcclosure(L, ForwardToTrace, 1);
@@ -273,6 +565,8 @@ void RegisterProfile(lua_State* L) {
   lua_pop(L, 1);
   lua_pushcfunction(L, Profile);
   lua_setfield(L, -2, "profile");
+  lua_pushcfunction(L, RecordFunction);
+  lua_setfield(L, -2, "record_function");
 }
 
 }  // namespace profsh::lua

@@ -385,6 +385,17 @@ int TraceField(lua_State* L) {
         lua_pushstring(L, t.warnings[i].c_str());
         lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
       }
+    } else if (key == "steps") {
+      if (!t.has_steps) return 0;
+      lua_createtable(L, 2, 0);
+      lua_pushinteger(L, t.first_step);
+      lua_rawseti(L, -2, 1);
+      lua_pushinteger(L, t.last_step);
+      lua_rawseti(L, -2, 2);
+    } else if (key == "step_num") {
+      // torch's prof.step_num when on_trace_ready runs: the step after the window's last.
+      if (!t.has_steps) return 0;
+      lua_pushinteger(L, t.last_step + 1);
     } else if (key == "metadata") {
       lua_createtable(L, 0, static_cast<int>(t.metadata.size()));
       for (const auto& [k, v] : t.metadata) {
@@ -469,7 +480,9 @@ void RegisterTrace(lua_State* L) {
        {"flamegraph", TraceFlamegraph},
        {"export_speedscope", TraceSpeedscope},
        {"threads", Threads}},
-      TraceField, {"duration", "start", "path", "format", "event_count", "warnings", "metadata"},
+      TraceField,
+      {"duration", "start", "path", "format", "event_count", "warnings", "metadata", "steps",
+       "step_num"},
       {{"__gc", GcUserdata<TraceHandle>}, {"__tostring", TraceToString}, {"__len", TraceLen}});
   lua_pushcfunction(L, Load);
   lua_setfield(L, -2, "load");

@@ -6,12 +6,14 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <string>
 #include <vector>
 
 #include "engine/analysis/averages_table.h"
 #include "engine/analysis/function_events.h"
+#include "engine/collector/on_demand.h"
 #include "engine/collector/recording.h"
 #include "engine/exporters/exporter.h"
 
@@ -36,7 +38,66 @@ constexpr char kUsage[] =
     "  --no-table                 print no table\n"
     "  --keep-session             keep the raw per-process streams (the folder is printed)\n"
     "  --buffer-kb N              per-thread event buffer (default: 2048)\n"
-    "  --drain-ms N               how often buffers are written out, 1..100 (default: 20)\n";
+    "  --drain-ms N               how often buffers are written out, 1..100 (default: 20)\n"
+    "\n"
+    "long jobs (each window's table is printed, and its trace saved as BASE.PID.N.profsh, while\n"
+    "the workload runs):\n"
+    "  --schedule SPEC            torch's schedule, e.g. "
+    "skip_first=10,wait=5,warmup=1,active=3,repeat=2\n"
+    "  --step-marker PATTERN      Lua pattern of the ranges or marks that start a step\n"
+    "                             (default: ^ProfilerStep#%d+)\n"
+    "  --capture-range NAME       record only while a range of that name is open\n"
+    "  --on-demand                record nothing until asked: profsh trace --pid PID --steps N\n";
+
+// "skip_first=10,wait=5,warmup=1,active=3,repeat=2" (any subset; torch's defaults otherwise).
+Result<Schedule> ParseSchedule(const std::string& spec) {
+  Schedule s;
+  size_t pos = 0;
+  while (pos < spec.size()) {
+    size_t comma = spec.find(',', pos);
+    if (comma == std::string::npos) comma = spec.size();
+    std::string item = spec.substr(pos, comma - pos);
+    pos = comma + 1;
+    size_t eq = item.find('=');
+    if (eq == std::string::npos) return Error{"--schedule: '" + item + "' is not KEY=NUMBER"};
+    std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    char* end = nullptr;
+    long long v = std::strtoll(value.c_str(), &end, 10);
+    if (value.empty() || *end != '\0')
+      return Error{"--schedule: " + key + " needs a whole number, got '" + value + "'"};
+    int64_t* field = key == "skip_first"        ? &s.skip_first
+                     : key == "wait"            ? &s.wait
+                     : key == "warmup"          ? &s.warmup
+                     : key == "active"          ? &s.active
+                     : key == "repeat"          ? &s.repeat
+                     : key == "skip_first_wait" ? &s.skip_first_wait
+                                                : nullptr;
+    if (field == nullptr) {
+      return Error{"--schedule: unknown key '" + key +
+                   "' (skip_first, wait, warmup, active, repeat, skip_first_wait)"};
+    }
+    *field = v;
+  }
+  if (!s.Valid())
+    return Error{
+        "--schedule: Invalid profiler schedule arguments (wait >= 0, warmup >= 0, active > 0, "
+        "repeat >= 0, skip_first >= 0)"};
+  return s;
+}
+
+// BASE.PID.N.EXT for window N of process PID.
+std::string WindowPath(const std::string& output, const WindowInfo& w) {
+  std::string base = output, ext = ".profsh";
+  for (const char* e : {".json.gz", ".json", ".profsh"}) {
+    size_t n = std::strlen(e);
+    if (base.size() > n && base.compare(base.size() - n, n, e) == 0) {
+      ext = e;
+      base.resize(base.size() - n);
+      break;
+    }
+  }
+  return base + "." + std::to_string(w.pid) + "." + std::to_string(w.index) + ext;
+}
 
 bool Exists(const std::string& path) {
   struct stat st;
@@ -71,6 +132,67 @@ std::vector<std::string> SplitList(const std::string& s) {
 }
 
 }  // namespace
+
+// Windows are reported while the workload runs: each one's table, and its trace saved.
+int RunLive(LaunchOptions& launch, std::string output, const TableOptions& table,
+            bool group_by_shape, bool print_table, bool keep_session) {
+  if (output.empty()) output = DefaultTracePath();
+  std::unique_ptr<OnDemandServer> server;
+  LiveCallbacks callbacks;
+  callbacks.started = [&](const std::string& session) {
+    if (!launch.on_demand) return;
+    auto s = OnDemandServer::Listen(session);
+    if (!s.ok()) {
+      std::fprintf(stderr, "profsh run: on-demand requests cannot be taken: %s\n",
+                   s.error().message.c_str());
+      return;
+    }
+    server = std::move(s.value());
+    std::fprintf(
+        stderr,
+        "profsh: on demand: profsh trace --pid PID --steps N records the next N steps of PID\n");
+  };
+  callbacks.poll = [&](ControlChannel& control) {
+    if (server) server->Poll(control);
+  };
+  callbacks.window = [&](WindowTrace w, ControlChannel&) {
+    if (server && server->Answer(w)) return;
+    std::string what = w.info.has_steps ? "steps " + std::to_string(w.info.first_step) + "-" +
+                                              std::to_string(w.info.last_step)
+                                        : w.info.reason;
+    std::printf("== window %llu of pid %lld (%s)\n", static_cast<unsigned long long>(w.info.index),
+                static_cast<long long>(w.info.pid), what.c_str());
+    if (print_table) {
+      auto averages = ComputeKeyAverages(BuildFunctionEvents(*w.trace), group_by_shape, 0);
+      if (averages.rows.empty()) {
+        std::printf("(nothing recorded in this window)\n");
+      } else if (auto text = BuildAveragesTable(averages, table); text.ok()) {
+        std::fputs(text.value().c_str(), stdout);
+      }
+    }
+    std::string path = WindowPath(output, w.info);
+    const bool json = EndsWith(path, ".json") || EndsWith(path, ".json.gz");
+    Status saved = ExportTrace(*w.trace, json ? "chrome" : "profsh", path);
+    std::printf("%s\n",
+                saved.ok() ? ("saved " + path).c_str() : ("not saved: " + saved.message()).c_str());
+    std::fflush(stdout);
+  };
+  auto recorded = RecordWorkloadLive(launch, keep_session, callbacks);
+  if (server) server->Close("the workload ended");
+  if (!recorded.ok()) {
+    std::fprintf(stderr, "profsh run: %s\n", recorded.error().message.c_str());
+    return 127;
+  }
+  LiveRecording& r = recorded.value();
+  for (const std::string& w : r.warnings) std::fprintf(stderr, "profsh: warning: %s\n", w.c_str());
+  std::fprintf(stderr, "profsh: %llu windows; %s\n", static_cast<unsigned long long>(r.windows),
+               DescribeRecording(r.summary).c_str());
+  if (r.launch.term_signal) {
+    std::fprintf(stderr, "profsh: %s was killed by signal %d\n", launch.argv[0].c_str(),
+                 r.launch.term_signal);
+  }
+  return r.launch.exit_code;
+}
 
 int RunRunCommand(int argc, char** argv) {
   LaunchOptions launch;
@@ -126,6 +248,24 @@ int RunRunCommand(int argc, char** argv) {
       launch.buffer_kb = static_cast<uint32_t>(number(a));
     } else if (a == "--drain-ms") {
       launch.drain_ms = static_cast<uint32_t>(number(a));
+    } else if (a == "--schedule") {
+      auto s = ParseSchedule(value(a));
+      if (!s.ok()) {
+        std::fprintf(stderr, "profsh run: %s\n", s.error().message.c_str());
+        return 2;
+      }
+      launch.schedule = s.value();
+    } else if (a == "--step-marker") {
+      launch.step_marker = value(a);
+      Status st = CheckStepMarker(launch.step_marker);
+      if (!st.ok()) {
+        std::fprintf(stderr, "profsh run: --step-marker: %s\n", st.message().c_str());
+        return 2;
+      }
+    } else if (a == "--capture-range") {
+      launch.capture_range = value(a);
+    } else if (a == "--on-demand") {
+      launch.on_demand = true;
     } else {
       std::fprintf(stderr, "profsh run: unknown option '%s'\n%s", a.c_str(), kUsage);
       return 2;
@@ -144,6 +284,9 @@ int RunRunCommand(int argc, char** argv) {
     }
   }
 
+  if (launch.schedule || !launch.capture_range.empty() || launch.on_demand) {
+    return RunLive(launch, output, table, group_by_shape, print_table, keep_session);
+  }
   auto recorded = RecordWorkload(launch, keep_session);
   if (!recorded.ok()) {
     std::fprintf(stderr, "profsh run: %s\n", recorded.error().message.c_str());

@@ -6,12 +6,15 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 
+#include "engine/collector/runtime/pattern.h"
 #include "engine/collector/stream_format.h"
 
 namespace profsh {
@@ -94,8 +97,64 @@ void RemoveSessionFolder(const std::string& folder) {
   rmdir(folder.c_str());
 }
 
+Status CheckStepMarker(const std::string& pattern) {
+  if (pattern.empty()) return Error{"the step marker pattern is empty"};
+  if (!runtime::PatternValid(pattern.c_str()))
+    return Error{"malformed step marker pattern '" + pattern + "'"};
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<ControlChannel>> ControlChannel::Create(const std::string& session) {
+  std::string path = session + "/" + stream::kControlFile;
+  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return Error{"cannot create " + path + ": " + strerror(errno)};
+  if (ftruncate(fd, sizeof(stream::ControlBlock)) != 0) {
+    close(fd);
+    return Error{"cannot size " + path + ": " + strerror(errno)};
+  }
+  void* p = mmap(nullptr, sizeof(stream::ControlBlock), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (p == MAP_FAILED) return Error{"cannot map " + path + ": " + strerror(errno)};
+  auto* block = static_cast<stream::ControlBlock*>(p);
+  __atomic_store_n(&block->magic, stream::kControlMagic, __ATOMIC_RELEASE);
+  std::unique_ptr<ControlChannel> c(new ControlChannel());
+  c->block_ = p;
+  return c;
+}
+
+ControlChannel::~ControlChannel() {
+  if (block_) munmap(block_, sizeof(stream::ControlBlock));
+}
+
+uint64_t ControlChannel::Request(int64_t pid, int64_t steps) {
+  auto* block = static_cast<stream::ControlBlock*>(block_);
+  stream::ControlRequest& r = block->requests[next_slot_];
+  next_slot_ = (next_slot_ + 1) % stream::kControlRequests;
+  uint64_t id = next_id_++;
+  r.pid = pid;
+  r.steps = steps;
+  __atomic_store_n(&r.id, id, __ATOMIC_RELEASE);  // last: the request is complete
+  return id;
+}
+
+void ControlChannel::Stop() {
+  __atomic_store_n(&static_cast<stream::ControlBlock*>(block_)->stop, uint64_t{1},
+                   __ATOMIC_RELEASE);
+}
+
 Result<LaunchResult> RunWorkload(const LaunchOptions& options) {
   if (options.argv.empty()) return Error{"no command to run"};
+  if (options.schedule && !options.schedule->Valid()) {
+    return Error{
+        "Invalid profiler schedule arguments (wait >= 0, warmup >= 0, active > 0, repeat >= 0, "
+        "skip_first >= 0)"};
+  }
+  std::string marker = options.step_marker;
+  if (marker.empty() && (options.schedule || options.on_demand)) marker = kDefaultStepMarker;
+  if (!marker.empty()) {
+    Status s = CheckStepMarker(marker);
+    if (!s.ok()) return Error{s.message()};
+  }
   for (const std::string& a : options.activities) {
     const auto& known = KnownActivities();
     if (std::find(known.begin(), known.end(), a) == known.end()) {
@@ -108,7 +167,8 @@ Result<LaunchResult> RunWorkload(const LaunchOptions& options) {
     if (!found.ok()) return found.error();
     collector = found.value();
   }
-  auto session = CreateSessionFolder();
+  auto session =
+      options.session.empty() ? CreateSessionFolder() : Result<std::string>(options.session);
   if (!session.ok()) return session.error();
 
   LaunchResult result;
@@ -122,6 +182,17 @@ Result<LaunchResult> RunWorkload(const LaunchOptions& options) {
     env.push_back(std::string(stream::kEnvBufferKb) + "=" + std::to_string(options.buffer_kb));
   if (options.drain_ms)
     env.push_back(std::string(stream::kEnvDrainMs) + "=" + std::to_string(options.drain_ms));
+  if (options.schedule) {
+    const Schedule& sc = *options.schedule;
+    env.push_back(std::string(stream::kEnvSchedule) + "=" + std::to_string(sc.skip_first) + "," +
+                  std::to_string(sc.wait) + "," + std::to_string(sc.warmup) + "," +
+                  std::to_string(sc.active) + "," + std::to_string(sc.repeat) + "," +
+                  std::to_string(sc.skip_first_wait));
+  }
+  if (!marker.empty()) env.push_back(std::string(stream::kEnvStepMarker) + "=" + marker);
+  if (!options.capture_range.empty())
+    env.push_back(std::string(stream::kEnvCaptureRange) + "=" + options.capture_range);
+  if (options.on_demand) env.push_back(std::string(stream::kEnvOnDemand) + "=1");
   // LD_PRELOAD is a list: ours goes first, the user's stay.
   const char* preload = getenv("LD_PRELOAD");
   env.push_back("LD_PRELOAD=" + collector +
@@ -175,7 +246,18 @@ Result<LaunchResult> RunWorkload(const LaunchOptions& options) {
   } while (got < 0 && errno == EINTR);
   close(pipe_fds[0]);
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  if (options.poll) {
+    // Poll while waiting: finished windows are read and handed over while the workload runs.
+    while (true) {
+      pid_t done = waitpid(pid, &status, WNOHANG);
+      if (done == pid || (done < 0 && errno != EINTR)) break;
+      options.poll();
+      timespec ts{0, 20 * 1000 * 1000};
+      nanosleep(&ts, nullptr);
+    }
+  } else {
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
   }
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGQUIT, &old_quit, nullptr);

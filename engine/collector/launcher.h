@@ -4,9 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "engine/collector/schedule.h"
 #include "engine/util/result.h"
 
 namespace profsh {
@@ -14,10 +18,21 @@ namespace profsh {
 struct LaunchOptions {
   std::vector<std::string> argv;  // the command; argv[0] is looked up in PATH
   std::vector<std::string> activities{"nvtx", "itt"};
-  std::string collector;   // the runtime library; FindCollector() when empty
-  uint32_t buffer_kb = 0;  // per-thread buffer; 0: the runtime's default
-  uint32_t drain_ms = 0;   // drain interval; 0: the runtime's default
+  std::string collector;             // the runtime library; FindCollector() when empty
+  uint32_t buffer_kb = 0;            // per-thread buffer; 0: the runtime's default
+  uint32_t drain_ms = 0;             // drain interval; 0: the runtime's default
+  std::optional<Schedule> schedule;  // record chosen windows of steps
+  std::string step_marker;           // Lua pattern of step range/mark names (default below)
+  std::string capture_range;         // record only inside ranges of this name
+  bool on_demand = false;            // start idle; record on request (profsh trace)
+  // Called about every 20 ms while the workload runs (reading finished windows, serving
+  // requests).
+  std::function<void()> poll;
+  std::string session;  // an existing session folder to record into (empty: a new one)
 };
+
+// PyTorch's step ranges: ProfilerStep#N.
+inline constexpr char kDefaultStepMarker[] = "^ProfilerStep#%d+";
 
 struct LaunchResult {
   int exit_code = 0;    // the workload's status, as a shell reports it (128 + signal if killed)
@@ -42,5 +57,25 @@ Result<LaunchResult> RunWorkload(const LaunchOptions& options);
 
 // Removes a session folder and its streams.
 void RemoveSessionFolder(const std::string& folder);
+
+// Checks a step marker pattern (Lua pattern syntax, the subset the collector implements).
+Status CheckStepMarker(const std::string& pattern);
+
+// The control block of a session (on-demand requests, stop), mapped shared.
+class ControlChannel {
+ public:
+  static Result<std::unique_ptr<ControlChannel>> Create(const std::string& session);
+  ~ControlChannel();
+  // Asks process `pid` (0: every process) to record its next `steps` steps; returns the id.
+  uint64_t Request(int64_t pid, int64_t steps);
+  // Stops recording in every process of the session.
+  void Stop();
+
+ private:
+  ControlChannel() = default;
+  void* block_ = nullptr;
+  uint64_t next_id_ = 1;
+  int next_slot_ = 0;
+};
 
 }  // namespace profsh

@@ -25,6 +25,53 @@ Result<Recording> RecordWorkload(const LaunchOptions& options, bool keep_session
   return r;
 }
 
+Result<LiveRecording> RecordWorkloadLive(LaunchOptions options, bool keep_session,
+                                         const LiveCallbacks& callbacks) {
+  auto folder = CreateSessionFolder();
+  if (!folder.ok()) return folder.error();
+  auto control = ControlChannel::Create(folder.value());
+  if (!control.ok()) {
+    RemoveSessionFolder(folder.value());
+    return control.error();
+  }
+  LiveSession live(folder.value());
+  LiveRecording r;
+  Status failed = Status::Ok();
+  auto deliver = [&](Result<std::vector<WindowTrace>> windows) {
+    if (!windows.ok()) {
+      if (failed.ok()) failed = Status(windows.error());
+      return;
+    }
+    for (WindowTrace& w : windows.value()) {
+      ++r.windows;
+      if (callbacks.window) callbacks.window(std::move(w), *control.value());
+    }
+  };
+  options.session = folder.value();
+  options.poll = [&] {
+    if (callbacks.poll) callbacks.poll(*control.value());
+    if (failed.ok()) deliver(live.Poll());
+  };
+  if (callbacks.started) callbacks.started(folder.value());
+  auto launched = RunWorkload(options);
+  if (!launched.ok()) {
+    RemoveSessionFolder(folder.value());
+    return launched.error();
+  }
+  r.launch = std::move(launched.value());
+  if (failed.ok()) deliver(live.Finish());
+  if (!failed.ok()) {
+    return Error{"the workload ran (exit status " + std::to_string(r.launch.exit_code) +
+                 ") but its recording could not be read: " + failed.message() +
+                 "; the streams are kept in " + r.launch.session};
+  }
+  r.summary = live.summary();
+  r.warnings = r.launch.notices;
+  r.warnings.insert(r.warnings.end(), live.warnings().begin(), live.warnings().end());
+  if (!keep_session) RemoveSessionFolder(r.launch.session);
+  return r;
+}
+
 std::string DescribeRecording(const SessionSummary& s) {
   auto plural = [](uint64_t n, const char* one, const char* many) {
     return std::to_string(n) + " " + (n == 1 ? one : many);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "engine/collector/launcher.h"
+#include "engine/importers/live_session.h"
 #include "engine/importers/session_reader.h"
 
 namespace profsh {
@@ -18,6 +19,23 @@ struct Recording {
 };
 
 Result<Recording> RecordWorkload(const LaunchOptions& options, bool keep_session);
+
+// A recording whose windows are handed over while the workload runs: `on_window` is called
+// with each completed window's trace (and the session's control channel, to stop recording).
+struct LiveRecording {
+  LaunchResult launch;
+  SessionSummary summary;
+  std::vector<std::string> warnings;
+  uint64_t windows = 0;
+};
+struct LiveCallbacks {
+  std::function<void(const std::string& session)>
+      started;                                // the session exists; the workload starts next
+  std::function<void(ControlChannel&)> poll;  // about every 20 ms
+  std::function<void(WindowTrace, ControlChannel&)> window;  // a completed window
+};
+Result<LiveRecording> RecordWorkloadLive(LaunchOptions options, bool keep_session,
+                                         const LiveCallbacks& callbacks);
 
 // One line for people: processes, threads, ranges, and whatever was lost.
 std::string DescribeRecording(const SessionSummary& summary);

@@ -69,6 +69,41 @@ enum BlockType : uint32_t {
   // varint events of threads that found no free slot, varint strings refused (table full),
   // varint metadata refused (queue full), varint events after shutdown (cumulative)
   kProcessDrops = 15,
+  // u64 ticks, i64 step, u8 action (ProfilerAction): a step began (a marker, profsh_step())
+  kStep = 16,
+  // u64 ticks, u8 1 (the first capture range opened) or 0 (the last one closed)
+  kCapture = 17,
+  // u64 ticks, i64 request id, i64 first step: an on-demand request was armed
+  kDemand = 18,
+  // u64 ticks: the profiler was stopped (recording stays off)
+  kStop = 19,
+  // u8 flags (kConfig*), 6 × i64 schedule (skip_first, wait, warmup, active, repeat,
+  // skip_first_wait), str step marker pattern, str capture range name
+  kConfig = 20,
+};
+
+enum ConfigFlags : uint8_t {
+  kConfigSchedule = 1,
+  kConfigCapture = 2,
+  kConfigOnDemand = 4,
+  kConfigMarker = 8
+};
+
+// The control block: a file "control" in the session folder that profsh and every collected
+// process map shared. profsh writes requests; each process's drain thread polls them.
+inline constexpr char kControlFile[] = "control";
+inline constexpr uint64_t kControlMagic = 0x4c52544e43485350ull;  // "PSHCNTRL"
+inline constexpr int kControlRequests = 32;
+struct ControlRequest {
+  uint64_t id;    // 0: empty; written last (release), so the other fields are complete
+  int64_t pid;    // the process to record (0: every process)
+  int64_t steps;  // how many steps
+  uint64_t reserved;
+};
+struct ControlBlock {
+  uint64_t magic;
+  uint64_t stop;  // non-zero: stop recording in every process
+  ControlRequest requests[kControlRequests];
 };
 
 enum EndReason : uint8_t { kEndExit = 1, kEndUnderscoreExit = 2, kEndExec = 3 };
@@ -85,7 +120,8 @@ enum EventKind : uint8_t {
   kMark = 4,        // domain, name, attrs
   kFrameBegin = 5,  // domain, frame id (0: none)
   kFrameEnd = 6,    // domain, frame id
-  kCounterSet = 7,  // counter, u64 value bits (zigzag varint for integers, raw double bits)
+  kCounterSet = 7,  // counter, varint value: double bits (float types), the value (u64),
+                    // zigzag (other integer types)
   kPause = 8,       //
   kResume = 9,      //
   kThreadEnd = 10,  // the thread exited (pthread key destructor)
@@ -128,6 +164,12 @@ inline constexpr char kEnvSession[] = "PROFSH_SESSION";        // the session fo
 inline constexpr char kEnvActivities[] = "PROFSH_ACTIVITIES";  // "nvtx,itt"
 inline constexpr char kEnvBufferKb[] = "PROFSH_BUFFER_KB";     // per-thread buffer size
 inline constexpr char kEnvDrainMs[] = "PROFSH_DRAIN_MS";       // drain interval
+inline constexpr char kEnvSchedule[] =
+    "PROFSH_SCHEDULE";  // "skip_first,wait,warmup,active,repeat,skip_first_wait"
+inline constexpr char kEnvStepMarker[] = "PROFSH_STEP_MARKER";  // Lua pattern of step marker names
+inline constexpr char kEnvCaptureRange[] =
+    "PROFSH_CAPTURE_RANGE";  // record only inside ranges of this name
+inline constexpr char kEnvOnDemand[] = "PROFSH_ON_DEMAND";  // start idle, record on request
 
 inline uint64_t ZigZag(int64_t v) {
   return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);

@@ -29,6 +29,8 @@ struct SessionSummary {
   uint64_t dropped_events = 0;
   uint64_t events_without_slot = 0;  // threads beyond the runtime's slot table
   uint64_t strings_refused = 0;
+  uint64_t metadata_refused = 0;  // names of domains, counters, threads the runtime could not queue
+  uint64_t events_after_close = 0;  // events after the process's final flush (late destructors)
   uint64_t unmatched_pops = 0;
   uint64_t unknown_range_ends = 0;
   uint64_t open_at_thread_exit = 0;  // ranges closed for the thread when it exited

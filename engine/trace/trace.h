@@ -132,6 +132,9 @@ class Trace {
   std::string source_path;
   std::string source_format;  // "kineto-json", "chrome-json-array", "profsh"
   std::vector<std::string> warnings;
+  // A window of a scheduled recording: the steps it holds (torch's step numbers).
+  bool has_steps = false;
+  int64_t first_step = 0, last_step = 0;
 
   std::string_view str(uint32_t id) const { return strings.Get(id); }
   std::string_view category_name(uint16_t index) const { return strings.Get(categories[index]); }

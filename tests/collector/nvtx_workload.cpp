@@ -217,6 +217,26 @@ int UntilKilled() {
   }
 }
 
+// N steps of a training-loop shape: each step is a "step" range (the step marker) holding a
+// range named after the step ("work_<k>"), so a window's trace shows exactly which steps it
+// holds. Prints "exit <ns>" (wall clock) as its last act.
+int Steps(int n, int step_ms) {
+  char name[32];
+  for (int k = 0; k < n; ++k) {
+    nvtxRangePushA("step");
+    std::snprintf(name, sizeof name, "work_%d", k);
+    nvtxRangePushA(name);
+    Spin(2000);
+    nvtxRangePop();
+    nvtxRangePop();
+    usleep(static_cast<useconds_t>(step_ms) * 1000);
+  }
+  timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  std::printf("exit %lld\n", static_cast<long long>(now.tv_sec) * 1000000000LL + now.tv_nsec);
+  return 0;
+}
+
 // NVTX from the program and from a shared library with its own NVTX globals.
 extern "C" void nvtx_dso_work(int n);
 int TwoObjects() {
@@ -262,6 +282,9 @@ int main(int argc, char** argv) {
   if (mode == "unbalanced") return Unbalanced();
   if (mode == "until_killed") return UntilKilled();
   if (mode == "two_objects") return TwoObjects();
+  if (mode == "steps")
+    return Steps(static_cast<int>(Arg(argc, argv, 2, 30)),
+                 static_cast<int>(Arg(argc, argv, 3, 20)));
   if (mode == "stress")
     return Stress(static_cast<int>(Arg(argc, argv, 2, 16)), Arg(argc, argv, 3, 1000000));
   std::fprintf(stderr, "nvtx_workload: unknown mode %s\n", mode.c_str());

@@ -20,4 +20,4 @@ stdin:1: bad argument #1 to 'run' (the command list is empty)
 profsh> profsh.profile{activities={"cupti"}}
 stdin:1: unknown activity 'cupti' in 'profile' (activities: nvtx, itt)
 profsh> profsh.profile{buffer="big"}
-stdin:1: unknown option 'buffer' to 'profile' (valid options: activities, buffer_kb, drain_ms, keep_session); did you mean 'buffer_kb'?
+stdin:1: unknown option 'buffer' to 'profile' (valid options: activities, buffer_kb, drain_ms, keep_session, schedule, on_trace_ready, step_marker, capture_range); did you mean 'buffer_kb'?

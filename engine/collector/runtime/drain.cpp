@@ -9,6 +9,7 @@
 
 #include "engine/collector/runtime/registry.h"
 #include "engine/collector/runtime/runtime.h"
+#include "engine/collector/runtime/steps.h"
 
 namespace profsh::runtime {
 
@@ -364,12 +365,12 @@ bool FlushBlocks() {
 
 double DrainOnce() {
   double fullest = 0;
-  DrainMetadata();
+  DrainStepEvents();
   g_events.size = 0;
   for (uint32_t i = 0; i < g.slot_count; ++i) {
     ThreadSlot& s = g.slots[i];
     uint32_t state = s.state.load(std::memory_order_acquire);
-    if (state == kSlotFree) continue;
+    if (state == kSlotFree || state == kSlotClaiming) continue;
     if (!s.announced || s.name.load(std::memory_order_relaxed) != s.announced_name)
       AnnounceThread(s);
     uint64_t head = s.head.load(std::memory_order_acquire);
@@ -392,6 +393,9 @@ double DrainOnce() {
       s.state.store(kSlotFree, std::memory_order_release);
     }
   }
+  // Names defined after the rings are read: whatever the events just encoded refer to (a domain,
+  // a counter) was published before those events were written, so it is in this round.
+  DrainMetadata();
   DefineStrings(g_out);
   ReportProcessDrops();
   g_out.Put(g_events.data, g_events.size);

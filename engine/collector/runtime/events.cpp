@@ -1,5 +1,6 @@
 // The per-event path shared by every source, and the claiming of thread slots.
 #include <pthread.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -9,6 +10,8 @@ namespace profsh::runtime {
 
 Globals g;
 __thread ThreadSlot* t_slot __attribute__((tls_model("initial-exec"))) = nullptr;
+
+bool MapRing(ThreadSlot& s);
 
 namespace {
 
@@ -39,20 +42,32 @@ void InitSlotKey() {
 }
 
 ThreadSlot* ClaimSlot() {
-  if (!g.active || t_no_slot || g.slots == nullptr) return nullptr;
+  if (!g.active || g.slots == nullptr) return nullptr;
+  if (t_no_slot) {
+    // Every event of a thread without a slot (the table was full, or the thread is exiting)
+    // is counted.
+    g.events_without_slot.fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
+  }
   for (uint32_t i = 0; i < g.slot_count; ++i) {
     ThreadSlot& s = g.slots[i];
     uint32_t expected = kSlotFree;
     if (s.state.load(std::memory_order_relaxed) != kSlotFree) continue;
-    if (!s.state.compare_exchange_strong(expected, kSlotActive, std::memory_order_acq_rel))
+    if (!s.state.compare_exchange_strong(expected, kSlotClaiming, std::memory_order_acq_rel))
       continue;
+    if (s.ring == nullptr && !MapRing(s)) {
+      s.state.store(kSlotFree, std::memory_order_release);
+      break;
+    }
     // The drain thread reset the counters when it freed the slot; head == tail here.
     s.tail_seen = s.tail.load(std::memory_order_acquire);
     s.depth = 0;
     for (uint64_t& w : s.skipped_levels) w = 0;
+    for (uint64_t& w : s.capture_levels) w = 0;
     for (MessageCacheEntry& e : s.cache) e = MessageCacheEntry{nullptr, nullptr, 0, 0};
     s.name.store(0, std::memory_order_relaxed);
-    s.tid.store(static_cast<int64_t>(syscall(SYS_gettid)), std::memory_order_release);
+    s.tid.store(static_cast<int64_t>(syscall(SYS_gettid)), std::memory_order_relaxed);
+    s.state.store(kSlotActive, std::memory_order_release);  // now the drain thread may read it
     t_slot = &s;
     if (g_slot_key_ready) pthread_setspecific(g_slot_key, &s);
     return &s;
@@ -62,9 +77,21 @@ ThreadSlot* ClaimSlot() {
   return nullptr;
 }
 
+bool MapRing(ThreadSlot& s) {
+  // A thread's ring is mapped when the thread first needs it (address space only until
+  // written), so a process reserves nothing for threads it never has.
+  void* p = mmap(nullptr, g.ring_records * sizeof(Record), PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return false;
+  s.ring = static_cast<Record*>(p);
+  s.mask = g.ring_records - 1;
+  return true;
+}
+
 int EmitUnmatchedPop(ThreadSlot* s, uint8_t kind, uint16_t domain) {
   BumpRelaxed(s->unmatched_pops);
-  if (Record* r = Reserve(s, 1, 0)) {
+  // Not from the pop reserve: that is for the pops of recorded pushes.
+  if (Record* r = Reserve(s, 1, kPopReserve)) {
     *r = Record{Now(), kind, 0, domain, 0};
     Commit(s, 1);
   }
@@ -74,6 +101,7 @@ int EmitUnmatchedPop(ThreadSlot* s, uint8_t kind, uint16_t domain) {
 uint64_t EmitRangeStart(uint8_t flags, uint16_t domain, uint32_t name, const RecordExt* ext) {
   ThreadSlot* s = CurrentSlot();
   if (s == nullptr) return 0;
+  if (name & kTagMask) name = OnTaggedName(s, name, -1);
   // Unique in the process without shared counters: the slot in the high bits. Bit 63 marks a
   // range that was not recorded (paused or dropped), so that its end is skipped too.
   const uint64_t id =
@@ -98,10 +126,10 @@ uint64_t EmitRangeStart(uint8_t flags, uint16_t domain, uint32_t name, const Rec
 }
 
 void EmitRangeEnd(uint64_t id) {
-  if (id >> 63) return;  // its start was not recorded
+  if (id == 0 || (id >> 63)) return;  // its start was not recorded
   ThreadSlot* s = CurrentSlot();
   if (s == nullptr) return;
-  Record* r = Reserve(s, 2, 0);
+  Record* r = Reserve(s, 2, kPopReserve);
   if (r == nullptr) {
     BumpRelaxed(s->dropped_events);
     return;

@@ -38,7 +38,7 @@ size_t CountEntries(char* const* v) {
   return n;
 }
 
-constexpr size_t kExtraEnv = 8;
+constexpr size_t kExtraEnv = 10;
 
 int DoExecve(const char* path, char* const argv[], char* const envp[]) {
   char** room =

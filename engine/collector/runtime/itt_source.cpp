@@ -39,7 +39,9 @@ uint32_t StringId(const IttStringHandleAbi* h) {
   if (h == nullptr) return Intern("");
   int known = __atomic_load_n(&h->extra1, __ATOMIC_RELAXED);
   if (known > 0) return static_cast<uint32_t>(known - 1);
-  uint32_t id = Intern(h->strA);
+  // A handle the static part made before we were loaded: its id, with the tags event names carry.
+  const char* text = h->strA ? h->strA : "";
+  uint32_t id = registry().strings().InternTagged(text, strlen(text));
   __atomic_store_n(&const_cast<IttStringHandleAbi*>(h)->extra1, static_cast<int>(id + 1),
                    __ATOMIC_RELAXED);
   return id;
@@ -169,9 +171,13 @@ void CounterSetValue(IttCounterAbi* c, void* value) {
   uint64_t bits;
   if (floating) {
     memcpy(&bits, &f, 8);
+    int64_t stored;
+    memcpy(&stored, &f, 8);
+    info.value.store(stored, std::memory_order_relaxed);
   } else {
     info.value.store(i, std::memory_order_relaxed);
-    bits = stream::ZigZag(i);
+    // Unsigned 64-bit values go as they are; the others zigzag-coded.
+    bits = info.type == itt::kU64 ? static_cast<uint64_t>(i) : stream::ZigZag(i);
   }
   EmitCounter(id, bits);
 }
@@ -179,8 +185,21 @@ void CounterSetValue(IttCounterAbi* c, void* value) {
 void CounterAdd(IttCounterAbi* c, int64_t delta) {
   uint32_t id = CounterId(c);
   if (id == UINT32_MAX) return;
-  int64_t now = registry().counter(id).value.fetch_add(delta, std::memory_order_relaxed) + delta;
-  EmitCounter(id, stream::ZigZag(now));
+  CounterInfo& info = registry().counter(id);
+  if (info.type == itt::kFloat || info.type == itt::kDouble) {
+    // Floating counters keep their value as double bits.
+    int64_t old = info.value.load(std::memory_order_relaxed), next;
+    do {
+      double d;
+      memcpy(&d, &old, 8);
+      d += static_cast<double>(delta);
+      memcpy(&next, &d, 8);
+    } while (!info.value.compare_exchange_weak(old, next, std::memory_order_relaxed));
+    EmitCounter(id, static_cast<uint64_t>(next));
+    return;
+  }
+  int64_t now = info.value.fetch_add(delta, std::memory_order_relaxed) + delta;
+  EmitCounter(id, info.type == itt::kU64 ? static_cast<uint64_t>(now) : stream::ZigZag(now));
 }
 void CounterInc(IttCounterAbi* c) {
   CounterAdd(c, 1);
@@ -198,13 +217,13 @@ void CounterDecDelta(IttCounterAbi* c, unsigned long long v) {
 // --- collection control: paused time records nothing (pops of ranges opened before still
 // close them) ---
 void Pause() {
-  if (g.paused.load(std::memory_order_relaxed)) return;
+  if (g.off.load(std::memory_order_relaxed) & kOffPaused) return;
   EmitSimple(stream::kPause, 0, 0, 0, nullptr);
-  g.paused.store(true, std::memory_order_relaxed);
+  g.off.fetch_or(kOffPaused, std::memory_order_relaxed);
 }
 void Resume() {
-  if (!g.paused.load(std::memory_order_relaxed)) return;
-  g.paused.store(false, std::memory_order_relaxed);
+  if (!(g.off.load(std::memory_order_relaxed) & kOffPaused)) return;
+  g.off.fetch_and(static_cast<uint8_t>(~kOffPaused), std::memory_order_relaxed);
   EmitSimple(stream::kResume, 0, 0, 0, nullptr);
 }
 void PauseScoped(int) {
@@ -275,5 +294,6 @@ extern "C" __attribute__((visibility("default"))) void __itt_api_init(
   // the per-event path finds them ready.
   for (IttDomainAbi* d = global->domain_list; d != nullptr; d = d->next) DomainId(d);
   for (IttStringHandleAbi* h = global->string_list; h != nullptr; h = h->next) StringId(h);
-  for (IttCounterAbi* c = global->counter_list; c != nullptr; c = c->next) CounterId(c);
+  // The counter list is not walked: older static parts end their global structure before it.
+  // Counters made before we loaded are adopted when first used (CounterId).
 }

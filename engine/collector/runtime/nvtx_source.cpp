@@ -53,14 +53,15 @@ inline uint32_t InternMessageOn(ThreadSlot* s, const char* text) {
   if (__builtin_expect(e.pointer == text, 1) && SameText(text, e.text, e.length)) return e.id;
   const size_t length = strlen(text);
   StringNode* node = registry().strings().Node(text, length);
-  e = MessageCacheEntry{text, node->text, node->id, node->length};
-  return node->id;
+  const uint32_t tagged = node->id | node->tags;
+  e = MessageCacheEntry{text, node->text, tagged, node->length};
+  return tagged;
 }
 
 uint32_t InternMessage(const char* text) {
   if (text == nullptr) text = "";
   if (ThreadSlot* s = CurrentSlot()) return InternMessageOn(s, text);
-  return registry().strings().Intern(text, strlen(text));
+  return registry().strings().InternTagged(text, strlen(text));
 }
 
 // wchar_t (UTF-32 on Linux) to UTF-8; texts longer than the buffer are cut.
@@ -86,7 +87,7 @@ uint32_t InternWide(const wchar_t* text) {
       buf[n++] = static_cast<char>(0x80 | (c & 0x3f));
     }
   }
-  return registry().strings().Intern(buf, n);
+  return registry().strings().InternTagged(buf, n);
 }
 
 uint16_t DomainOf(nvtxDomainHandle_t domain) {

@@ -21,6 +21,7 @@
 #include "engine/collector/runtime/process.h"
 #include "engine/collector/runtime/registry.h"
 #include "engine/collector/runtime/runtime.h"
+#include "engine/collector/runtime/steps.h"
 
 extern char** environ;
 
@@ -31,8 +32,8 @@ void InitSlotKey();
 namespace {
 
 constexpr uint32_t kSlotCount = 1024;
-constexpr uint32_t kStringCapacity = 1u << 21;
-constexpr size_t kStringArenaBytes = size_t{512} << 20;
+constexpr uint32_t kStringCapacity = 1u << 20;
+constexpr size_t kStringArenaBytes = size_t{128} << 20;
 
 StringTable g_strings;
 pid_t g_pid = 0;            // the process the runtime's state belongs to
@@ -112,6 +113,64 @@ void PutStr(uint8_t*& p, const uint8_t* end, const char* s, size_t n) {
   p += n;
 }
 
+// The control block profsh shares with every process of the session (on-demand requests, stop).
+stream::ControlBlock* g_control = nullptr;
+uint64_t g_requests_seen[stream::kControlRequests] = {};
+bool g_stop_seen = false;
+
+void MapControlBlock(const char* session) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/%s", session, stream::kControlFile);
+  int fd = open(path, O_RDWR | O_CLOEXEC);
+  if (fd < 0) return;
+  void* p = mmap(nullptr, sizeof(stream::ControlBlock), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (p == MAP_FAILED) return;
+  auto* block = static_cast<stream::ControlBlock*>(p);
+  if (__atomic_load_n(&block->magic, __ATOMIC_ACQUIRE) != stream::kControlMagic) {
+    munmap(p, sizeof(stream::ControlBlock));
+    return;
+  }
+  g_control = block;
+  // Requests made before this process started are not for it.
+  for (int i = 0; i < stream::kControlRequests; ++i) {
+    g_requests_seen[i] = __atomic_load_n(&block->requests[i].id, __ATOMIC_ACQUIRE);
+  }
+}
+
+// The drain thread, every round: new on-demand requests for this process, and stop.
+void PollControl() {
+  if (g_control == nullptr) return;
+  if (!g_stop_seen && __atomic_load_n(&g_control->stop, __ATOMIC_ACQUIRE) != 0) {
+    g_stop_seen = true;
+    StopRecording();
+  }
+  for (int i = 0; i < stream::kControlRequests; ++i) {
+    stream::ControlRequest& r = g_control->requests[i];
+    uint64_t id = __atomic_load_n(&r.id, __ATOMIC_ACQUIRE);
+    if (id == g_requests_seen[i]) continue;
+    g_requests_seen[i] = id;
+    if (id != 0 && (r.pid == 0 || r.pid == g_pid)) ArmOnDemand(id, r.steps);
+  }
+}
+
+void AppendConfig() {
+  const StepConfig& c = step_config();
+  uint8_t payload[4096 + 64];
+  uint8_t* p = payload;
+  *p++ = static_cast<uint8_t>(
+      (c.has_schedule ? stream::kConfigSchedule : 0) | (c.capture ? stream::kConfigCapture : 0) |
+      (c.on_demand ? stream::kConfigOnDemand : 0) | (c.marker ? stream::kConfigMarker : 0));
+  const int64_t sched[6] = {c.schedule.skip_first, c.schedule.wait,   c.schedule.warmup,
+                            c.schedule.active,     c.schedule.repeat, c.schedule.skip_first_wait};
+  memcpy(p, sched, sizeof sched);
+  p += sizeof sched;
+  const uint8_t* end = payload + sizeof payload;
+  PutStr(p, end, c.marker ? c.marker : "", c.marker ? strnlen(c.marker, 1024) : 0);
+  PutStr(p, end, c.capture ? c.capture : "", c.capture ? strnlen(c.capture, 1024) : 0);
+  AppendBlock(stream::kConfig, payload, static_cast<uint32_t>(p - payload));
+}
+
 // Opens "<session>/<pid>-<n>.pstream" (the first n not taken: one per exec of this pid) and
 // writes the file header and the kProcess block.
 bool OpenStream(const char* session) {
@@ -170,6 +229,7 @@ bool OpenStream(const char* session) {
   }
   *count_at = count;
   AppendBlock(stream::kProcess, block, static_cast<uint32_t>(p - block));
+  AppendConfig();
   AppendClock();
   return FlushBlocks();
 }
@@ -184,7 +244,10 @@ void* DrainLoop(void*) {
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
     }
     pthread_mutex_lock(&g_stream.mutex);
-    if (!g.closed.load(std::memory_order_acquire)) fullest = DrainOnce();
+    if (!g.closed.load(std::memory_order_acquire)) {
+      PollControl();
+      fullest = DrainOnce();
+    }
     pthread_mutex_unlock(&g_stream.mutex);
   }
   return nullptr;
@@ -205,32 +268,50 @@ void StartDrainThread() {
   if (g_drain_thread) pthread_setname_np(g_drain_tid, "profsh-drain");
 }
 
+__thread bool t_in_final_flush __attribute__((tls_model("initial-exec"))) = false;
+
 // The last drain of a process image: everything still in the rings, then the end block.
+// It may run from a signal handler (a handler calling _exit or exit): a flush the same thread
+// is already in is not entered again, and the lock is waited for a bounded time only (the
+// drain thread might be stuck behind whatever the handler interrupted). Giving up loses at most
+// the last drain interval; the stream stays readable.
 void FinalFlush(uint8_t reason) {
-  if (!g.active || g.closed.load(std::memory_order_acquire)) return;
-  pthread_mutex_lock(&g_stream.mutex);
-  if (!g.closed.load(std::memory_order_acquire)) {
-    DrainOnce();
-    if (reason != stream::kEndExec) {
-      AppendBlock(stream::kEnd, &reason, 1);
-      FlushBlocks();
-      g.closed.store(true, std::memory_order_release);
-    } else {
-      FlushBlocks();
-    }
+  if (!g.active || g.closed.load(std::memory_order_acquire) || t_in_final_flush) return;
+  t_in_final_flush = true;
+  bool locked = false;
+  for (int i = 0; i < 200 && !(locked = pthread_mutex_trylock(&g_stream.mutex) == 0); ++i) {
+    timespec ts{0, 1000000};
+    nanosleep(&ts, nullptr);
   }
-  pthread_mutex_unlock(&g_stream.mutex);
+  if (locked) {
+    if (!g.closed.load(std::memory_order_acquire)) {
+      DrainOnce();
+      if (reason != stream::kEndExec) {
+        // Later events (other threads, later destructors) are counted, not recorded.
+        g.off.fetch_or(kOffClosed, std::memory_order_relaxed);
+        AppendBlock(stream::kEnd, &reason, 1);
+        FlushBlocks();
+        g.closed.store(true, std::memory_order_release);
+      } else {
+        FlushBlocks();
+      }
+    }
+    pthread_mutex_unlock(&g_stream.mutex);
+  }
+  t_in_final_flush = false;
 }
 
 void BeforeFork() {
   if (!g.active) return;
   registry().LockForFork();
+  LockStepsForFork();
   pthread_mutex_lock(&g_stream.mutex);
 }
 
 void AfterForkParent() {
   if (!g.active) return;
   pthread_mutex_unlock(&g_stream.mutex);
+  UnlockStepsAfterFork();
   registry().UnlockAfterFork();
 }
 
@@ -238,7 +319,14 @@ void AfterForkChild() {
   if (!g.active) return;
   // Only the forking thread exists here; the parent writes what the rings held at the fork.
   pthread_mutex_init(&g_stream.mutex, nullptr);
+  ResetStepLog();
+  UnlockStepsAfterFork();
   registry().UnlockAfterFork();
+  // The parent reports its own losses; the child starts counting from zero.
+  g.events_without_slot.store(0, std::memory_order_relaxed);
+  g.events_after_close.store(0, std::memory_order_relaxed);
+  g_strings.ResetOverflows();
+  registry().ResetDroppedMetadata();
   g_pid = getpid();
   ThreadSlot* mine = t_slot;
   for (uint32_t i = 0; i < g.slot_count; ++i) {
@@ -309,32 +397,33 @@ bool Initialize() {
   g.use_tsc = HasCpuFlag("constant_tsc") && HasCpuFlag("nonstop_tsc") && !getenv("PROFSH_NO_TSC");
 #endif
   g_stream.drain_ms = static_cast<uint32_t>(EnvNumber(stream::kEnvDrainMs, 20, 1, 100));
+  // The launcher checked the configuration: only a hand-made environment fails here.
+  if (!ConfigureSteps()) return false;
   uint64_t ring_kb = EnvNumber(stream::kEnvBufferKb, 2048, 64, 1 << 20);
   uint64_t records = 1;
   while (records * sizeof(Record) < ring_kb * 1024) records <<= 1;
 
-  // One reservation for every slot's ring: address space only until a thread writes to it.
-  size_t ring_bytes = records * sizeof(Record);
-  void* rings = mmap(nullptr, ring_bytes * kSlotCount, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  // Slots are reserved here; each thread's ring is mapped when the thread first needs it.
   void* slots = mmap(nullptr, sizeof(ThreadSlot) * kSlotCount, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (rings == MAP_FAILED || slots == MAP_FAILED) return false;
+  if (slots == MAP_FAILED) return false;
   g.slots = static_cast<ThreadSlot*>(slots);
   for (uint32_t i = 0; i < kSlotCount; ++i) {
     ThreadSlot* s = new (&g.slots[i]) ThreadSlot();
-    s->ring = reinterpret_cast<Record*>(static_cast<char*>(rings) + i * ring_bytes);
+    s->ring = nullptr;
     s->mask = records - 1;
     s->index = i;
   }
   g.slot_count = kSlotCount;
   g.ring_records = records;
+  g_strings.SetTagger(TagsForName);
   if (!g_strings.Init(kStringCapacity, kStringArenaBytes) || !registry().Init(&g_strings))
     return false;
   InitSlotKey();
   g_pid = getpid();
   SaveEnvironment();
   if (!OpenStream(session)) return false;
+  MapControlBlock(session);
   g.active = true;
   pthread_atfork(BeforeFork, AfterForkParent, AfterForkChild);
   StartDrainThread();
@@ -373,13 +462,29 @@ void BeforeExec(const char* path) {
   pthread_mutex_unlock(&g_stream.mutex);
 }
 
+// "LD_PRELOAD=<this library> <the rest>" when a new environment dropped us from the list.
+// Static, not heap: this may run in a vfork child, which shares the parent's memory.
+char g_preload_entry[8192];
+
 char** EnvironmentForExec(char* const* envp, char** room, size_t room_entries) {
-  if (!g.active || envp == environ) return const_cast<char**>(envp);
-  bool missing = false;
+  if (!g.active || g_self_path[0] == '\0') return const_cast<char**>(envp);
+  const char* preload = nullptr;
+  for (char* const* e = envp; e && *e; ++e) {
+    if (strncmp(*e, "LD_PRELOAD=", 11) == 0) preload = *e + 11;
+  }
+  const bool preload_ok = preload && strstr(preload, g_self_path) != nullptr;
+  bool missing = !preload_ok;
   for (char* saved : g_saved_env) missing = missing || (saved && !EnvHas(envp, saved));
   if (!missing) return const_cast<char**>(envp);
+  if (!preload_ok) {
+    snprintf(g_preload_entry, sizeof g_preload_entry, "LD_PRELOAD=%s%s%s", g_self_path,
+             preload ? " " : "", preload ? preload : "");
+  }
   size_t n = 0;
-  for (char* const* e = envp; e && *e && n + kSavedVars + 1 < room_entries; ++e) room[n++] = *e;
+  for (char* const* e = envp; e && *e && n + kSavedVars + 2 < room_entries; ++e) {
+    if (strncmp(*e, "LD_PRELOAD=", 11) != 0) room[n++] = *e;
+  }
+  room[n++] = preload_ok ? const_cast<char*>(preload - 11) : g_preload_entry;
   for (char* saved : g_saved_env) {
     if (saved && !EnvHas(envp, saved)) room[n++] = saved;
   }

@@ -5,6 +5,8 @@
 
 #include <new>
 
+#include "engine/collector/runtime/runtime.h"
+
 namespace profsh::runtime {
 
 namespace {
@@ -60,6 +62,7 @@ const MetaEntry* Registry::Entry(uint64_t index) const {
 }
 
 uint16_t Registry::Domain(uint32_t name, uint8_t source) {
+  name &= kIdMask;
   Lock();
   for (uint32_t d = 1; d < domain_count_; ++d) {
     if (domain_names_[d] == name && domain_sources_[d] == source) {
@@ -84,6 +87,7 @@ uint16_t Registry::Domain(uint32_t name, uint8_t source) {
 }
 
 uint32_t Registry::Counter(uint32_t name, uint16_t domain, uint8_t type) {
+  name &= kIdMask;
   Lock();
   for (uint32_t i = 0; i < counter_count_; ++i) {
     const CounterInfo& c = counters_[i];
@@ -111,11 +115,11 @@ uint32_t Registry::Counter(uint32_t name, uint16_t domain, uint8_t type) {
 }
 
 void Registry::NameCategory(uint16_t domain, uint32_t category, uint32_t name) {
-  Publish(kMetaCategory, domain, category, name);
+  Publish(kMetaCategory, domain, category, name & kIdMask);
 }
 
 void Registry::NameOsThread(int64_t tid, uint32_t name) {
-  Publish(kMetaOsThreadName, static_cast<uint64_t>(tid), name, 0);
+  Publish(kMetaOsThreadName, static_cast<uint64_t>(tid), name & kIdMask, 0);
 }
 
 }  // namespace profsh::runtime

@@ -77,6 +77,7 @@ class Registry {
   // The drain thread: entries in order, from `next` on, until one is not ready yet.
   const MetaEntry* Entry(uint64_t index) const;
   uint64_t dropped_metadata() const { return dropped_meta_.load(std::memory_order_relaxed); }
+  void ResetDroppedMetadata() { dropped_meta_.store(0, std::memory_order_relaxed); }
 
   // Fork safety: the lock is held across fork() so that the child never inherits it taken.
   void LockForFork() { Lock(); }

@@ -57,7 +57,9 @@ struct MessageCacheEntry {
 };
 inline constexpr size_t kMessageCacheSize = 64;
 
-enum SlotState : uint32_t { kSlotFree = 0, kSlotActive = 1, kSlotExiting = 2 };
+// kSlotClaiming: a thread is setting the slot up; the drain thread leaves it alone until the
+// slot is Active, so it never announces a half-written occupant.
+enum SlotState : uint32_t { kSlotFree = 0, kSlotActive = 1, kSlotExiting = 2, kSlotClaiming = 3 };
 
 // A thread's buffer. The owning thread writes `head` (release) and the producer fields; the
 // drain thread writes `tail` (release). Cache-line separated so that they do not share lines.
@@ -70,6 +72,7 @@ struct alignas(64) ThreadSlot {
   uint32_t depth;      // open push/task levels (all domains)
   uint32_t index;
   uint64_t skipped_levels[4];  // levels whose push was dropped or paused: their pop is skipped too
+  uint64_t capture_levels[4];  // levels opened by the capture range: their pop ends a capture
   uint64_t range_counter;      // for RangeStart ids
   std::atomic<uint64_t> dropped_ranges;
   std::atomic<uint64_t> dropped_events;
@@ -85,12 +88,29 @@ struct alignas(64) ThreadSlot {
   uint64_t written_ranges, written_events, written_pops;  // drain thread: last kDrops values
 };
 
+enum OffBits : uint8_t {
+  kOffPaused = 1 << 0,    // ITT __itt_pause
+  kOffSchedule = 1 << 1,  // the schedule says NONE for this step (or on-demand is idle)
+  kOffCapture = 1 << 2,   // outside every capture range
+  kOffStopped = 1 << 3,   // the profiler was stopped
+  kOffClosed = 1 << 4,    // the image's final flush is done: later events are only counted
+};
+
+// Tags carried in the high bits of event name ids: the name is a step marker, or names the
+// capture range. They send the event through the slow path once; ids themselves stay below.
+inline constexpr uint32_t kTagStepMarker = 1u << 30;
+inline constexpr uint32_t kTagCaptureRange = 1u << 29;
+inline constexpr uint32_t kTagMask = kTagStepMarker | kTagCaptureRange;
+inline constexpr uint32_t kIdMask = kTagCaptureRange - 1;
+
 struct Globals {
   bool active = false;  // a session is being recorded by this process image
   bool use_tsc = false;
   bool nvtx = false;
   bool itt = false;
-  std::atomic<bool> paused{false};
+  // Why events are not recorded right now (kOff* bits); 0 means recording. The per-event path
+  // reads this one byte.
+  std::atomic<uint8_t> off{0};
   std::atomic<bool> closed{false};  // the final flush is done: later events are counted only
   ThreadSlot* slots = nullptr;
   uint32_t slot_count = 0;
@@ -138,40 +158,58 @@ inline void Commit(ThreadSlot* s, uint64_t n) {
 // Headroom kept for pops: a push is refused when fewer than this many records are free, so
 // the pops of the ranges already recorded (up to this depth) always fit.
 inline constexpr uint64_t kPopReserve = 256;
+// The deepest nesting recorded (the skip bitmaps and the pop reserve cover this many levels).
+inline constexpr uint32_t kMaxLevels = 256;
 
 inline void BumpRelaxed(std::atomic<uint64_t>& counter) {
   counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
 
+inline bool LevelBit(const uint64_t* bits, uint32_t level) {
+  return level < 256 && (bits[level >> 6] >> (level & 63)) & 1;
+}
+inline void SetLevelBit(uint64_t* bits, uint32_t level, bool on) {
+  if (level >= 256) return;
+  const uint64_t bit = uint64_t{1} << (level & 63);
+  bits[level >> 6] = on ? bits[level >> 6] | bit : bits[level >> 6] & ~bit;
+}
 inline bool LevelSkipped(const ThreadSlot* s, uint32_t level) {
-  return level < 256 && (s->skipped_levels[level >> 6] >> (level & 63)) & 1;
+  return LevelBit(s->skipped_levels, level);
 }
 inline void SetLevelSkipped(ThreadSlot* s, uint32_t level, bool skipped) {
-  if (level >= 256) return;
-  uint64_t bit = uint64_t{1} << (level & 63);
-  if (skipped) {
-    s->skipped_levels[level >> 6] |= bit;
-  } else {
-    s->skipped_levels[level >> 6] &= ~bit;
-  }
+  SetLevelBit(s->skipped_levels, level, skipped);
 }
 
 inline bool Recording() {
-  return !g.paused.load(std::memory_order_relaxed);
+  return g.off.load(std::memory_order_relaxed) == 0;
 }
+
+// The slow path of a tagged name (steps.cpp): a step boundary, or a capture range opening on
+// `s` at `level` (-1 for events that open no level). Returns the untagged id.
+uint32_t OnTaggedName(ThreadSlot* s, uint32_t tagged, int64_t level);
+// A capture range's level closed (after its pop was recorded).
+void OnCaptureEnd(ThreadSlot* s, uint32_t level);
 
 inline void WriteExt(ThreadSlot* s, uint64_t offset, const RecordExt& e) {
   *reinterpret_cast<RecordExt*>(
       &s->ring[(s->head.load(std::memory_order_relaxed) + offset) & s->mask]) = e;
 }
 
-// An event that needs no pairing (marks, counters, frames): recorded unless paused or full.
+// An event that needs no pairing (marks, counters, frames): recorded unless off or full.
 // `ext` may be null. Returns false when it was not recorded.
 inline bool EmitSimple(uint8_t kind, uint8_t flags, uint16_t domain, uint32_t name,
                        const RecordExt* ext) {
-  if (!Recording()) return false;
-  ThreadSlot* s = CurrentSlot();
-  if (s == nullptr) return false;
+  ThreadSlot* s = nullptr;
+  if (__builtin_expect(name & kTagMask, 0)) {
+    if ((s = CurrentSlot()) == nullptr) return false;
+    name = OnTaggedName(s, name, -1);
+  }
+  if (!Recording()) {
+    if (g.off.load(std::memory_order_relaxed) & kOffClosed)
+      g.events_after_close.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  if (s == nullptr && (s = CurrentSlot()) == nullptr) return false;
   const uint64_t n = ext ? 2 : 1;
   Record* r = Reserve(s, n, kPopReserve);
   if (r == nullptr) {
@@ -185,22 +223,29 @@ inline bool EmitSimple(uint8_t kind, uint8_t flags, uint16_t domain, uint32_t na
 }
 
 // Opens a nesting level (NVTX push, ITT task) on slot `s`. Returns the new level's index
-// (0-based). The per-event path of every range: keep it short.
+// (0-based). The per-event path of every range: keep it short. When nothing is recorded (a
+// schedule's idle steps, outside capture ranges, paused) the cost is the level bookkeeping and
+// one flag read.
 __attribute__((always_inline)) inline int EmitPushOn(ThreadSlot* s, uint8_t kind, uint8_t flags,
                                                      uint16_t domain, uint32_t name,
                                                      const RecordExt* ext) {
   const uint32_t level = s->depth++;
+  if (__builtin_expect(name & kTagMask, 0)) name = OnTaggedName(s, name, level);
   const uint64_t n = ext ? 2 : 1;
-  Record* r = Recording() ? Reserve(s, n, kPopReserve) : nullptr;
+  // Levels past kMaxLevels are not recorded (their pops could not be told apart, nor be sure
+  // to fit in the pop reserve); they are counted as dropped.
+  Record* r = Recording() && level < kMaxLevels ? Reserve(s, n, kPopReserve) : nullptr;
   if (__builtin_expect(r == nullptr, 0)) {
-    // Paused, or the buffer is full: the level is skipped, and so will its pop be.
-    if (Recording()) BumpRelaxed(s->dropped_ranges);
+    // Off, deep, or the buffer is full: the level is skipped, and so will its pop be.
+    if (Recording()) {
+      BumpRelaxed(s->dropped_ranges);
+    } else if (g.off.load(std::memory_order_relaxed) & kOffClosed) {
+      g.events_after_close.fetch_add(1, std::memory_order_relaxed);
+    }
     SetLevelSkipped(s, level, true);
     return static_cast<int>(level);
   }
-  if (__builtin_expect(level < 256 && (s->skipped_levels[level >> 6] >> (level & 63)) & 1, 0)) {
-    SetLevelSkipped(s, level, false);
-  }
+  if (__builtin_expect(LevelSkipped(s, level), 0)) SetLevelSkipped(s, level, false);
   *r = Record{Now(), kind, static_cast<uint8_t>(flags | (ext ? kHasExt : 0)), domain, name};
   if (ext) WriteExt(s, 1, *ext);
   Commit(s, n);
@@ -222,18 +267,16 @@ __attribute__((always_inline)) inline int EmitPop(uint8_t kind, uint16_t domain)
   if (s == nullptr) return -1;
   if (__builtin_expect(s->depth == 0, 0)) return EmitUnmatchedPop(s, kind, domain);
   const uint32_t level = --s->depth;
-  if (__builtin_expect(LevelSkipped(s, level), 0)) {
+  if (__builtin_expect(level >= kMaxLevels || LevelSkipped(s, level), 0)) {
     SetLevelSkipped(s, level, false);
-    return static_cast<int>(level);
-  }
-  // Pops draw on the reserve that pushes left free, so a recorded range is always closed.
-  Record* r = Reserve(s, 1, 0);
-  if (__builtin_expect(r == nullptr, 0)) {
+  } else if (Record* r = Reserve(s, 1, 0)) {
+    // Pops draw on the reserve that pushes left free, so a recorded range is always closed.
+    *r = Record{Now(), kind, 0, domain, 0};
+    Commit(s, 1);
+  } else {
     BumpRelaxed(s->dropped_events);
-    return static_cast<int>(level);
   }
-  *r = Record{Now(), kind, 0, domain, 0};
-  Commit(s, 1);
+  if (__builtin_expect(LevelBit(s->capture_levels, level), 0)) OnCaptureEnd(s, level);
   return static_cast<int>(level);
 }
 

@@ -68,7 +68,9 @@ StringNode* StringTable::Allocate(const char* text, size_t length, uint64_t hash
   node->hash = hash;
   node->id = id;
   node->length = static_cast<uint32_t>(length);
-  node->itt = IttStringHandleAbi{node->text, nullptr, static_cast<int>(id + 1), nullptr, nullptr};
+  node->tags = tagger_ ? tagger_(node->text, length) : 0;
+  node->itt = IttStringHandleAbi{node->text, nullptr, static_cast<int>((id | node->tags) + 1),
+                                 nullptr, nullptr};
   by_id_[id].store(node, std::memory_order_release);
   return node;
 }

@@ -21,10 +21,12 @@ struct IttStringHandleAbi {
 };
 
 struct StringNode {
-  IttStringHandleAbi itt;
+  IttStringHandleAbi itt;  // extra1 = tagged id + 1
   uint64_t hash;
   uint32_t id;
   uint32_t length;
+  uint32_t tags;  // step marker / capture range (runtime.h kTag*), fixed when interned
+  uint32_t reserved;
   char text[];  // NUL-terminated
 };
 
@@ -37,12 +39,20 @@ class StringTable {
   // The id of `text` (not NUL-terminated; `length` bytes), interning it if new. Returns 0, the
   // id of "<strings exhausted>", when the table is full (counted in `overflows`).
   uint32_t Intern(const char* text, size_t length) { return Node(text, length)->id; }
+  // The id with its tags, for event names.
+  uint32_t InternTagged(const char* text, size_t length) {
+    StringNode* n = Node(text, length);
+    return n->id | n->tags;
+  }
   StringNode* Node(const char* text, size_t length);
+  // Computes a new string's tags; set before the first string is interned.
+  void SetTagger(uint32_t (*tagger)(const char*, size_t)) { tagger_ = tagger; }
 
   // What the drain thread reads: ids below `published()` that have a node.
   uint32_t allocated() const { return next_id_.load(std::memory_order_acquire); }
   const StringNode* ById(uint32_t id) const { return by_id_[id].load(std::memory_order_acquire); }
   uint64_t overflows() const { return overflows_.load(std::memory_order_relaxed); }
+  void ResetOverflows() { overflows_.store(0, std::memory_order_relaxed); }
 
   // After fork the child keeps the table as it is (ids stay valid in its own stream).
 
@@ -59,6 +69,7 @@ class StringTable {
   std::atomic<uint32_t> next_id_{0};
   std::atomic<uint64_t> overflows_{0};
   StringNode* exhausted_ = nullptr;
+  uint32_t (*tagger_)(const char*, size_t) = nullptr;
 };
 
 // Fast hash for short strings (message texts): 8 bytes at a time, multiply-mixed.

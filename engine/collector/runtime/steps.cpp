@@ -1,0 +1,222 @@
+#include "engine/collector/runtime/steps.h"
+
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <atomic>
+
+#include "engine/collector/runtime/drain.h"
+#include "engine/collector/runtime/pattern.h"
+#include "engine/collector/runtime/runtime.h"
+
+namespace profsh::runtime {
+
+namespace {
+
+StepConfig g_config;
+std::atomic_flag g_lock = ATOMIC_FLAG_INIT;
+int64_t g_step = -1;  // before the first boundary: no step
+ProfilerAction g_action = ProfilerAction::kNone;
+std::atomic<int32_t> g_capture_depth{0};
+size_t g_capture_length = 0;
+
+// Step, capture and demand records for the drain thread: a ring written under g_lock.
+enum StepEventType : uint8_t {
+  kEventStep = 1,
+  kEventCapture = 2,
+  kEventDemand = 3,
+  kEventStop = 4
+};
+struct StepEvent {
+  uint8_t type;
+  uint8_t action;
+  uint64_t ticks;
+  int64_t a, b;
+};
+constexpr uint64_t kRing = 4096;
+StepEvent g_ring[kRing];
+std::atomic<uint64_t> g_written{0};
+std::atomic<uint64_t> g_read{0};
+std::atomic<uint64_t> g_lost{0};
+
+void Lock() {
+  while (g_lock.test_and_set(std::memory_order_acquire)) sched_yield();
+}
+void Unlock() {
+  g_lock.clear(std::memory_order_release);
+}
+
+// Caller holds g_lock.
+void Log(uint8_t type, uint8_t action, uint64_t ticks, int64_t a, int64_t b) {
+  uint64_t w = g_written.load(std::memory_order_relaxed);
+  if (w - g_read.load(std::memory_order_acquire) >= kRing) {
+    g_lost.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  g_ring[w % kRing] = StepEvent{type, action, ticks, a, b};
+  g_written.store(w + 1, std::memory_order_release);
+}
+
+void SetOff(uint8_t bit, bool on) {
+  if (on) {
+    g.off.fetch_or(bit, std::memory_order_relaxed);
+  } else {
+    g.off.fetch_and(static_cast<uint8_t>(~bit), std::memory_order_relaxed);
+  }
+}
+
+bool ParseSchedule(const char* text, Schedule* s) {
+  long long v[6];
+  int n = sscanf(text, "%lld,%lld,%lld,%lld,%lld,%lld", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]);
+  if (n != 6) return false;
+  *s = Schedule{v[0], v[1], v[2], v[3], v[4], v[5]};
+  return s->Valid();
+}
+
+}  // namespace
+
+const StepConfig& step_config() {
+  return g_config;
+}
+
+bool ConfigureSteps() {
+  if (const char* s = getenv(stream::kEnvSchedule); s && *s) {
+    if (!ParseSchedule(s, &g_config.schedule)) return false;
+    g_config.has_schedule = true;
+  }
+  if (const char* m = getenv(stream::kEnvStepMarker); m && *m) {
+    if (!PatternValid(m)) return false;
+    g_config.marker = m;
+  }
+  if (const char* c = getenv(stream::kEnvCaptureRange); c && *c) {
+    g_config.capture = c;
+    g_capture_length = strlen(c);
+  }
+  g_config.on_demand = getenv(stream::kEnvOnDemand) != nullptr;
+  // Before the first step, a schedule (or an idle on-demand session) records nothing; outside
+  // capture ranges nothing is recorded either.
+  if (g_config.has_schedule || g_config.on_demand) SetOff(kOffSchedule, true);
+  if (g_config.capture) SetOff(kOffCapture, true);
+  return true;
+}
+
+uint32_t TagsForName(const char* text, size_t length) {
+  uint32_t tags = 0;
+  if (g_config.marker && PatternFind(g_config.marker, text, length)) tags |= kTagStepMarker;
+  if (g_config.capture && length == g_capture_length &&
+      memcmp(text, g_config.capture, length) == 0) {
+    tags |= kTagCaptureRange;
+  }
+  return tags;
+}
+
+void StepBoundary() {
+  Lock();
+  const uint64_t ticks = Now();
+  ++g_step;
+  ProfilerAction action = ProfilerAction::kRecord;
+  if (g_config.has_schedule) {
+    action = g_config.schedule.Action(g_step);
+  } else if (g_config.on_demand) {
+    action = ProfilerAction::kNone;
+  }
+  g_action = action;
+  SetOff(kOffSchedule, action == ProfilerAction::kNone);
+  Log(kEventStep, static_cast<uint8_t>(action), ticks, g_step, 0);
+  Unlock();
+}
+
+uint32_t OnTaggedName(ThreadSlot* s, uint32_t tagged, int64_t level) {
+  if (tagged & kTagStepMarker) StepBoundary();
+  if ((tagged & kTagCaptureRange) && level >= 0) {
+    Lock();
+    if (g_capture_depth.fetch_add(1, std::memory_order_relaxed) == 0) {
+      SetOff(kOffCapture, false);
+      Log(kEventCapture, 1, Now(), 0, 0);
+    }
+    Unlock();
+    SetLevelBit(s->capture_levels, static_cast<uint32_t>(level), true);
+  }
+  return tagged & kIdMask;
+}
+
+void OnCaptureEnd(ThreadSlot* s, uint32_t level) {
+  SetLevelBit(s->capture_levels, level, false);
+  Lock();
+  if (g_capture_depth.fetch_sub(1, std::memory_order_relaxed) == 1) {
+    SetOff(kOffCapture, true);
+    Log(kEventCapture, 0, Now(), 0, 0);
+  }
+  Unlock();
+}
+
+void ArmOnDemand(uint64_t request, int64_t steps) {
+  Lock();
+  // The next `steps` steps are recorded: a one-cycle schedule that starts at the next boundary.
+  g_config.schedule = Schedule{g_step + 1, 0, 0, steps > 0 ? steps : 1, 1, 0};
+  g_config.has_schedule = true;
+  Log(kEventDemand, 0, Now(), static_cast<int64_t>(request), g_step + 1);
+  Unlock();
+}
+
+void StopRecording() {
+  Lock();
+  SetOff(kOffStopped, true);
+  Log(kEventStop, 0, Now(), 0, 0);
+  Unlock();
+}
+
+void DrainStepEvents() {
+  uint64_t r = g_read.load(std::memory_order_relaxed);
+  const uint64_t w = g_written.load(std::memory_order_acquire);
+  uint8_t payload[40];
+  for (; r < w; ++r) {
+    const StepEvent& e = g_ring[r % kRing];
+    uint8_t* p = payload;
+    memcpy(p, &e.ticks, 8);
+    p += 8;
+    uint32_t type = 0;
+    switch (e.type) {
+      case kEventStep:
+        memcpy(p, &e.a, 8);
+        p[8] = e.action;
+        p += 9;
+        type = stream::kStep;
+        break;
+      case kEventCapture:
+        *p++ = e.action;
+        type = stream::kCapture;
+        break;
+      case kEventDemand:
+        memcpy(p, &e.a, 8);
+        memcpy(p + 8, &e.b, 8);
+        p += 16;
+        type = stream::kDemand;
+        break;
+      default:
+        type = stream::kStop;
+        break;
+    }
+    AppendBlock(type, payload, static_cast<uint32_t>(p - payload));
+  }
+  g_read.store(r, std::memory_order_release);
+}
+
+void ResetStepLog() {
+  g_read.store(g_written.load(std::memory_order_relaxed), std::memory_order_relaxed);
+}
+void LockStepsForFork() {
+  Lock();
+}
+void UnlockStepsAfterFork() {
+  Unlock();
+}
+
+}  // namespace profsh::runtime
+
+// The C API of profsh.h: a program marks the start of each step.
+extern "C" __attribute__((visibility("default"))) void profsh_step(void) {
+  if (profsh::runtime::g.active) profsh::runtime::StepBoundary();
+}

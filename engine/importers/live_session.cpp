@@ -1,0 +1,172 @@
+#include "engine/importers/live_session.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "engine/collector/stream_format.h"
+#include "engine/util/json_text.h"
+
+namespace profsh {
+
+struct LiveSession::Stream {
+  std::string path;
+  int fd = -1;
+  size_t consumed = 0;  // bytes decoded (whole blocks)
+  size_t punched = 0;   // bytes given back to the file system
+  std::unique_ptr<StreamDecoder> decoder;
+  std::vector<char> buffer;
+  bool finished = false;
+};
+
+// Each window becomes a Trace of its own, timed from the window's start.
+class LiveSession::Sink final : public WindowSink {
+ public:
+  TraceBuilder& Open(const WindowInfo& info, int64_t* origin_ns) override {
+    auto open = std::make_unique<OpenTrace>();
+    open->trace = std::make_unique<Trace>();
+    open->trace->origin_ns = info.begin_ns;
+    open->trace->has_origin = true;
+    open->builder = std::make_unique<TraceBuilder>(*open->trace);
+    open->builder->SetFormat("profsh-session");
+    *origin_ns = info.begin_ns;
+    TraceBuilder& b = *open->builder;
+    open_[Key(info)] = std::move(open);
+    return b;
+  }
+
+  void Sealed(const WindowInfo& info) override {
+    auto it = open_.find(Key(info));
+    if (it == open_.end()) return;
+    OpenTrace& o = *it->second;
+    Trace& t = *o.trace;
+    t.has_steps = info.has_steps;
+    t.first_step = info.first_step;
+    t.last_step = info.last_step;
+    std::string meta = "{\"pid\": " + std::to_string(info.pid) +
+                       ", \"window\": " + std::to_string(info.index) + ", \"reason\": ";
+    AppendJsonString(&meta, info.reason);
+    if (info.has_steps) {
+      meta += ", \"steps\": [" + std::to_string(info.first_step) + ", " +
+              std::to_string(info.last_step) + "]";
+    }
+    meta += "}";
+    o.builder->AddMetadata("profsh", meta);
+    o.builder->Finish();
+    t.source_path = "window " + std::to_string(info.index) + " of pid " + std::to_string(info.pid);
+    done_.push_back(WindowTrace{std::move(o.trace), info});
+    open_.erase(it);
+  }
+
+  std::vector<WindowTrace> TakeDone() {
+    std::vector<WindowTrace> out;
+    out.swap(done_);
+    return out;
+  }
+
+ private:
+  struct OpenTrace {
+    std::unique_ptr<Trace> trace;
+    std::unique_ptr<TraceBuilder> builder;
+  };
+  static std::pair<int64_t, uint64_t> Key(const WindowInfo& i) { return {i.pid, i.index}; }
+  std::map<std::pair<int64_t, uint64_t>, std::unique_ptr<OpenTrace>> open_;
+  std::vector<WindowTrace> done_;
+};
+
+LiveSession::LiveSession(std::string folder)
+    : folder_(std::move(folder)), sink_(std::make_unique<Sink>()) {}
+
+LiveSession::~LiveSession() {
+  for (auto& [path, s] : streams_) {
+    if (s->fd >= 0) close(s->fd);
+  }
+}
+
+Status LiveSession::Discover() {
+  DIR* d = opendir(folder_.c_str());
+  if (d == nullptr) return Error{folder_ + ": cannot read the session folder: " + strerror(errno)};
+  while (dirent* e = readdir(d)) {
+    std::string name = e->d_name;
+    if (name.size() <= std::strlen(stream::kFileSuffix) || !name.ends_with(stream::kFileSuffix))
+      continue;
+    std::string path = folder_ + "/" + name;
+    if (streams_.count(path)) continue;
+    auto s = std::make_unique<Stream>();
+    s->path = path;
+    s->fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+    if (s->fd < 0) continue;  // being created; next poll
+    s->decoder = std::make_unique<StreamDecoder>(path, *sink_, summary_, warnings_);
+    streams_[path] = std::move(s);
+  }
+  closedir(d);
+  return Status::Ok();
+}
+
+Status LiveSession::ReadStream(Stream& s) {
+  // Read everything after the last whole block, decode whole blocks, keep the rest for later.
+  s.buffer.clear();
+  char chunk[1 << 16];
+  size_t at = s.consumed;
+  while (true) {
+    ssize_t n = pread(s.fd, chunk, sizeof chunk, static_cast<off_t>(at));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    s.buffer.insert(s.buffer.end(), chunk, chunk + n);
+    at += static_cast<size_t>(n);
+  }
+  if (s.buffer.empty()) return Status::Ok();
+  auto used = s.decoder->Feed(std::string_view(s.buffer.data(), s.buffer.size()), s.consumed);
+  if (!used.ok()) return Status(used.error());
+  s.consumed += used.value();
+  summary_.stream_bytes += used.value();
+  // What is decoded is not needed on disk any more.
+  size_t punch_to = s.consumed / 4096 * 4096;
+  if (punch_to > s.punched && s.punched + (1 << 20) <= punch_to) {
+    if (fallocate(s.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(s.punched),
+                  static_cast<off_t>(punch_to - s.punched)) == 0) {
+      s.punched = punch_to;
+    }
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<WindowTrace>> LiveSession::Poll() {
+  Status st = Discover();
+  if (!st.ok()) return Error{st.message()};
+  for (auto& [path, s] : streams_) {
+    if (s->finished) continue;
+    Status r = ReadStream(*s);
+    if (!r.ok()) return Error{r.message()};
+    // An image that ended (exit, _exit, exec) writes nothing more: close its windows now.
+    if (s->decoder->has_process() && s->decoder->process().ended) {
+      s->decoder->Finish();
+      s->finished = true;
+      ++summary_.processes;
+      close(s->fd);
+      s->fd = -1;
+    }
+  }
+  return sink_->TakeDone();
+}
+
+Result<std::vector<WindowTrace>> LiveSession::Finish() {
+  auto last = Poll();
+  if (!last.ok()) return last.error();
+  for (auto& [path, s] : streams_) {
+    if (s->finished) continue;
+    s->decoder->Finish();
+    s->finished = true;
+    ++summary_.processes;
+    ++summary_.cut_streams;
+  }
+  std::vector<WindowTrace> out = std::move(last.value());
+  for (WindowTrace& w : sink_->TakeDone()) out.push_back(std::move(w));
+  return out;
+}
+
+}  // namespace profsh

@@ -1,0 +1,47 @@
+// A session read while its workload runs: every poll reads what the streams gained, and each
+// window that completed (a schedule's active cycle, a capture range, an on-demand request)
+// comes out as a Trace of its own. What was read is released, in memory and on disk (the
+// streams' consumed bytes are punched out), so a job of any length stays flat.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/importers/stream_decoder.h"
+
+namespace profsh {
+
+struct WindowTrace {
+  std::unique_ptr<Trace> trace;
+  WindowInfo info;
+};
+
+class LiveSession {
+ public:
+  explicit LiveSession(std::string folder);
+  ~LiveSession();
+
+  // Reads new data; returns the windows completed since the last call, oldest first.
+  Result<std::vector<WindowTrace>> Poll();
+  // The workload has ended: reads the rest and closes every stream's windows.
+  Result<std::vector<WindowTrace>> Finish();
+
+  const SessionSummary& summary() const { return summary_; }
+  const std::vector<std::string>& warnings() const { return warnings_; }
+
+ private:
+  struct Stream;
+  class Sink;
+  Status ReadStream(Stream& s);
+  Status Discover();
+
+  std::string folder_;
+  std::map<std::string, std::unique_ptr<Stream>> streams_;
+  std::unique_ptr<Sink> sink_;
+  SessionSummary summary_;
+  std::vector<std::string> warnings_;
+};
+
+}  // namespace profsh
