@@ -11,6 +11,7 @@
 #include "repl/flamegraph_command.h"
 #include "repl/repl.h"
 #include "repl/run_command.h"
+#include "repl/trace_command.h"
 
 #ifndef PROFSH_VERSION
 #define PROFSH_VERSION "0.0.0"
@@ -35,6 +36,8 @@ constexpr char kUsage[] =
     "commands:\n"
     "  profsh run [options] -- CMD [ARGS...]      run a workload with the collector attached\n"
     "                                             (profsh run --help for its options)\n"
+    "  profsh trace --pid PID --steps N           record the next N steps of a workload started\n"
+    "                                             with profsh run --on-demand\n"
     "  profsh flamegraph INPUT [-o OUT.svg] ...   a flamegraph of folded stacks or a trace\n"
     "                                             (profsh flamegraph --help for its options)\n"
     "\n"
@@ -45,6 +48,9 @@ constexpr char kUsage[] =
 int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "run") == 0) {
     return profsh::repl::RunRunCommand(argc - 1, argv + 1);
+  }
+  if (argc > 1 && std::strcmp(argv[1], "trace") == 0) {
+    return profsh::repl::RunTraceCommand(argc - 1, argv + 1);
   }
   if (argc > 1 && std::strcmp(argv[1], "flamegraph") == 0) {
     return profsh::repl::RunFlamegraphCommand(argc - 1, argv + 1);

@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include <cstdio>
+
 #include "engine/importers/session_reader.h"
 
 namespace profsh {
@@ -34,6 +36,24 @@ std::vector<std::string_view> ImporterRegistry::names() const {
   return out;
 }
 
+namespace {
+
+// A window saved by a scheduled recording keeps its steps in the "profsh" metadata member.
+void RestoreSteps(Trace& t) {
+  const std::string* meta = t.FindMetadata("profsh");
+  if (meta == nullptr || t.has_steps) return;
+  size_t at = meta->find("\"steps\"");
+  if (at == std::string::npos) return;
+  long long first = 0, last = 0;
+  if (std::sscanf(meta->c_str() + at + 7, " : [ %lld , %lld ]", &first, &last) == 2) {
+    t.has_steps = true;
+    t.first_step = first;
+    t.last_step = last;
+  }
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Trace>> LoadTraceFrom(InputSource& input) {
   const Importer* importer = ImporterRegistry::Instance().Find(input.Head());
   if (importer == nullptr) {
@@ -42,7 +62,10 @@ Result<std::unique_ptr<Trace>> LoadTraceFrom(InputSource& input) {
                  "array, a profsh trace or stream; gzip-compressed or not)"};
   }
   auto trace = importer->Read(input);
-  if (trace.ok()) trace.value()->source_path = input.path();
+  if (trace.ok()) {
+    trace.value()->source_path = input.path();
+    RestoreSteps(*trace.value());
+  }
   return trace;
 }
 

@@ -216,7 +216,7 @@ void UnlockStepsAfterFork() {
 
 }  // namespace profsh::runtime
 
-// The C API of profsh.h: a program marks the start of each step.
-extern "C" __attribute__((visibility("default"))) void profsh_step(void) {
+// The C API of include/profsh.h: a program marks the start of each step.
+extern "C" __attribute__((visibility("default"))) void profsh_collector_step(void) {
   if (profsh::runtime::g.active) profsh::runtime::StepBoundary();
 }

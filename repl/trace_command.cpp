@@ -1,0 +1,143 @@
+#include "repl/trace_command.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <string>
+
+#include "engine/analysis/averages_table.h"
+#include "engine/analysis/function_events.h"
+#include "engine/collector/on_demand.h"
+#include "engine/importers/importer.h"
+
+namespace profsh::repl {
+
+namespace {
+
+constexpr char kUsage[] =
+    "usage: profsh trace --pid PID --steps N [options]\n"
+    "\n"
+    "Records the next N steps of process PID, which profsh run --on-demand started (or one of its\n"
+    "children), prints their operators table and saves the trace.\n"
+    "\n"
+    "options:\n"
+    "  -o, --output PATH     where to save the trace (default: profsh-PID-DATE-TIME.profsh here;\n"
+    "                        a .json or .json.gz name writes Chrome JSON)\n"
+    "  --timeout SECONDS     give up after this long (default: wait until the steps are done)\n"
+    "  --sort-by KEY         the table's order (default: cpu_time_total)\n"
+    "  --row-limit N         rows in the table (default: 25)\n"
+    "  --no-table            print no table\n";
+
+std::string Absolute(const std::string& path) {
+  if (!path.empty() && path[0] == '/') return path;
+  char cwd[PATH_MAX];
+  if (getcwd(cwd, sizeof cwd) == nullptr) return path;
+  return std::string(cwd) + "/" + path;
+}
+
+}  // namespace
+
+int RunTraceCommand(int argc, char** argv) {
+  long long pid = 0, steps = 0;
+  double timeout = 0;
+  std::string output;
+  TableOptions table;
+  table.sort_by = "cpu_time_total";
+  table.row_limit = 25;
+  bool print_table = true;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "profsh trace: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    auto number = [&]() -> long long {
+      std::string v = value();
+      char* end = nullptr;
+      errno = 0;
+      long long n = std::strtoll(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || n <= 0 || errno == ERANGE) {
+        std::fprintf(stderr, "profsh trace: %s needs a positive number, got '%s'\n", a.c_str(),
+                     v.c_str());
+        std::exit(2);
+      }
+      return n;
+    };
+    if (a == "-h" || a == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (a == "--pid") {
+      pid = number();
+    } else if (a == "--steps") {
+      steps = number();
+    } else if (a == "-o" || a == "--output") {
+      output = value();
+    } else if (a == "--timeout") {
+      timeout = static_cast<double>(number());
+    } else if (a == "--sort-by") {
+      table.sort_by = value();
+    } else if (a == "--row-limit") {
+      table.row_limit = number();
+    } else if (a == "--no-table") {
+      print_table = false;
+    } else {
+      std::fprintf(stderr, "profsh trace: unknown option '%s'\n%s", a.c_str(), kUsage);
+      return 2;
+    }
+  }
+  if (pid == 0 || steps == 0) {
+    std::fprintf(stderr, "profsh trace: --pid and --steps are required\n%s", kUsage);
+    return 2;
+  }
+  // Checked before the workload records anything: a typo must not cost the user their steps.
+  if (table.sort_by) {
+    const auto& keys = SortKeys();
+    if (std::find(keys.begin(), keys.end(), *table.sort_by) == keys.end()) {
+      std::fprintf(stderr, "profsh trace: unknown --sort-by key '%s'\n", table.sort_by->c_str());
+      return 2;
+    }
+  }
+  if (output.empty()) {
+    char stamp[64];
+    std::time_t now = std::time(nullptr);
+    std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
+    output = "profsh-" + std::to_string(pid) + "-" + stamp + ".profsh";
+  }
+  output = Absolute(output);
+  auto saved = RequestOnDemandTrace(pid, steps, output, timeout);
+  if (!saved.ok()) {
+    std::fprintf(stderr, "profsh trace: %s\n", saved.error().message.c_str());
+    return 1;
+  }
+  auto trace = LoadTrace(saved.value());
+  if (!trace.ok()) {
+    std::fprintf(stderr, "profsh trace: %s\n", trace.error().message.c_str());
+    return 1;
+  }
+  if (print_table) {
+    auto averages = ComputeKeyAverages(BuildFunctionEvents(*trace.value()), false, 0);
+    if (averages.rows.empty()) {
+      std::printf("(nothing was recorded in those steps)\n");
+    } else if (auto text = BuildAveragesTable(averages, table); text.ok()) {
+      std::fputs(text.value().c_str(), stdout);
+    } else {
+      std::fprintf(stderr, "profsh trace: %s\n", text.error().message.c_str());
+      return 2;
+    }
+  }
+  const Trace& t = *trace.value();
+  std::fprintf(stderr, "profsh: steps %lld-%lld of pid %lld saved to %s\n",
+               static_cast<long long>(t.first_step), static_cast<long long>(t.last_step), pid,
+               saved.value().c_str());
+  return 0;
+}
+
+}  // namespace profsh::repl
