@@ -21,7 +21,7 @@
 #include <thread>
 #include <vector>
 
-#include "tests/collector/itt_static_part.h"
+#include "scripts/samples/itt_static_part.h"
 
 using Itt = itt_client::StaticPart<1>;
 

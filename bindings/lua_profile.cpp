@@ -12,7 +12,9 @@
 #include "bindings/lua_api.h"
 #include "bindings/lua_schedule.h"
 #include "bindings/lua_support.h"
+#include "engine/collector/on_demand.h"
 #include "engine/collector/recording.h"
+#include "engine/importers/importer.h"
 #include "engine/trace/trace_builder.h"
 
 namespace profsh::lua {
@@ -41,6 +43,7 @@ struct ProfileHandle {
   bool stop_requested = false;
   // In-process profiling (p:start(), profsh.record_function, p:step(), p:stop()).
   bool started = false;
+  bool in_process = false;  // profiled Lua code with p:start() (rather than a workload)
   int64_t step_num = 0;
   ProfilerAction action = ProfilerAction::kRecord;
   bool window_open = false;
@@ -87,7 +90,7 @@ std::vector<std::string> ReadActivities(lua_State* L, const Options& opts) {
   const auto& known = KnownActivities();
   for (const std::string& a : out) {
     if (std::find(known.begin(), known.end(), a) == known.end()) {
-      throw LuaError("unknown activity '" + a + "' in 'profile' (activities: nvtx, itt)");
+      throw LuaError("unknown activity '" + a + "' in 'profile' (activities: nvtx, itt, torch)");
     }
   }
   return out;
@@ -97,7 +100,8 @@ int Profile(lua_State* L) {
   return Protect(L, [&] {
     Options opts(L, 1, "profile",
                  {"activities", "buffer_kb", "drain_ms", "keep_session", "schedule",
-                  "on_trace_ready", "step_marker", "capture_range"});
+                  "on_trace_ready", "step_marker", "capture_range", "record_shapes", "with_stack",
+                  "with_flops", "profile_memory"});
     ProfileHandle h;
     h.options.activities = ReadActivities(L, opts);
     int64_t buffer = opts.Int("buffer_kb", 0), drain = opts.Int("drain_ms", 0);
@@ -108,6 +112,10 @@ int Profile(lua_State* L) {
     h.options.buffer_kb = static_cast<uint32_t>(buffer);
     h.options.drain_ms = static_cast<uint32_t>(drain);
     h.keep_session = opts.Bool("keep_session", false);
+    h.options.record_shapes = opts.Bool("record_shapes", false);
+    h.options.with_stack = opts.Bool("with_stack", false);
+    h.options.with_flops = opts.Bool("with_flops", false);
+    h.options.profile_memory = opts.Bool("profile_memory", false);
     opts.Push("schedule");
     if (!lua_isnil(L, -1)) {
       Schedule* sched = TestSchedule(L, -1);
@@ -233,6 +241,9 @@ int Run(lua_State* L) {
       if (h->stop_requested) return;
       PushTrace(L, std::shared_ptr<Trace>(std::move(w.trace)));
       std::string error = HandTrace(L, 1);
+      // Lua does not see the C++ memory behind a trace: collect now, so that the windows the
+      // handler let go are freed at once and a long job stays flat.
+      lua_gc(L, LUA_GCCOLLECT);
       if (!error.empty() && handler_error.empty()) {
         // A failing handler stops the profiler; the error is raised once the workload ends.
         handler_error = error;
@@ -332,6 +343,7 @@ int Start(lua_State* L) {
     ProfileHandle* h = CheckProfile(L, 1, "start");
     if (h->started) throw LuaError("the profile is already started");
     h->started = true;
+    h->in_process = true;
     h->ran = true;
     h->step_num = 0;
     h->action = h->options.schedule ? h->options.schedule->Action(0) : ProfilerAction::kRecord;
@@ -385,6 +397,31 @@ int Stop(lua_State* L) {
   });
 }
 
+// profsh.trace{pid=, steps=, output=, timeout=}: the next `steps` steps of a workload started
+// with profsh run --on-demand, as a Trace (also saved at `output`).
+int OnDemandTrace(lua_State* L) {
+  return Protect(L, [&] {
+    Options opts(L, 1, "trace", {"pid", "steps", "output", "timeout"});
+    int64_t pid = opts.Int("pid", 0), steps = opts.Int("steps", 0);
+    if (pid <= 0) throw LuaError("bad option 'pid' to 'trace' (a process id expected)");
+    if (steps <= 0)
+      throw LuaError("bad option 'steps' to 'trace' (a positive number of steps expected)");
+    std::string output = opts.String("output").value_or("");
+    if (output.empty())
+      output = "profsh-" + std::to_string(pid) + "-" + std::to_string(NowNs()) + ".profsh";
+    if (output[0] != '/') {
+      char cwd[4096];
+      if (getcwd(cwd, sizeof cwd)) output = std::string(cwd) + "/" + output;
+    }
+    auto saved = RequestOnDemandTrace(pid, steps, output, opts.Number("timeout").value_or(0));
+    if (!saved.ok()) throw LuaError(saved.error().message);
+    auto trace = LoadTrace(saved.value());
+    if (!trace.ok()) throw LuaError(trace.error().message);
+    PushTrace(L, std::shared_ptr<Trace>(std::move(trace.value())));
+    return 1;
+  });
+}
+
 // profsh.record_function(name, fn, ...): fn(...) as a named range of the started profile.
 int RecordFunction(lua_State* L) {
   std::string name;
@@ -414,7 +451,7 @@ int RecordFunction(lua_State* L) {
 }
 
 void PushSummary(lua_State* L, const SessionSummary& s) {
-  lua_createtable(L, 0, 16);
+  lua_createtable(L, 0, 24);
   auto field = [&](const char* name, uint64_t v) {
     lua_pushinteger(L, static_cast<lua_Integer>(v));
     lua_setfield(L, -2, name);
@@ -434,6 +471,15 @@ void PushSummary(lua_State* L, const SessionSummary& s) {
   field("ranges_open_at_end", s.open_at_end);
   field("streams_cut_short", s.cut_streams);
   field("stream_bytes", s.stream_bytes);
+  field("operators", s.operators);
+  field("memory_events", s.memory_events);
+  lua_pushinteger(L, s.memory_peak);
+  lua_setfield(L, -2, "memory_peak");
+  lua_pushinteger(L, s.memory_at_end);  // may be negative: frees of memory allocated before
+  lua_setfield(L, -2, "memory_at_end");
+  field("metadata_refused", s.metadata_refused);
+  field("events_after_close", s.events_after_close);
+  field("late_events", s.late_events);
   lua_pushstring(L, DescribeRecording(s).c_str());
   lua_setfield(L, -2, "text");
 }
@@ -497,6 +543,11 @@ int ProfileIndex(lua_State* L) {
     }
     return 1;
   }
+  if (key == "windows") {  // traces handed to on_trace_ready (1 for a run without a schedule)
+    if (!h->ran) return 0;
+    lua_pushinteger(L, static_cast<lua_Integer>(h->windows));
+    return 1;
+  }
   if (key == "trace") {
     if (!h->ran) return 0;
     lua_getiuservalue(L, 1, 1);
@@ -514,7 +565,11 @@ int ProfileToString(lua_State* L) {
   std::string activities;
   for (const auto& a : h->options.activities) activities += (activities.empty() ? "" : ",") + a;
   std::string s = "<profsh.Profile " + activities + ": ";
-  if (!h->ran) {
+  if (h->started) {
+    s += "recording in this process, step " + std::to_string(h->step_num) + ">";
+  } else if (h->in_process) {
+    s += "recorded in this process, " + std::to_string(h->windows) + " windows>";
+  } else if (!h->ran) {
     s += "not run yet>";
   } else {
     s += "exit status " + std::to_string(h->launch.exit_code) + ", " +
@@ -524,9 +579,16 @@ int ProfileToString(lua_State* L) {
   return 1;
 }
 
-const char* const kForwarded[] = {
-    "key_averages", "export_chrome_trace", "export_stacks",    "save", "events", "processes",
-    "threads",      "flamegraph",          "export_speedscope"};
+const char* const kForwarded[] = {"key_averages",
+                                  "export_chrome_trace",
+                                  "export_stacks",
+                                  "save",
+                                  "events",
+                                  "processes",
+                                  "threads",
+                                  "flamegraph",
+                                  "export_speedscope",
+                                  "memory_timeline"};
 
 }  // namespace
 
@@ -567,6 +629,8 @@ void RegisterProfile(lua_State* L) {
   lua_setfield(L, -2, "profile");
   lua_pushcfunction(L, RecordFunction);
   lua_setfield(L, -2, "record_function");
+  lua_pushcfunction(L, OnDemandTrace);
+  lua_setfield(L, -2, "trace");
 }
 
 }  // namespace profsh::lua

@@ -31,7 +31,11 @@ constexpr char kUsage[] =
     "options:\n"
     "  -o, --output PATH          save the trace here (default: profsh-DATE-TIME.profsh in the\n"
     "                             current folder; a .json or .json.gz name writes Chrome JSON)\n"
-    "  --activities LIST          what to collect: nvtx,itt (default: both)\n"
+    "  --activities LIST          what to collect: nvtx,itt,torch (default: all)\n"
+    "  --record-shapes            PyTorch operators' input shapes and types\n"
+    "  --with-stack               PyTorch operators' Python stacks\n"
+    "  --with-flops               FLOPs of the operators torch has formulas for\n"
+    "  --profile-memory           allocations and frees, attributed to the innermost range\n"
     "  --sort-by KEY              the table's order (default: cpu_time_total)\n"
     "  --row-limit N              rows in the table (default: 25)\n"
     "  --group-by-input-shape     one row per operator and input shapes\n"
@@ -240,6 +244,14 @@ int RunRunCommand(int argc, char** argv) {
       table.row_limit = number(a);
     } else if (a == "--group-by-input-shape") {
       group_by_shape = true;
+    } else if (a == "--record-shapes") {
+      launch.record_shapes = true;
+    } else if (a == "--with-stack") {
+      launch.with_stack = true;
+    } else if (a == "--with-flops") {
+      launch.with_flops = true;
+    } else if (a == "--profile-memory") {
+      launch.profile_memory = true;
     } else if (a == "--no-table") {
       print_table = false;
     } else if (a == "--keep-session") {

@@ -22,7 +22,9 @@ profsh — a programmable profiling shell.
 
 Help topics: load, key_averages, table, avg, trace, events, processes, threads,
 export_chrome_trace, export_stacks, save, flamegraph, flamegraph_diff, speedscope,
-profile, run, repl.   Type :help TOPIC]]
+profile, run, pytorch, memory_timeline, schedule, record_function, on_demand,
+tensorboard_trace_handler, repl.
+Type :help TOPIC]]
 
 topics.load = [[
 profsh.load(path) -> Trace
@@ -119,20 +121,90 @@ profsh.speedscope(input, path, {name=, unit=, metric=, stacks=})
   https://www.speedscope.app or its desktop build.]]
 
 topics.profile = [[
-p = profsh.profile{activities={"nvtx","itt"}, buffer_kb=2048, drain_ms=20, keep_session=false}
+p = profsh.profile{activities={"nvtx","itt","torch"}, record_shapes=false, with_stack=false,
+                   with_flops=false, profile_memory=false, schedule=nil, on_trace_ready=nil,
+                   step_marker=nil, capture_range=nil, buffer_kb=2048, drain_ms=20,
+                   keep_session=false}
 status = p:run{"bash", "launch.sh"}     or  p:run("shell command line")
   Runs an unmodified workload, and every process it starts, with profsh's collector injected
   (LD_PRELOAD, NVTX_INJECTION64_PATH, INTEL_LIBITTNOTIFY64) and returns its exit status.
   Collected: NVTX ranges (push/pop, start/end across threads, marks, domains, categories,
-  colors, payloads, registered strings, thread names) and ITT tasks, frames, markers,
-  counters, thread names and pause/resume.
+  colors, payloads, registered strings, thread names), ITT tasks, frames, markers,
+  counters, thread names and pause/resume, and (torch) PyTorch operators in Python
+  processes that import torch, with what torch.profiler's options of the same names add:
+  input shapes and dtypes, Python stacks with nn.Module frames, FLOPs, and memory
+  (:help pytorch, :help memory_timeline).
+  With schedule= or capture_range= and on_trace_ready=, windows are handed over while the
+  workload runs (:help schedule). p:start(), p:step(), p:stop() profile Lua code itself.
   Afterwards p answers what a Trace answers: p:key_averages(), p:export_chrome_trace(path),
   p:flamegraph(path), p:save(path), p.duration, p.warnings ... and also
-  p.exit_code, p.signal, p.summary (ranges, drops, ...; summary.text says it in a line),
+  p.exit_code, p.signal, p.windows, p.summary (ranges, operators, drops, memory_peak, ...;
+  summary.text says it in a line),
   p.trace (the Trace itself), p.session (the raw streams' folder, with keep_session=true).
   An injection variable another tool already set is left alone; p.warnings says so.
   Nothing is dropped silently: drops, unbalanced pops and cut streams are counted in
   p.summary and the trace's warnings.]]
+
+topics.pytorch = [[
+PyTorch scripts, unchanged:   profsh run --record-shapes --with-stack -- python3 train.py
+  With the torch activity (on by default), profsh puts a start-up hook on the Python path
+  (an existing sitecustomize still runs); once the script imports torch, it loads profsh's
+  operator source, which registers global RecordFunction callbacks. Each operator and
+  record_function range is recorded with its thread, sequence number and forward thread, so
+  backward operators link to their forward ones (a "fwdbwd" flow in the Chrome export), and
+    record_shapes=true    input shapes and dtypes (key_averages{group_by_input_shape=true})
+    with_stack=true       the Python stack, read from the interpreter's frames in the callback,
+                          "file.py(line): func" and "nn.Module: Name_N" (group_by_stack_n)
+    with_flops=true       FLOPs of the operators torch counts (conv, mm, addmm, bmm, mul, add)
+    profile_memory=true   c10's CPU tensor allocations, attributed as torch does
+  Operators announced through emit_itt/emit_nvtx in builds that have them are ITT/NVTX ranges.
+  Recipes: scripts/resnet18_*.lua (the PyTorch profiler recipe), scripts/itt_sample.lua.]]
+
+topics.memory_timeline = [[
+p = profsh.profile{profile_memory=true}   |   profsh run --profile-memory -- CMD
+  Allocations and frees are recorded in the collector (malloc, calloc, realloc, memalign,
+  posix_memalign, aligned_alloc, valloc, large anonymous mmap/munmap) and attributed to the
+  innermost open range of the thread: a PyTorch operator, an NVTX or an ITT range. The
+  averages get CPU Mem and Self CPU Mem (cpu_memory_usage, self_cpu_memory_usage), with
+  torch's meaning; allocations outside any range are "[memory]" events. In Python processes
+  profiled with the torch activity only c10's tensor storage counts, as in torch.profiler.
+trace:memory_timeline() -> {{ts=, pid=, tid=, bytes=, total=}, ..., peak=, at_end=,
+                            processes={[pid]={peak=, peak_ts=, at_end=}}}
+  Every allocation (bytes > 0) and free (bytes < 0) in time order with the process's running
+  total (also a "CPU Memory" counter track in the Chrome export), the peaks, and what was
+  still allocated when each process's stream ended. Reads torch's profile_memory traces too.]]
+
+topics.schedule = [[
+s = profsh.schedule{skip_first=0, wait=0, warmup=0, active=1, ["repeat"]=0, skip_first_wait=0}
+s(step) -> "NONE" | "WARMUP" | "RECORD" | "RECORD_AND_SAVE"      (torch.profiler.schedule)
+p = profsh.profile{schedule=s, on_trace_ready=function(trace) ... end, step_marker="^ProfilerStep#%d+"}
+  Steps of an attached workload start at ranges or marks (NVTX or ITT) whose names match
+  step_marker (a Lua pattern; default PyTorch's ProfilerStep#N), or at profsh_step() from
+  profsh.h. Between windows the collector records nothing (one flag test per event); warmup
+  steps are recorded and discarded; each window's trace (trace.steps = {first, last},
+  trace.step_num) goes to on_trace_ready while the workload runs, then is released.
+  capture_range="name" instead records only while a range of that name is open, one window
+  per range. A handler may print, export, or call p:stop().
+  Command line: profsh run --schedule wait=1,warmup=1,active=2 [--step-marker P] -- CMD]]
+
+topics.record_function = [[
+p:start() ... p:step() ... p:stop()            in-process profiling of Lua code
+profsh.record_function(name, fn, ...) -> fn(...)'s results
+  Records fn's run as a range named `name` while a started profile records; with a schedule,
+  p:step() moves to the next step exactly as torch's prof.step() does, and on_trace_ready
+  gets each window.]]
+
+topics.on_demand = [[
+profsh run --on-demand -- CMD      the workload runs with the collector idle
+profsh trace --pid PID --steps N   records PID's next N steps, prints their table, saves them
+profsh.trace{pid=PID, steps=N, output=nil, timeout=nil} -> Trace      the same from Lua
+  Like Kineto's on-demand tracing. Requests go through a Unix socket in the session folder,
+  which only the same user can use; steps come from the step marker (--step-marker).]]
+
+topics.tensorboard_trace_handler = [[
+profsh.tensorboard_trace_handler(dir, worker_name=HOST_PID, use_gzip=false) -> handler
+  An on_trace_ready handler writing {worker_name}.{time_ns}.pt.trace.json(.gz) in dir, as
+  torch's does: Kineto JSON that TensorBoard, HTA and profsh.load read.]]
 
 topics.run = [[
 Command line:  profsh run [options] -- CMD [ARGS...]

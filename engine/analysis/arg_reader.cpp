@@ -19,12 +19,12 @@ ArgReader::ArgReader(const Trace& trace, std::initializer_list<std::string_view>
         if (slot.field < 0 && !field.top_level && key_ids[k] && *key_ids[k] == field.key) {
           slot.field = static_cast<int32_t>(f);
           slot.inline_word = word;
-          slot.inline_words =
-              field.inline_value ? static_cast<uint8_t>(ArgStore::InlineWords(field.value)) : 0;
+          // The width stored with the schema: an inline value's type alone does not say it.
+          slot.inline_words = field.inline_value ? field.inline_words : 0;
           slot.type = field.value.type;
         }
       }
-      if (field.inline_value) word += static_cast<int32_t>(ArgStore::InlineWords(field.value));
+      if (field.inline_value) word += static_cast<int32_t>(field.inline_words);
     }
   }
 }

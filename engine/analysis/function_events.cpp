@@ -567,9 +567,19 @@ void FunctionEventsBuilder::AppendLone(const MemoryRecord& r, uint32_t name) {
   if (!f_.cuda_memory_.empty() || r.cuda_bytes != 0) f_.cuda_memory_.push_back(r.cuda_bytes);
 }
 
-// Every record whose time lies within a CPU op's [start, end] counts for that op (torch 1.13
-// matches by time on any thread; profsh keeps it within the same process). Records no op covers
-// become rows of their own, after all trace events in torch's order.
+// Which op a memory record counts for. Memory profsh's collector recorded knows its thread: it
+// counts for every op of that thread open at the time, so the innermost one's self memory has
+// it. Records without such an op (a worker thread allocating for the main thread's op), and all
+// of torch's records, follow torch 1.13: every CPU op of the process whose [start, end] holds
+// the record's time counts it. torch compares its times in whole microseconds, and so does
+// profsh on torch's traces; profsh's own are compared in nanoseconds. Records no op covers
+// become rows of their own, after all trace events.
+namespace {
+inline int64_t FloorUs(int64_t ns) {
+  return ns >= 0 ? ns / 1000 : -((-ns + 999) / 1000);
+}
+}  // namespace
+
 void FunctionEventsBuilder::AttributeMemory() {
   if (memory_.empty()) return;
   std::vector<uint32_t> pid_of_track(trace_.tracks.size());
@@ -583,56 +593,70 @@ void FunctionEventsBuilder::AttributeMemory() {
                                       : numeric.emplace(pid.number, next).first->second;
     }
   }
-  struct Key {
-    uint32_t pid;
-    int64_t ts;
-    bool operator<(const Key& o) const { return pid != o.pid ? pid < o.pid : ts < o.ts; }
-  };
-  std::vector<uint32_t> order;
-  for (uint32_t k = 0; k < memory_.size(); ++k) {
-    if (!memory_[k].oom) order.push_back(k);
-  }
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    return Key{pid_of_track[memory_[a].track], memory_[a].ts} <
-           Key{pid_of_track[memory_[b].track], memory_[b].ts};
-  });
-  std::vector<Key> keys(order.size());
-  std::vector<int64_t> cpu_prefix(order.size() + 1, 0), cuda_prefix(order.size() + 1, 0);
-  for (size_t k = 0; k < order.size(); ++k) {
-    const MemoryRecord& r = memory_[order[k]];
-    keys[k] = Key{pid_of_track[r.track], r.ts};
-    cpu_prefix[k + 1] = cpu_prefix[k] + r.cpu_bytes;
-    cuda_prefix[k + 1] = cuda_prefix[k] + r.cuda_bytes;
-  }
   const size_t m = f_.start_.size();
   bool any_cuda = false;
   for (const MemoryRecord& r : memory_) any_cuda |= r.cuda_bytes != 0;
   f_.cpu_memory_.assign(m, 0);
   if (any_cuda) f_.cuda_memory_.assign(m, 0);
-  auto less = [](const Key& x, const Key& y) { return x < y; };
-  auto less_equal = [](const Key& x, const Key& y) { return !(y < x); };
-  // Which records some op covers: +1 where a covered range starts, -1 after it ends.
-  std::vector<int32_t> marks(order.size() + 1, 0);
-  {
+  std::vector<bool> used(memory_.size(), false);
+
+  struct Key {
+    uint32_t group;  // the track (by thread) or the process (by time)
+    int64_t ts;
+    bool operator<(const Key& o) const { return group != o.group ? group < o.group : ts < o.ts; }
+  };
+  // One matching pass over the records not used yet: each op adds the records keyed within its
+  // [start, end] in its group; records some op covered are used.
+  const bool exact = trace_.MemoryAttributedByThread();
+  auto match = [&](bool by_thread) {
+    std::vector<uint32_t> order;
+    for (uint32_t k = 0; k < memory_.size(); ++k) {
+      if (!memory_[k].oom && !used[k]) order.push_back(k);
+    }
+    if (order.empty()) return;
+    auto key_of = [&](uint32_t track, int64_t ts) {
+      return Key{by_thread ? track : pid_of_track[track], exact ? ts : FloorUs(ts)};
+    };
+    std::vector<Key> keys(order.size());
+    for (size_t k = 0; k < order.size(); ++k)
+      keys[k] = key_of(memory_[order[k]].track, memory_[order[k]].ts);
+    std::vector<uint32_t> by_key(order.size());
+    for (uint32_t k = 0; k < by_key.size(); ++k) by_key[k] = k;
+    std::stable_sort(by_key.begin(), by_key.end(),
+                     [&](uint32_t a, uint32_t b) { return keys[a] < keys[b]; });
+    std::vector<Key> sorted(order.size());
+    std::vector<int64_t> cpu_prefix(order.size() + 1, 0), cuda_prefix(order.size() + 1, 0);
+    for (size_t k = 0; k < by_key.size(); ++k) {
+      const MemoryRecord& r = memory_[order[by_key[k]]];
+      sorted[k] = keys[by_key[k]];
+      cpu_prefix[k + 1] = cpu_prefix[k] + r.cpu_bytes;
+      cuda_prefix[k + 1] = cuda_prefix[k] + r.cuda_bytes;
+    }
+    auto less = [](const Key& x, const Key& y) { return x < y; };
+    auto less_equal = [](const Key& x, const Key& y) { return !(y < x); };
+    // Which records some op covers: +1 where a covered range starts, -1 after it ends.
+    std::vector<int32_t> marks(order.size() + 1, 0);
     size_t hint_a = 0, hint_b = 0;
     for (size_t c = 0; c < m; ++c) {
       if (f_.flags_[c] & FunctionEvents::kDevice) continue;
-      uint32_t pid = pid_of_track[trace_.events.track(candidate_events_[c])];
-      size_t a = hint_a = BoundFrom(keys, Key{pid, f_.start_[c]}, hint_a, less);
-      size_t b = hint_b = BoundFrom(keys, Key{pid, f_.end_[c]}, hint_b, less_equal);
+      const uint32_t track = trace_.events.track(candidate_events_[c]);
+      size_t a = hint_a = BoundFrom(sorted, key_of(track, f_.start_[c]), hint_a, less);
+      size_t b = hint_b = BoundFrom(sorted, key_of(track, f_.end_[c]), hint_b, less_equal);
       if (a >= b) continue;
-      f_.cpu_memory_[c] = cpu_prefix[b] - cpu_prefix[a];
-      if (any_cuda) f_.cuda_memory_[c] = cuda_prefix[b] - cuda_prefix[a];
+      f_.cpu_memory_[c] += cpu_prefix[b] - cpu_prefix[a];
+      if (any_cuda) f_.cuda_memory_[c] += cuda_prefix[b] - cuda_prefix[a];
       marks[a] += 1;
       marks[b] -= 1;
     }
-  }
-  std::vector<bool> used(memory_.size(), false);
-  int32_t running = 0;
-  for (size_t k = 0; k < order.size(); ++k) {
-    running += marks[k];
-    if (running > 0) used[order[k]] = true;
-  }
+    int32_t running = 0;
+    for (size_t k = 0; k < by_key.size(); ++k) {
+      running += marks[k];
+      if (running > 0) used[order[by_key[k]]] = true;
+    }
+  };
+  if (exact) match(true);
+  match(false);
+
   const uint32_t memory_row = out_->strings.Intern("[memory]");
   const uint32_t oom_row = out_->strings.Intern("[OutOfMemory]");
   for (uint32_t k = 0; k < memory_.size(); ++k) {

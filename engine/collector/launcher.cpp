@@ -48,7 +48,7 @@ bool TakeVariable(std::vector<std::string>* env, const char* name, const std::st
 }  // namespace
 
 const std::vector<std::string>& KnownActivities() {
-  static const std::vector<std::string> known = {"nvtx", "itt"};
+  static const std::vector<std::string> known = {"nvtx", "itt", "torch"};
   return known;
 }
 
@@ -158,7 +158,7 @@ Result<LaunchResult> RunWorkload(const LaunchOptions& options) {
   for (const std::string& a : options.activities) {
     const auto& known = KnownActivities();
     if (std::find(known.begin(), known.end(), a) == known.end()) {
-      return Error{"unknown activity '" + a + "' (activities: nvtx, itt)"};
+      return Error{"unknown activity '" + a + "' (activities: nvtx, itt, torch)"};
     }
   }
   std::string collector = options.collector;
@@ -193,10 +193,34 @@ Result<LaunchResult> RunWorkload(const LaunchOptions& options) {
   if (!options.capture_range.empty())
     env.push_back(std::string(stream::kEnvCaptureRange) + "=" + options.capture_range);
   if (options.on_demand) env.push_back(std::string(stream::kEnvOnDemand) + "=1");
-  // LD_PRELOAD is a list: ours goes first, the user's stay.
+  // LD_PRELOAD is a list: ours goes first, the user's stay. The memory hooks only when asked.
+  const std::string dir = DirName(collector);
+  std::string ours = collector;
+  if (options.profile_memory) {
+    std::string memory = dir + "/libprofsh_memory.so";
+    if (!IsFile(memory)) return Error{"profile_memory needs " + memory + ", which is missing"};
+    ours += " " + memory;
+    env.push_back("PROFSH_PROFILE_MEMORY=1");
+  }
   const char* preload = getenv("LD_PRELOAD");
-  env.push_back("LD_PRELOAD=" + collector +
-                (preload && *preload ? " " + std::string(preload) : ""));
+  env.push_back("LD_PRELOAD=" + ours + (preload && *preload ? " " + std::string(preload) : ""));
+  // PyTorch: a start-up hook on the Python path loads the operator source once torch is imported.
+  const bool torch = std::find(options.activities.begin(), options.activities.end(), "torch") !=
+                     options.activities.end();
+  const std::string plugin = dir + "/libprofsh_torch.so";
+  if (torch && IsFile(plugin) && IsFile(dir + "/python/sitecustomize.py")) {
+    const char* pythonpath = getenv("PYTHONPATH");
+    env.push_back("PYTHONPATH=" + dir + "/python" +
+                  (pythonpath && *pythonpath ? ":" + std::string(pythonpath) : ""));
+    env.push_back("PROFSH_TORCH_PLUGIN=" + plugin);
+    if (options.record_shapes) env.push_back("PROFSH_RECORD_SHAPES=1");
+    if (options.with_stack) env.push_back("PROFSH_WITH_STACK=1");
+    if (options.with_flops) env.push_back("PROFSH_WITH_FLOPS=1");
+  } else if (torch && (options.record_shapes || options.with_stack || options.with_flops)) {
+    result.notices.push_back(
+        "record_shapes, with_stack and with_flops need the PyTorch operator source (" + plugin +
+        "), which was not built: libtorch or Python headers were missing");
+  }
   const bool nvtx = std::find(options.activities.begin(), options.activities.end(), "nvtx") !=
                     options.activities.end();
   const bool itt = std::find(options.activities.begin(), options.activities.end(), "itt") !=

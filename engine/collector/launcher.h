@@ -17,7 +17,12 @@ namespace profsh {
 
 struct LaunchOptions {
   std::vector<std::string> argv;  // the command; argv[0] is looked up in PATH
-  std::vector<std::string> activities{"nvtx", "itt"};
+  std::vector<std::string> activities{"nvtx", "itt", "torch"};
+  // torch.profiler's options, for the PyTorch operator source (and memory for every workload).
+  bool record_shapes = false;
+  bool with_stack = false;
+  bool with_flops = false;
+  bool profile_memory = false;
   std::string collector;             // the runtime library; FindCollector() when empty
   uint32_t buffer_kb = 0;            // per-thread buffer; 0: the runtime's default
   uint32_t drain_ms = 0;             // drain interval; 0: the runtime's default

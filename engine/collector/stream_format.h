@@ -127,7 +127,11 @@ enum EventKind : uint8_t {
   kThreadEnd = 10,  // the thread exited (pthread key destructor)
   kTaskBegin = 11,  // ITT task: domain, name, task id, parent id
   kTaskEnd = 12,    // ITT task end: domain
-  kKindCount = 13,
+  kOpBegin = 13,    // a PyTorch operator: name, shapes, dtypes, stack (string ids), zigzag
+                    // sequence number, forward thread id, u8 scope (at::RecordScope), flops;
+                    // it ends with a kPop of domain 0
+  kMemory = 14,     // zigzag bytes (negative: freed), varint address
+  kKindCount = 15,
 };
 
 // attrs: varint flags, then the fields the flags name, in this order.

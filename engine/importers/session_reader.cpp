@@ -195,7 +195,8 @@ std::string ProfshMetadata(const std::vector<StreamFile>& files, const SessionSu
        ", \"ends_of_unknown_ranges\": " + std::to_string(sum.unknown_range_ends) +
        ", \"ranges_open_at_thread_exit\": " + std::to_string(sum.open_at_thread_exit) +
        ", \"ranges_open_at_end\": " + std::to_string(sum.open_at_end) +
-       ", \"streams_cut_short\": " + std::to_string(sum.cut_streams) + "}";
+       ", \"streams_cut_short\": " + std::to_string(sum.cut_streams) +
+       ", \"memory_attribution\": \"thread\"}";
   return j;
 }
 
@@ -335,6 +336,8 @@ Result<SessionLoad> LoadSession(const std::string& path) {
        "domain, counter or thread names were refused (the collector's queue was full)");
   Warn(warnings, sum.events_after_close,
        "events came after their process had written its end (late destructors); not recorded");
+  Warn(warnings, sum.late_events,
+       "events reached profsh after their window had been handed over; left out");
   Warn(warnings, sum.unmatched_pops, "pops (or ends) without a matching push (or begin)");
   Warn(warnings, sum.unknown_range_ends, "ends of range ids that were never started");
   Warn(warnings, sum.open_at_thread_exit,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <deque>
 
 #include "engine/collector/schedule.h"
 #include "engine/collector/stream_format.h"
@@ -13,6 +14,8 @@ namespace profsh {
 namespace st = stream;
 
 namespace {
+
+constexpr size_t kSealedWindowsKept = 16;
 
 std::string ColorText(uint32_t argb) {
   char buf[16];
@@ -26,6 +29,9 @@ struct RawEvent {
   int64_t tid;
   uint64_t range_id, domain, name, category, color, bits, task_id, parent_id;
   uint8_t kind, flags, payload_type;
+  // Operators (kOpBegin): category = shapes, color = dtypes, bits = flops, and:
+  uint64_t stack, forward_thread;
+  int64_t sequence;
 };
 
 }  // namespace
@@ -51,6 +57,8 @@ struct StreamDecoder::Impl {
     bool emitted;
     uint8_t kind, flags, payload_type;
     uint64_t domain, category, color, bits;
+    uint64_t stack = 0, forward_thread = 0;
+    int64_t sequence = -1;
   };
   struct OpenRange {
     uint64_t ticks;
@@ -88,7 +96,11 @@ struct StreamDecoder::Impl {
   // Configuration (kConfig): whether windows come from steps or capture ranges.
   bool windowed = false;
   bool preloaded = false;
-  std::vector<Window> windows;
+  // Windows by index (Window::info.index); the oldest sealed ones are let go (window_base).
+  std::deque<Window> windows;
+  size_t window_base = 0;
+  Window& Win(size_t index) { return windows[index - window_base]; }
+  size_t WindowEnd() const { return window_base + windows.size(); }
   ProfilerAction last_action = ProfilerAction::kNone;
   int64_t last_step = -1;
   uint64_t last_demand = 0;
@@ -117,6 +129,12 @@ struct StreamDecoder::Impl {
   uint64_t slot_drops[3] = {};
   uint64_t process_drops[3] = {};
   uint64_t process_metadata_refused = 0;
+  int64_t memory_total = 0, memory_peak = 0;
+  // Allocations and frees arrive thread by thread; the running total (and so the peak) needs
+  // them in time order, which is known for the ones older than the release watermark.
+  std::vector<RawEvent> memory_events;
+  TraceBuilder* memory_schema_builder = nullptr;
+  uint32_t memory_schema = 0, counter_schema = 0;
   std::vector<uint32_t> words;
 
   int64_t ToNs(uint64_t ticks) const {
@@ -139,7 +157,7 @@ struct StreamDecoder::Impl {
   Window& NewWindow(uint64_t begin, const char* reason, bool steps, int64_t step) {
     Window w;
     w.info.pid = process.pid;
-    w.info.index = windows.size();
+    w.info.index = WindowEnd();
     w.info.reason = reason;
     w.info.has_steps = steps;
     w.info.first_step = w.info.last_step = step;
@@ -187,10 +205,16 @@ struct StreamDecoder::Impl {
       EndWindow(ticks);
     }
   }
-  int WindowAt(uint64_t ticks) const {
-    for (size_t i = windows.size(); i-- > 0;) {
-      const Window& w = windows[i];
-      if (ticks >= w.begin_ticks && ticks < w.end_ticks) return static_cast<int>(i);
+  // The window recording at `ticks`, or -1. A window already handed over takes nothing more:
+  // such late events are counted instead.
+  int WindowAt(uint64_t ticks) {
+    for (size_t i = WindowEnd(); i-- > window_base;) {
+      const Window& w = Win(i);
+      if (ticks >= w.begin_ticks && ticks < w.end_ticks) {
+        if (!w.sealed) return static_cast<int>(i);
+        ++summary.late_events;
+        return -1;
+      }
       if (w.end_ticks <= ticks) break;  // windows are in time order
     }
     return -1;
@@ -267,8 +291,111 @@ struct StreamDecoder::Impl {
     if (!tid.is_string) w.threads[tid.number] = true;
   }
 
+  // A PyTorch operator, with the arguments torch's Kineto export gives it, so that the analyses
+  // (shapes, stacks, FLOPs, backward-to-forward links) read it as they read torch's traces.
+  void EmitOp(const Open& o, int64_t tid, uint64_t end_ticks, uint8_t flags) {
+    Window& w = Win(o.window);
+    TraceBuilder& b = *w.builder;
+    b.BeginArgs();
+    words.clear();
+    ArgValue v;
+    if (o.category != 0) {
+      v.type = ArgType::kJson;
+      b.AddArg("Input Dims", false, v, Text(o.category), false);
+    }
+    if (o.color != 0) {
+      v.type = ArgType::kJson;
+      b.AddArg("Input type", false, v, Text(o.color), false);
+    }
+    auto inline_int = [&](const char* key, int64_t value) {
+      ArgValue n;
+      n.type = ArgType::kInt;
+      n.int_value = INT64_MIN;  // two words
+      b.AddArg(key, false, n, "", true);
+      words.push_back(static_cast<uint32_t>(value));
+      words.push_back(static_cast<uint32_t>(static_cast<uint64_t>(value) >> 32));
+    };
+    if (o.sequence >= 0) inline_int("Sequence number", o.sequence);
+    if (o.forward_thread != 0) inline_int("Fwd thread id", static_cast<int64_t>(o.forward_thread));
+    if (o.stack != 0) {
+      v.type = ArgType::kString;
+      b.AddArg("Call stack", false, v, Text(o.stack), false);
+    }
+    if (o.bits != 0) inline_int("flops", static_cast<int64_t>(o.bits));
+    uint32_t schema = b.BuildSchema();
+    EventFields e;
+    e.phase = 'X';
+    e.ts = ToNs(o.ticks) - w.origin;
+    e.dur = ToNs(end_ticks) - ToNs(o.ticks);
+    e.name = Text(o.name);
+    e.category = o.flags == kUserScope ? "user_annotation" : "cpu_op";
+    e.pid = Ident{process.pid, 0, false};
+    e.tid = Ident{tid, 0, false};
+    e.flags = flags;
+    b.AddEvent(e, schema, words);
+    w.threads[tid] = true;
+    ++summary.ranges;
+    ++summary.operators;
+  }
+  static constexpr uint8_t kUserScope = 7;      // at::RecordScope::USER_SCOPE (record_function)
+  static constexpr uint8_t kBackwardScope = 1;  // at::RecordScope::BACKWARD_FUNCTION
+
+  // An allocation or free: torch's "[memory]" instant (which the operator view attributes to
+  // the innermost range of the thread), and a point of the process's memory counter track.
+  void EmitMemory(Window& w, const RawEvent& e, int64_t bytes) {
+    TraceBuilder& b = *w.builder;
+    if (memory_schema_builder != w.builder) {
+      memory_schema_builder = w.builder;
+      b.BeginArgs();
+      ArgValue n;
+      n.type = ArgType::kInt;
+      n.int_value = INT64_MIN;  // inline, two words
+      b.AddArg("Total Allocated", false, n, "", true);
+      b.AddArg("Bytes", false, n, "", true);
+      b.AddArg("Addr", false, n, "", true);
+      ArgValue c;
+      c.type = ArgType::kInt;
+      c.int_value = 0;
+      b.AddArg("Device Type", false, c, "", false);
+      c.int_value = -1;
+      b.AddArg("Device Id", false, c, "", false);
+      memory_schema = b.BuildSchema();
+      b.BeginArgs();
+      b.AddArg("Total Allocated", false, n, "", true);
+      counter_schema = b.BuildSchema();
+    }
+    auto push = [&](int64_t v) {
+      words.push_back(static_cast<uint32_t>(v));
+      words.push_back(static_cast<uint32_t>(static_cast<uint64_t>(v) >> 32));
+    };
+    words.clear();
+    push(memory_total);
+    push(bytes);
+    push(static_cast<int64_t>(e.range_id));
+    EventFields f;
+    f.phase = 'i';
+    f.ts = ToNs(e.ticks) - w.origin;
+    f.name = "[memory]";
+    f.category = "cpu_instant_event";
+    f.pid = Ident{process.pid, 0, false};
+    f.tid = Ident{e.tid, 0, false};
+    b.AddEvent(f, memory_schema, words);
+    words.clear();
+    push(memory_total);
+    f.phase = 'C';
+    f.name = "CPU Memory";
+    f.category = "memory";
+    b.AddEvent(f, counter_schema, words);
+    w.threads[e.tid] = true;
+    ++summary.memory_events;
+  }
+
   void EmitRange(const Open& o, int64_t tid, uint64_t end_ticks, uint8_t flags) {
-    Window& w = windows[o.window];
+    if (o.kind == st::kOpBegin) {
+      EmitOp(o, tid, end_ticks, flags);
+      return;
+    }
+    Window& w = Win(o.window);
     uint32_t schema = Schema(w, o.domain, o.flags, o.category, o.color, o.payload_type);
     Emit(w, 'X', o.ticks, end_ticks, Text(o.name), o.kind == st::kTaskBegin ? "itt" : "nvtx",
          Ident{tid, 0, false}, schema, o.flags & st::kAttrPayload, o.bits, flags);
@@ -281,7 +408,7 @@ struct StreamDecoder::Impl {
       if (static_cast<int64_t>(key >> 16) != tid) continue;
       for (const Open& o : stack) {
         if (o.window < 0 || o.emitted) continue;
-        const Window& w = windows[o.window];
+        const Window& w = Win(o.window);
         EmitRange(o, tid, std::min(ticks, w.end_ticks), kFlagUnterminated);
         if (thread_exit) {
           ++summary.open_at_thread_exit;
@@ -295,7 +422,7 @@ struct StreamDecoder::Impl {
 
   // A window is complete: cut what is still open at its end, then hand it over.
   void Seal(size_t index) {
-    Window& w = windows[index];
+    Window& w = Win(index);
     if (w.sealed) return;
     for (auto& [key, stack] : open) {
       const int64_t tid = static_cast<int64_t>(key >> 16);
@@ -338,6 +465,12 @@ struct StreamDecoder::Impl {
     if (w.end_ticks == UINT64_MAX) w.info.end_ns = ToNs(last_ticks);
     w.sealed = true;
     sink.Sealed(w.info);
+    // The sink may free the builder now; what the window kept for building goes too, so that a
+    // long job's decoder stays small.
+    if (memory_schema_builder == w.builder) memory_schema_builder = nullptr;
+    w.builder = nullptr;
+    std::unordered_map<std::string, uint32_t>().swap(w.schemas);
+    std::map<int64_t, bool>().swap(w.threads);
   }
 
   // Start/end ranges on lanes where they do not overlap (like Perfetto's async tracks).
@@ -417,12 +550,28 @@ struct StreamDecoder::Impl {
     const Ident track{e.tid, 0, false};
     switch (e.kind) {
       case st::kPush:
-      case st::kTaskBegin: {
-        open[static_cast<uint64_t>(e.tid) << 16 | e.domain].push_back(
-            Open{e.ticks, static_cast<uint32_t>(e.name), WindowAt(e.ticks), false, e.kind, e.flags,
-                 e.payload_type, e.domain, e.category, e.color, e.bits});
+      case st::kTaskBegin:
+      case st::kOpBegin: {
+        Open o{e.ticks,
+               static_cast<uint32_t>(e.name),
+               WindowAt(e.ticks),
+               false,
+               e.kind,
+               e.flags,
+               e.payload_type,
+               e.domain,
+               e.category,
+               e.color,
+               e.bits};
+        o.stack = e.stack;
+        o.forward_thread = e.forward_thread;
+        o.sequence = e.sequence;
+        open[static_cast<uint64_t>(e.tid) << 16 | e.domain].push_back(o);
         break;
       }
+      case st::kMemory:
+        memory_events.push_back(e);  // emitted in time order by AccumulateMemory
+        break;
       case st::kPop:
       case st::kTaskEnd: {
         auto it = open.find(static_cast<uint64_t>(e.tid) << 16 | e.domain);
@@ -432,13 +581,24 @@ struct StreamDecoder::Impl {
         }
         const Open o = it->second.back();
         it->second.pop_back();
+        // torch's autograd engine wraps each backward node in an "evaluate_function" range that
+        // carries no sequence number itself; torch's profiler gives it the node's.
+        if (o.kind == st::kOpBegin && o.flags == kBackwardScope && o.sequence >= 0 &&
+            !it->second.empty()) {
+          Open& parent = it->second.back();
+          if (parent.kind == st::kOpBegin && parent.sequence < 0 &&
+              Text(parent.name).starts_with("autograd::engine::evaluate_function: ")) {
+            parent.sequence = o.sequence;
+            parent.forward_thread = o.forward_thread;
+          }
+        }
         if (o.window >= 0 && !o.emitted) EmitRange(o, e.tid, e.ticks, 0);
         break;
       }
       case st::kMark: {
         int w = WindowAt(e.ticks);
         if (w < 0) break;
-        Window& win = windows[w];
+        Window& win = Win(w);
         uint32_t schema = Schema(win, e.domain, e.flags, e.category, e.color, e.payload_type);
         Emit(win, 'i', e.ticks, e.ticks, Text(e.name), "nvtx", track, schema,
              e.flags & st::kAttrPayload, e.bits);
@@ -476,7 +636,7 @@ struct StreamDecoder::Impl {
         stack.pop_back();
         int w = WindowAt(begin);
         if (w < 0) break;
-        Window& win = windows[w];
+        Window& win = Win(w);
         Emit(win, 'X', begin, e.ticks, DomainName(e.domain) + " frame", "itt_frame",
              Ident{0, win.builder->InternString("ITT frames"), true}, TraceBuilder::kNoArgs, false,
              0);
@@ -486,7 +646,7 @@ struct StreamDecoder::Impl {
       case st::kCounterSet: {
         int w = WindowAt(e.ticks);
         if (w < 0) break;
-        Window& win = windows[w];
+        Window& win = Win(w);
         auto it = counters.find(e.name);
         std::string name =
             it == counters.end() ? "counter " + std::to_string(e.name) : it->second.name;
@@ -517,7 +677,7 @@ struct StreamDecoder::Impl {
         if (paused_at != UINT64_MAX) {
           int w = WindowAt(paused_at);
           if (w >= 0) {
-            Window& win = windows[w];
+            Window& win = Win(w);
             Emit(win, 'X', paused_at, e.ticks, "collection paused", "profsh",
                  Ident{0, win.builder->InternString("profsh"), true}, TraceBuilder::kNoArgs, false,
                  0);
@@ -531,6 +691,23 @@ struct StreamDecoder::Impl {
       default:
         break;
     }
+  }
+
+  // Threads' allocations arrive in per-thread batches: the process's running total (each
+  // instant's "Total Allocated", the counter track, the peak) needs them in time order, so they
+  // wait here until no earlier one can come.
+  void AccumulateMemory(uint64_t watermark) {
+    auto older = [watermark](const RawEvent& e) { return e.ticks <= watermark; };
+    auto split = std::stable_partition(memory_events.begin(), memory_events.end(), older);
+    std::stable_sort(memory_events.begin(), split,
+                     [](const RawEvent& a, const RawEvent& b) { return a.ticks < b.ticks; });
+    for (auto it = memory_events.begin(); it != split; ++it) {
+      const int64_t bytes = static_cast<int64_t>(it->bits);
+      memory_total += bytes;
+      memory_peak = std::max(memory_peak, memory_total);
+      if (int w = WindowAt(it->ticks); w >= 0) EmitMemory(Win(w), *it, bytes);
+    }
+    memory_events.erase(memory_events.begin(), split);
   }
 
   // Events old enough that no earlier step boundary can still arrive: two drain rounds back.
@@ -549,14 +726,20 @@ struct StreamDecoder::Impl {
       }
       pending.resize(keep);
     }
+    AccumulateMemory(watermark);
     if (watermark != 0)
       last_ticks =
           std::max(last_ticks, std::min(watermark, round_ends.empty() ? 0 : round_ends.back()));
     // Windows that ended before the watermark are complete.
-    for (size_t i = 0; i < windows.size(); ++i) {
-      if (!windows[i].sealed && windows[i].end_ticks != UINT64_MAX &&
-          windows[i].end_ticks <= watermark)
+    for (size_t i = window_base; i < WindowEnd(); ++i) {
+      if (!Win(i).sealed && Win(i).end_ticks != UINT64_MAX && Win(i).end_ticks <= watermark)
         Seal(i);
+    }
+    // A long job makes windows without end: keep only the latest sealed ones (late events
+    // falling into them are still counted).
+    while (windows.size() > kSealedWindowsKept && windows.front().sealed) {
+      windows.pop_front();
+      ++window_base;
     }
   }
 
@@ -651,6 +834,20 @@ Status StreamDecoder::Impl::DecodeEvents(const Block& b) {
       case st::kCounterSet:
         e.name = c.Varint();
         e.bits = c.Varint();
+        break;
+      case st::kOpBegin:
+        e.name = c.Varint();
+        e.category = c.Varint();  // shapes
+        e.color = c.Varint();     // dtypes
+        e.stack = c.Varint();
+        e.sequence = st::UnZigZag(c.Varint());
+        e.forward_thread = c.Varint();
+        e.flags = c.Fixed<uint8_t>();  // scope
+        e.bits = c.Varint();           // flops
+        break;
+      case st::kMemory:
+        e.bits = static_cast<uint64_t>(st::UnZigZag(c.Varint()));
+        e.range_id = c.Varint();  // the address
         break;
       case st::kPause:
       case st::kResume:
@@ -960,7 +1157,7 @@ void StreamDecoder::Finish() {
     w->end_ticks = std::max(m.last_ticks, w->begin_ticks);
     w->info.end_ns = m.ToNs(w->end_ticks);
   }
-  for (size_t i = 0; i < m.windows.size(); ++i) m.Seal(i);
+  for (size_t i = m.window_base; i < m.WindowEnd(); ++i) m.Seal(i);
   // Ends of ids never started (in a windowed stream their start may simply lie outside).
   if (!m.windowed) m.summary.unknown_range_ends += m.range_ends.size();
   m.range_ends.clear();
@@ -970,6 +1167,8 @@ void StreamDecoder::Finish() {
   m.summary.events_without_slot += m.process_drops[0];
   m.summary.strings_refused += m.process_drops[1];
   m.summary.events_after_close += m.process_drops[2];
+  m.summary.memory_peak += m.memory_peak;
+  m.summary.memory_at_end += m.memory_total;
   m.summary.metadata_refused += m.process_metadata_refused;
 }
 

@@ -140,6 +140,7 @@ SchemaField ArgStore::field(uint32_t schema, size_t index) const {
   f.key = w[0];
   f.top_level = (w[1] >> 8) & 1;
   f.inline_value = (w[1] >> 9) & 1;
+  f.inline_words = static_cast<uint8_t>((w[1] >> 10) & 3);
   f.value = DecodeValue(static_cast<ArgType>(w[1] & 0xff),
                         static_cast<uint64_t>(w[2]) | (static_cast<uint64_t>(w[3]) << 32));
   return f;

@@ -63,6 +63,7 @@ struct SchemaField {
   uint32_t key = 0;
   bool top_level = false;     // an event-level field ("id", "bp", ...), not inside "args"
   bool inline_value = false;  // value lives in the per-event arena, not in the schema
+  uint8_t inline_words = 0;   // when read back from a schema: the words it takes per event
   ArgValue value;             // the value for non-inline fields; the type for inline ones
 };
 

@@ -28,6 +28,15 @@ const std::string* Trace::FindMetadata(std::string_view key) const {
   return nullptr;
 }
 
+bool Trace::MemoryAttributedByThread() const {
+  const std::string* meta = FindMetadata("profsh");
+  if (meta == nullptr) return false;
+  size_t at = meta->find("\"memory_attribution\"");
+  if (at == std::string::npos) return false;
+  at = meta->find_first_not_of(" :", at + 20);
+  return at != std::string::npos && meta->compare(at, 8, "\"thread\"") == 0;
+}
+
 size_t Trace::TrackKeyHash::operator()(const std::pair<Ident, Ident>& k) const {
   auto one = [](const Ident& id) {
     return HashInt(id.is_string ? (static_cast<uint64_t>(id.str) | (1ull << 63))

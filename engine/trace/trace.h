@@ -139,6 +139,10 @@ class Trace {
   std::string_view str(uint32_t id) const { return strings.Get(id); }
   std::string_view category_name(uint16_t index) const { return strings.Get(categories[index]); }
   const std::string* FindMetadata(std::string_view key) const;
+  // Memory that profsh's collector recorded belongs to the innermost open range of the thread
+  // that allocated it (its "profsh" metadata says so); torch's [memory] records are matched to
+  // operators by time alone, as torch does.
+  bool MemoryAttributedByThread() const;
 
   // Interns helpers for builders.
   uint16_t InternCategory(std::string_view name);

@@ -1,6 +1,6 @@
 // A minimal ITT "static part", the code ittnotify links into every application, written from
-// the loading protocol (ittapi's ittnotify_static.c) so that the collector is tested against a
-// client that behaves like PyTorch's or oneDNN's without needing ittapi here:
+// the loading protocol (ittapi's ittnotify_static.c), so that the collector's tests and the ITT
+// sample run against a client that behaves like PyTorch's or oneDNN's without needing ittapi:
 //   - every API is a function pointer that starts at an init stub;
 //   - domain and string-handle creation before the collector is loaded allocate objects in the
 //     static part's own lists (flags = 1), which the application keeps using afterwards;

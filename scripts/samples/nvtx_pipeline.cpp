@@ -153,6 +153,7 @@ class Loader {
     ready_.wait(lock, [this] { return !batches_.empty(); });
     nvtxRangeId_t id = batches_.front();
     batches_.pop_front();
+    room_.notify_one();
     return id;
   }
   nvtxDomainHandle_t domain() const { return domain_; }
@@ -176,15 +177,18 @@ class Loader {
       nvtxDomainRangePop(domain_);
       a.messageType = NVTX_MESSAGE_TYPE_ASCII;
       a.message.ascii = "batch in flight";
+      // At most kPrefetch batches ahead of the training loop, as real loaders prefetch.
+      std::unique_lock<std::mutex> lock(mutex_);
+      room_.wait(lock, [this] { return batches_.size() < kPrefetch; });
       nvtxRangeId_t id = nvtxDomainRangeStartEx(domain_, &a);
-      std::lock_guard<std::mutex> lock(mutex_);
       batches_.push_back(id);
       ready_.notify_one();
     }
   }
+  static constexpr size_t kPrefetch = 4;
   nvtxDomainHandle_t domain_;
   std::mutex mutex_;
-  std::condition_variable ready_;
+  std::condition_variable ready_, room_;
   std::deque<nvtxRangeId_t> batches_;
   std::thread thread_;
 };

@@ -360,11 +360,88 @@ print(status, n, p.summary.dropped_ranges, p.summary.ranges_open_at_end, p.summa
           "16 threads x 1M ranges: recorded %d + dropped %d = %d (exactly 16000000)" % (recorded, dropped, recorded + dropped))
 
 
+MEMORY = r"""
+local p = profsh.profile{activities = {"nvtx", "itt"}, profile_memory = true}
+assert(p:run{arg[1], arg[2]} == 0)
+for _, a in ipairs(p:key_averages()) do print("A", a.key, a.count, a.cpu_memory_usage, a.self_cpu_memory_usage) end
+local m = p:memory_timeline()
+local big = 0
+for _, point in ipairs(m) do if math.abs(point.bytes) == 4 * 1024 * 1024 then big = big + 1 end end
+print("T", #m, m.peak, m.at_end, big)
+print("S", p.summary.memory_events, p.summary.memory_peak, p.summary.memory_at_end)
+local exported = p:export_chrome_trace("memory.json")
+local f = assert(io.open("memory.json"))
+local text = f:read("a")
+f:close()
+local _, counters = text:gsub('"name": ?"CPU Memory"', "")
+-- The counter's values are the running total in time order: its highest is the peak, its last
+-- the bytes at exit.
+local highest, last, last_ts = 0, nil, -1
+for _, e in ipairs(profsh.load("memory.json"):events{name = "CPU Memory"}) do
+  local v = e.args["Total Allocated"]
+  highest = math.max(highest, v)
+  if e.ts >= last_ts then last, last_ts = v, e.ts end
+end
+print("C", counters, highest, last)
+"""
+
+
+def check_memory(env):
+    script = os.path.join(env.work, "memory.lua")
+    with open(script, "w") as f:
+        f.write(MEMORY)
+    r = subprocess.run([env.profsh, script, env.nvtx, "memory"], capture_output=True, text=True, cwd=env.work,
+                       timeout=300)
+    check(r.returncode == 0, "a native NVTX workload runs with profile_memory (%d %s)" % (r.returncode, r.stderr[-300:]))
+    rows, timeline, summary, counters, counter_peak, counter_last = {}, None, None, 0, None, None
+    for line in r.stdout.splitlines():
+        f = line.split("\t")
+        if f[0] == "A":
+            rows[f[1]] = (int(f[3]), int(f[4]))
+        elif f[0] == "T":
+            timeline = [int(x) for x in f[1:]]
+        elif f[0] == "S":
+            summary = [int(x) for x in f[1:]]
+        elif f[0] == "C":
+            counters, counter_peak, counter_last = int(f[1]), int(f[2]), int(f[3])
+    kib = 1024
+    # glibc reports usable sizes: a little above what was asked for.
+    near = lambda v, want: want <= v <= want + 8 * kib
+    check(near(rows.get("keep", (0, 0))[0], 1024 * kib) and rows["keep"][0] == rows["keep"][1],
+          "malloc in a range: its CPU Mem and Self CPU Mem (%s)" % (rows.get("keep"),))
+    check(rows.get("temporary") == (0, 0), "calloc and free in one range: net 0 (%s)" % (rows.get("temporary"),))
+    inner, outer = rows.get("inner", (0, 0)), rows.get("outer", (0, 0))
+    check(near(inner[1], 512 * kib) and near(outer[1], 128 * kib) and outer[0] == outer[1] + inner[0],
+          "posix_memalign in a nested range, aligned_alloc in its parent: self and total (%s %s)" % (outer, inner))
+    check(near(rows.get("grow", (0, 0))[0], 2048 * kib), "realloc: the old block freed, the new one allocated (%s)" % (rows.get("grow"),))
+    check(rows.get("realloc to zero") == (0, 0), "realloc(p, 0) frees p: net 0 (%s)" % (rows.get("realloc to zero"),))
+    check(rows.get("mapping") == (0, 0) and timeline and timeline[3] == 2,
+          "a large anonymous mmap and its munmap (%s, %s points of 4 MiB)" % (rows.get("mapping"), timeline and timeline[3]))
+    check(near(rows.get("on another thread", (0, 0))[1], 300 * kib),
+          "memory counts for the innermost range of the allocating thread (%s)" % (rows.get("on another thread"),))
+    kept = (1024 + 128 + 512 + 2048) * kib
+    # Bytes at exit: the kept blocks and the C++ runtime's own few; not the collector's 2 MiB
+    # rings, which it maps for each thread while the workload runs.
+    check(timeline is not None and timeline[1] >= kept + 4096 * kib and kept <= timeline[2] <= kept + 256 * kib,
+          "memory timeline: peak %s and still allocated at exit %s (the kept blocks: %d)"
+          % (timeline and timeline[1], timeline and timeline[2], kept))
+    check(summary is not None and timeline is not None and summary[0] == timeline[0] and summary[1:] == timeline[1:3],
+          "the summary's memory events, peak and bytes at exit agree with the timeline (%s %s)" % (summary, timeline))
+    check(counters == timeline[0] if timeline else False, "a CPU Memory counter track in the Chrome export (%d)" % counters)
+    check(timeline is not None and counter_peak == timeline[1] and counter_last == timeline[2],
+          "the counter track's highest and last values are the peak and the bytes at exit (%s %s)"
+          % (counter_peak, counter_last))
+    r = subprocess.run([env.profsh, "run", "--profile-memory", "--no-table", "-o", os.path.join(env.work, "m.profsh"), "--",
+                        env.itt], capture_output=True, text=True, cwd=env.work, timeout=300)
+    check(r.returncode == 0 and "memory" not in r.stderr.lower().replace("memory events", ""),
+          "an ITT workload runs with --profile-memory (%d %s)" % (r.returncode, r.stderr[-300:]))
+
+
 CHECKS = {"nested": check_nested, "processes": check_processes, "two_objects": check_two_objects, "ranks": check_ranks, "startend": check_start_end,
           "attributes": check_attributes, "unbalanced": check_unbalanced, "itt": check_itt,
           "exit_codes": check_exit_codes, "injection_owned": check_injection_owned,
           "session": check_session_privacy, "without_session": check_without_session,
-          "sigkill": check_sigkill, "stress": check_stress}
+          "sigkill": check_sigkill, "stress": check_stress, "memory": check_memory}
 
 
 def main():

@@ -5,7 +5,7 @@
 #include <thread>
 #include <vector>
 
-#include "tests/collector/itt_static_part.h"
+#include "scripts/samples/itt_static_part.h"
 
 using P1 = itt_client::StaticPart<1>;
 using P2 = itt_client::StaticPart<2>;

@@ -4,11 +4,14 @@
 //
 //   nvtx_workload MODE [ARGS...]
 #include <nvtx3/nvToolsExt.h>
+
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "include/profsh.h"
 
 #include <atomic>
 #include <cstdio>
@@ -237,6 +240,86 @@ int Steps(int n, int step_ms) {
   return 0;
 }
 
+// Capture ranges: five "model_inference" ranges with 3 layers each, between setup and teardown
+// work that a capture must leave out.
+int Capture() {
+  for (int i = 0; i < 5; ++i) {
+    nvtxRangePushA("setup");
+    Spin(1000);
+    nvtxRangePop();
+    nvtxRangePushA("model_inference");
+    for (int l = 0; l < 3; ++l) {
+      nvtxRangePushA("layer");
+      Spin(1000);
+      nvtxRangePop();
+    }
+    nvtxRangePop();
+    nvtxRangePushA("teardown");
+    nvtxRangePop();
+    usleep(30000);
+  }
+  return 0;
+}
+
+// Steps marked through profsh.h instead of a marker range.
+int CApiSteps(int n) {
+  char name[32];
+  for (int k = 0; k < n; ++k) {
+    profsh_step();
+    std::snprintf(name, sizeof name, "work_%d", k);
+    nvtxRangePushA(name);
+    Spin(2000);
+    nvtxRangePop();
+    usleep(20000);
+  }
+  return 0;
+}
+
+// Memory: allocations of known sizes in known ranges, through every wrapped entry point.
+void* Touch(void* p, size_t n) {
+  if (p) std::memset(p, 1, n);
+  asm volatile("" : : "r"(p) : "memory");  // the allocation is used: the compiler keeps it
+  return p;
+}
+
+int Memory() {
+  const size_t kKiB = 1024;
+  std::vector<void*> kept;
+  nvtxRangePushA("keep");  // +1 MiB, kept to the end
+  kept.push_back(Touch(std::malloc(1024 * kKiB), 1024 * kKiB));
+  nvtxRangePop();
+  nvtxRangePushA("temporary");  // +256 KiB then -256 KiB: net 0
+  std::free(Touch(std::calloc(1, 256 * kKiB), 256 * kKiB));
+  nvtxRangePop();
+  nvtxRangePushA("outer");  // 128 KiB itself, 512 KiB in "inner"
+  kept.push_back(Touch(std::aligned_alloc(64, 128 * kKiB), 128 * kKiB));
+  nvtxRangePushA("inner");
+  void* p = nullptr;
+  if (posix_memalign(&p, 4096, 512 * kKiB) == 0) kept.push_back(Touch(p, 512 * kKiB));
+  nvtxRangePop();
+  nvtxRangePop();
+  nvtxRangePushA("grow");  // 64 KiB grown to 2 MiB
+  void* g = Touch(std::malloc(64 * kKiB), 64 * kKiB);
+  kept.push_back(Touch(std::realloc(g, 2048 * kKiB), 2048 * kKiB));
+  nvtxRangePop();
+  nvtxRangePushA("realloc to zero");  // glibc's realloc(p, 0) frees p: net 0
+  void* z = std::realloc(Touch(std::malloc(128 * kKiB), 128 * kKiB), 0);
+  std::free(z);
+  nvtxRangePop();
+  nvtxRangePushA("mapping");  // 4 MiB mapped then unmapped: net 0
+  void* m = mmap(nullptr, 4096 * kKiB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m != MAP_FAILED) munmap(Touch(m, 4096 * kKiB), 4096 * kKiB);
+  nvtxRangePop();
+  std::thread([&kept] {
+    nvtxRangePushA("on another thread");  // 300 KiB, attributed to this thread's range
+    void* t = Touch(std::malloc(300 * kKiB), 300 * kKiB);
+    nvtxRangePop();
+    std::free(t);  // outside any range: a "[memory]" free
+  }).join();
+  std::printf("memory: %zu blocks kept\n", kept.size());
+  return 0;  // the kept blocks are still allocated at exit
+}
+
 // NVTX from the program and from a shared library with its own NVTX globals.
 extern "C" void nvtx_dso_work(int n);
 int TwoObjects() {
@@ -282,6 +365,9 @@ int main(int argc, char** argv) {
   if (mode == "unbalanced") return Unbalanced();
   if (mode == "until_killed") return UntilKilled();
   if (mode == "two_objects") return TwoObjects();
+  if (mode == "capture") return Capture();
+  if (mode == "memory") return Memory();
+  if (mode == "c_api_steps") return CApiSteps(static_cast<int>(Arg(argc, argv, 2, 10)));
   if (mode == "steps")
     return Steps(static_cast<int>(Arg(argc, argv, 2, 30)),
                  static_cast<int>(Arg(argc, argv, 3, 20)));

@@ -90,6 +90,20 @@ TEST(FunctionEvents, MemoryCountsInsideIntervalsInclusiveAndLoneRecordsBecomeRow
   EXPECT_EQ(rows["[memory]"].cpu_mem, 7);
 }
 
+TEST(FunctionEvents, CollectedMemoryCountsForTheAllocatingThreadsRange) {
+  const std::initializer_list<std::string> events = {
+      X("main_op", 0, 100), X("worker_op", 40, 20, 2), Mem(50, 300, 2),
+      Mem(60, 5, 2),    // in worker_op, on its thread
+      Mem(70, 11, 3)};  // a thread with no range: torch's rule, by time
+  auto by_thread = Rows(Trace(events, R"("profsh": {"memory_attribution": "thread"}, )"));
+  EXPECT_EQ(by_thread["worker_op"].cpu_mem, 305);
+  EXPECT_EQ(by_thread["main_op"].cpu_mem, 11);
+  EXPECT_EQ(by_thread.count("[memory]"), 0u);
+  auto by_time = Rows(Trace(events));  // torch's traces: every op open at the time
+  EXPECT_EQ(by_time["worker_op"].cpu_mem, 305);
+  EXPECT_EQ(by_time["main_op"].cpu_mem, 316);
+}
+
 TEST(FunctionEvents, FilteredNamesAndProfilerStepsFollowTorch) {
   auto rows = Rows(Trace({X("ProfilerStep#3", 0, 10, 1, "{}", "user_annotation"),
                           X("ProfilerStep#4", 20, 10, 1, "{}", "user_annotation"),

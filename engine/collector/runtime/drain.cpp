@@ -67,6 +67,11 @@ uint32_t* g_pending = nullptr;   // ids that were reserved but not yet published
 size_t g_pending_count = 0, g_pending_capacity = 0;
 uint64_t g_meta_next = 0;
 uint64_t g_last_process_drops[4] = {};
+// libprofsh_memory.so's count of blocks it could not track (present only with profile_memory).
+using UntrackedFn = uint64_t (*)();
+UntrackedFn g_memory_untracked = nullptr;
+bool g_memory_untracked_resolved = false;
+uint64_t g_memory_untracked_reported = 0;
 
 // Function address -> string id, for ITT's task_begin_fn (symbolized here, off the event path).
 struct FnEntry {
@@ -181,6 +186,23 @@ void EncodeEvents(ThreadSlot& s, uint64_t tail, uint64_t head) {
         g_block.Varint(ids ? (uint64_t{ext->category} << 32 | ext->color) : 0);
         break;
       }
+      case stream::kOpBegin: {
+        const RecordExt* second = reinterpret_cast<const RecordExt*>(&s.ring[(i - 1) & s.mask]);
+        const RecordExt* first = reinterpret_cast<const RecordExt*>(&s.ring[(i - 2) & s.mask]);
+        g_block.Varint(name);
+        g_block.Varint(first->category);   // shapes
+        g_block.Varint(first->color);      // dtypes
+        g_block.Varint(second->category);  // stack
+        g_block.Varint(stream::ZigZag(static_cast<int64_t>(first->value)));
+        g_block.Varint(second->color);  // forward thread
+        g_block.U8(r.flags);            // scope
+        g_block.Varint(second->value);  // flops
+        break;
+      }
+      case stream::kMemory:
+        g_block.Varint(stream::ZigZag(static_cast<int64_t>(ext ? ext->value : 0)));
+        g_block.Varint(ext ? (uint64_t{ext->category} << 32 | ext->color) : 0);
+        break;
       default:  // kPause, kResume, kThreadEnd: no fields
         break;
     }
@@ -319,6 +341,28 @@ void ReportProcessDrops() {
   memcpy(g_last_process_drops, now, sizeof now);
 }
 
+// Said once per process, when it first happens; the count is the memory library's so far.
+void ReportUntrackedMemory() {
+  if (!g_memory_untracked_resolved) {
+    g_memory_untracked =
+        reinterpret_cast<UntrackedFn>(dlsym(RTLD_DEFAULT, "profsh_memory_untracked"));
+    g_memory_untracked_resolved = true;
+  }
+  if (g_memory_untracked == nullptr || g_memory_untracked_reported != 0) return;
+  uint64_t n = g_memory_untracked();
+  if (n == 0) return;
+  char text[200];
+  int length =
+      snprintf(text, sizeof text,
+               "profile_memory: %llu blocks found no room in the size table and are not counted "
+               "(allocations and frees); memory figures are low by their size",
+               static_cast<unsigned long long>(n));
+  g_block.size = 0;
+  g_block.Str(text, static_cast<size_t>(length));
+  FinishBlock(g_out, stream::kNotice);
+  g_memory_untracked_reported = n;
+}
+
 }  // namespace
 
 void AppendBlock(uint32_t type, const void* payload, uint32_t size) {
@@ -398,6 +442,7 @@ double DrainOnce() {
   DrainMetadata();
   DefineStrings(g_out);
   ReportProcessDrops();
+  ReportUntrackedMemory();
   g_out.Put(g_events.data, g_events.size);
   AppendClock();
   FlushBlocks();
@@ -411,6 +456,7 @@ void ResetDrainState() {
   g_pending_count = 0;
   g_meta_next = 0;  // domains and counters too
   memset(g_last_process_drops, 0, sizeof g_last_process_drops);
+  g_memory_untracked_reported = 0;
   for (uint32_t i = 0; i < g.slot_count; ++i) {
     ThreadSlot& s = g.slots[i];
     s.announced = false;

@@ -4,12 +4,14 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "engine/collector/runtime/raw_map.h"
 #include "engine/collector/runtime/runtime.h"
 
 namespace profsh::runtime {
 
 Globals g;
 __thread ThreadSlot* t_slot __attribute__((tls_model("initial-exec"))) = nullptr;
+__thread bool t_is_drain_thread __attribute__((tls_model("initial-exec"))) = false;
 
 bool MapRing(ThreadSlot& s);
 
@@ -80,8 +82,8 @@ ThreadSlot* ClaimSlot() {
 bool MapRing(ThreadSlot& s) {
   // A thread's ring is mapped when the thread first needs it (address space only until
   // written), so a process reserves nothing for threads it never has.
-  void* p = mmap(nullptr, g.ring_records * sizeof(Record), PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  void* p = RawMap(g.ring_records * sizeof(Record), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
   if (p == MAP_FAILED) return false;
   s.ring = static_cast<Record*>(p);
   s.mask = g.ring_records - 1;

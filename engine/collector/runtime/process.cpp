@@ -19,6 +19,7 @@
 
 #include "engine/collector/runtime/drain.h"
 #include "engine/collector/runtime/process.h"
+#include "engine/collector/runtime/raw_map.h"
 #include "engine/collector/runtime/registry.h"
 #include "engine/collector/runtime/runtime.h"
 #include "engine/collector/runtime/steps.h"
@@ -123,12 +124,12 @@ void MapControlBlock(const char* session) {
   snprintf(path, sizeof path, "%s/%s", session, stream::kControlFile);
   int fd = open(path, O_RDWR | O_CLOEXEC);
   if (fd < 0) return;
-  void* p = mmap(nullptr, sizeof(stream::ControlBlock), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  void* p = RawMap(sizeof(stream::ControlBlock), PROT_READ | PROT_WRITE, MAP_SHARED, fd);
   close(fd);
   if (p == MAP_FAILED) return;
   auto* block = static_cast<stream::ControlBlock*>(p);
   if (__atomic_load_n(&block->magic, __ATOMIC_ACQUIRE) != stream::kControlMagic) {
-    munmap(p, sizeof(stream::ControlBlock));
+    RawUnmap(p, sizeof(stream::ControlBlock));
     return;
   }
   g_control = block;
@@ -235,6 +236,7 @@ bool OpenStream(const char* session) {
 }
 
 void* DrainLoop(void*) {
+  t_is_drain_thread = true;
   double fullest = 0;
   while (!g_stop_drain.load(std::memory_order_acquire)) {
     // A busy buffer is drained again after 1 ms, otherwise every drain_ms: the stream on disk
@@ -278,6 +280,9 @@ __thread bool t_in_final_flush __attribute__((tls_model("initial-exec"))) = fals
 void FinalFlush(uint8_t reason) {
   if (!g.active || g.closed.load(std::memory_order_acquire) || t_in_final_flush) return;
   t_in_final_flush = true;
+  // The drain's own buffers are not the workload's memory, whichever thread drains last.
+  const bool was_drain_thread = t_is_drain_thread;
+  t_is_drain_thread = true;
   bool locked = false;
   for (int i = 0; i < 200 && !(locked = pthread_mutex_trylock(&g_stream.mutex) == 0); ++i) {
     timespec ts{0, 1000000};
@@ -298,6 +303,7 @@ void FinalFlush(uint8_t reason) {
     }
     pthread_mutex_unlock(&g_stream.mutex);
   }
+  t_is_drain_thread = was_drain_thread;
   t_in_final_flush = false;
 }
 
@@ -351,6 +357,8 @@ void AfterForkChild() {
   g.closed.store(false, std::memory_order_relaxed);
   const char* session = getenv(stream::kEnvSession);
   if (!session || !OpenStream(session)) {
+    // Sources that read the off flag directly (the PyTorch operator source) stop working too.
+    g.off.fetch_or(kOffStopped, std::memory_order_relaxed);
     g.active = false;
     return;
   }
@@ -404,8 +412,8 @@ bool Initialize() {
   while (records * sizeof(Record) < ring_kb * 1024) records <<= 1;
 
   // Slots are reserved here; each thread's ring is mapped when the thread first needs it.
-  void* slots = mmap(nullptr, sizeof(ThreadSlot) * kSlotCount, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  void* slots = RawMap(sizeof(ThreadSlot) * kSlotCount, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
   if (slots == MAP_FAILED) return false;
   g.slots = static_cast<ThreadSlot*>(slots);
   for (uint32_t i = 0; i < kSlotCount; ++i) {

@@ -5,6 +5,7 @@
 
 #include <new>
 
+#include "engine/collector/runtime/raw_map.h"
 #include "engine/collector/runtime/runtime.h"
 
 namespace profsh::runtime {
@@ -22,10 +23,10 @@ Registry& registry() {
 
 bool Registry::Init(StringTable* strings) {
   strings_ = strings;
-  void* c = mmap(nullptr, sizeof(CounterInfo) * kMaxCounters, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  void* m = mmap(nullptr, sizeof(MetaEntry) * kMetaCapacity, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  void* c = RawMap(sizeof(CounterInfo) * kMaxCounters, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
+  void* m = RawMap(sizeof(MetaEntry) * kMetaCapacity, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
   if (c == MAP_FAILED || m == MAP_FAILED) return false;
   counters_ = static_cast<CounterInfo*>(c);
   for (uint32_t i = 0; i < kMaxCounters; ++i) new (&counters_[i]) CounterInfo();

@@ -39,6 +39,7 @@ inline constexpr uint8_t kHasExt = 1 << 6;
 // Slots an event takes: its record, an extension, and for a range start with a payload a
 // second extension (the first holds the range id).
 inline uint64_t RecordsOf(const Record& r) {
+  if (r.kind == stream::kOpBegin) return 3;  // [op][shapes, dtypes, seq][stack, fwd tid, flops]
   return 1 + ((r.flags & kHasExt) ? 1 : 0) +
          (r.kind == stream::kRangeStart && (r.flags & stream::kAttrPayload) ? 1 : 0);
 }
@@ -133,6 +134,8 @@ inline uint64_t Now() {
 // pthread_setspecific). nullptr when every slot is taken or the runtime is inactive.
 ThreadSlot* ClaimSlot();
 extern __thread ThreadSlot* t_slot __attribute__((tls_model("initial-exec")));
+// Set in the drain thread: what it allocates is the collector's, not the workload's.
+extern __thread bool t_is_drain_thread __attribute__((tls_model("initial-exec")));
 
 inline ThreadSlot* CurrentSlot() {
   ThreadSlot* s = t_slot;

@@ -4,13 +4,14 @@
 
 #include <cstring>
 
+#include "engine/collector/runtime/raw_map.h"
+
 namespace profsh::runtime {
 
 namespace {
 
 void* Reserve(size_t bytes) {
-  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  void* p = RawMap(bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
   return p == MAP_FAILED ? nullptr : p;
 }
 

@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""profsh's PyTorch operator source against torch.profiler on the same script
+(tests/torch/workload.py, run with Debian's torch 1.13): operator counts per (name, input
+shapes) equal; backward operators link to the same forward operators; the stacks hold the
+same nn.Module frames; per-operator allocated bytes (cpu_memory_usage) within 1%.
+
+Usage: check_torch.py PROFSH TESTS_TORCH_DIR   (exit 77: torch is not installed)
+"""
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+PYTHON = "/usr/bin/python3"
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+DUMP = r"""
+local t = profsh.load(arg[1])
+local function shapes(s)
+  local parts = {}
+  for i, dims in ipairs(s or {}) do
+    local d = {}
+    for j, v in ipairs(dims) do d[j] = tostring(v) end
+    parts[i] = "[" .. table.concat(d, ", ") .. "]"
+  end
+  return "[" .. table.concat(parts, ", ") .. "]"
+end
+for _, a in ipairs(t:key_averages{group_by_input_shape = true}) do
+  print(table.concat({"R", a.key, shapes(a.input_shapes), a.count, a.cpu_memory_usage, a.self_cpu_memory_usage}, "\t"))
+end
+-- A sequence number's forward op: the first to start (the outermost), as in torch's event order.
+local forward = {}
+local events = t:events{limit = 1000000}
+for _, e in ipairs(events) do
+  local seq = e.args["Sequence number"]
+  if e.ph == "X" and seq and not e.name:match("^autograd::engine") then
+    local key = seq .. "/" .. e.tid
+    local f = forward[key]
+    if not f or e.ts < f.ts or (e.ts == f.ts and e.dur > f.dur) then forward[key] = e end
+  end
+end
+for _, e in ipairs(events) do
+  local seq = e.args["Sequence number"]
+  if e.ph == "X" and seq and e.name:match("^autograd::engine::evaluate_function") then
+    local f = forward[seq .. "/" .. (e.args["Fwd thread id"] or e.tid)]
+    print(table.concat({"L", e.name, f and f.name or "none"}, "\t"))
+  end
+end
+-- Module frames per operator, with backward operators given their forward operator's stack (as
+-- torch does).
+for _, a in ipairs(t:key_averages{group_by_stack_n = 100}) do
+  for _, frame in ipairs(a.stack or {}) do
+    if frame:match("^nn%.Module: ") then print(table.concat({"M", a.key, frame}, "\t")) end
+  end
+end
+"""
+
+
+def main():
+    profsh, here = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    if subprocess.run([PYTHON, "-c", "import torch"], capture_output=True).returncode != 0:
+        print("skip: torch is not installed for %s" % PYTHON)
+        return 77
+    if not os.path.exists(os.path.join(os.path.dirname(profsh), "libprofsh_torch.so")):
+        print("FAIL the PyTorch operator source was not built (libtorch-dev, python3-dev)")
+        return 1
+    workload = os.path.join(here, "workload.py")
+    with tempfile.TemporaryDirectory(prefix="profsh_torch_") as work:
+        ref = os.path.join(work, "torch.json")
+        r = subprocess.run([PYTHON, workload, "torch", ref], capture_output=True, text=True, cwd=work, timeout=600)
+        check(r.returncode == 0, "torch.profiler ran the workload (%s)" % r.stderr[-300:])
+        torch_doc = json.load(open(ref))
+        r = subprocess.run([profsh, "run", "--activities", "torch", "--record-shapes", "--with-stack", "--profile-memory",
+                            "--capture-range", "measured", "--no-table", "-o", os.path.join(work, "p.profsh"), "--",
+                            PYTHON, workload, "plain"], capture_output=True, text=True, cwd=work, timeout=600)
+        windows = glob.glob(os.path.join(work, "p.*.profsh"))
+        check(r.returncode == 0 and len(windows) == 1, "profsh recorded the measured region (%s)" % r.stderr[-300:])
+        if not windows:
+            return 1
+        script = os.path.join(work, "dump.lua")
+        open(script, "w").write(DUMP)
+        d = subprocess.run([profsh, script, windows[0]], capture_output=True, text=True, timeout=300)
+        check(d.returncode == 0, "the trace loads (%s)" % d.stderr[-300:])
+        rows, links, modules = {}, [], {}
+        for line in d.stdout.splitlines():
+            f = line.split("\t")
+            if f[0] == "R":
+                rows[(f[1], f[2])] = (int(f[3]), int(f[4]), int(f[5]))
+            elif f[0] == "L":
+                links.append([f[1], f[2]])
+            elif f[0] == "M":
+                modules.setdefault(f[1], set()).add(f[2])
+    want = {(r["key"], r["shapes"]): r for r in torch_doc["rows"]}
+    same = [k for k in want if k in rows and rows[k][0] == want[k]["count"]]
+    missing = [k for k in want if k not in rows]
+    extra = [k for k in rows if k not in want]
+    wrong = [(k, want[k]["count"], rows[k][0]) for k in want if k in rows and rows[k][0] != want[k]["count"]]
+    check(not missing and not extra and not wrong,
+          "operator counts per (name, input shapes) equal torch.profiler's: %d of %d rows equal; missing %s; extra %s; "
+          "different %s" % (len(same), len(want), missing[:3], extra[:3], wrong[:3]))
+    ours = sorted(links, key=str)
+    check(ours == torch_doc["links"] and links,
+          "backward operators link to the same forward operators (%d links; first differences: %s)"
+          % (len(links), [(a, b) for a, b in zip(ours, torch_doc["links"]) if a != b][:3]))
+    torch_modules = {k: set(v) for k, v in torch_doc["modules"].items()}
+    diff = {k: (sorted(torch_modules.get(k, [])), sorted(modules.get(k, [])))
+            for k in set(modules) | set(torch_modules) if torch_modules.get(k) != modules.get(k)}
+    check(modules == torch_modules and modules,
+          "stacks hold the same nn.Module frames as torch's, per operator (%d operators; torch vs profsh: %s)"
+          % (len(modules), list(diff.items())[:3]))
+    # Rows that allocate at least 64 KB: torch's times are whole microseconds, so a small
+    # allocation in the microsecond an operator ends is its or its neighbour's depending on the
+    # run; on large rows such an allocation is far below 1%.
+    far = []
+    compared = 0
+    for k, r in want.items():
+        if k not in rows or abs(r["cpu_memory_usage"]) < 65536:
+            continue
+        compared += 1
+        # Allocated bytes per operator. (Self memory is left out: torch rounds event times to whole
+        # microseconds, so an allocation at an operator's last microsecond may be its child's or
+        # not; profsh's times are in nanoseconds.)
+        for i, field in ((1, "cpu_memory_usage"),):
+            t, p = r[field], rows[k][i]
+            if abs(p - t) > 0.01 * abs(t):
+                far.append((k, field, t, p))
+    check(not far and compared > 10,
+          "per-operator allocated bytes within 1%% of torch's profile_memory (%d rows of 64 KB or more): %s"
+          % (compared, far[:4]))
+    print("torch: %d failed" % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,88 @@
+"""A small training step (convolution, linear layers in nn.Modules, forward and backward) for
+comparing profsh's PyTorch operator source with torch.profiler.
+
+  python3 workload.py torch OUT.json   runs it under torch.profiler and writes what torch saw
+  python3 workload.py plain            runs it bare (profsh attaches from outside)
+
+The measured region is the "measured" record_function in both cases.
+"""
+import json
+import sys
+
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+torch.set_num_threads(1)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 16, 3, padding=1)
+        self.fc1 = nn.Linear(16 * 32 * 32, 128)
+        self.fc2 = nn.Linear(128, 10)
+
+    def forward(self, x):
+        x = torch.relu(self.conv(x))
+        x = torch.flatten(x, 1)
+        x = torch.relu(self.fc1(x))
+        return self.fc2(x)
+
+
+def setup():
+    model = Net()
+    return model, torch.optim.SGD(model.parameters(), lr=0.01), torch.randn(16, 3, 32, 32), torch.randint(0, 10, (16,))
+
+
+def work(model, opt, x, y):
+    with torch.autograd.profiler.record_function("measured"):
+        for _ in range(3):
+            opt.zero_grad()
+            loss = nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+
+
+def main():
+    state = setup()
+    if sys.argv[1] == "plain":
+        work(*state)
+        return
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True, profile_memory=True, with_stack=True) as prof:
+        work(*state)
+    # Only what ran inside "measured" (profsh captures that range): torch's record_function
+    # makes a tensor before the range starts.
+    everything = [e for e in prof.events() if e.device_type.name == "CPU" and e.name != "[memory]"]
+    measured = [e for e in everything if e.name == "measured"][0].time_range
+    events = [e for e in everything
+              if e.time_range.start >= measured.start and e.time_range.end <= measured.end]
+    groups = {}
+    for e in events:
+        g = groups.setdefault((e.key, str(e.input_shapes)), [0, 0, 0])
+        g[0] += 1
+        g[1] += e.cpu_memory_usage
+        g[2] += e.self_cpu_memory_usage
+    rows = [{"key": k, "shapes": s, "count": g[0], "cpu_memory_usage": g[1], "self_cpu_memory_usage": g[2]}
+            for (k, s), g in groups.items()]
+    by_seq = {}
+    for e in events:
+        if e.sequence_nr >= 0 and not e.name.startswith("autograd::engine"):
+            by_seq.setdefault((e.sequence_nr, e.thread), e.name)
+    links = []
+    for e in events:
+        if e.name.startswith("autograd::engine::evaluate_function") and e.sequence_nr >= 0:
+            fwd = by_seq.get((e.sequence_nr, e.fwd_thread))
+            links.append([e.name, fwd])
+    modules = {}
+    for e in events:
+        mods = sorted({f for f in (e.stack or []) if f.startswith("nn.Module: ")})
+        if mods:
+            modules.setdefault(e.name, set()).update(mods)
+    json.dump({"rows": rows, "links": sorted(links, key=str),
+               "modules": {k: sorted(v) for k, v in modules.items()}}, open(sys.argv[2], "w"), indent=0)
+
+
+if __name__ == "__main__":
+    main()
