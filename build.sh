@@ -13,11 +13,13 @@ JOBS=$(nproc 2>/dev/null || echo 2)
 
 # The collector and the sample workload also need the NVTX v3 headers of the CUDA toolkit
 # (/usr/local/cuda/include/nvtx3, present on the project's machines; no GPU or driver needed).
+# The PyTorch operator source is built against Debian's libtorch and Python headers; the
+# recipes in scripts/ run Debian's torch and torchvision (CPU only).
 PACKAGES="build-essential cmake pkg-config liblua5.4-dev nlohmann-json3-dev zlib1g-dev \
-googletest libgtest-dev libgmock-dev libbenchmark-dev python3 util-linux"
-# The golden tests record traces with the real PyTorch (Debian's build, CPU only); the
-# flamegraph test runs the SVG's script in a headless Chromium.
-TEST_PACKAGES="python3-torch python3-torchvision chromium"
+googletest libgtest-dev libgmock-dev libbenchmark-dev python3 python3-dev util-linux \
+libtorch-dev python3-torch python3-torchvision"
+# The flamegraph test runs the SVG's script in a headless Chromium.
+TEST_PACKAGES="chromium"
 # The flamegraph benchmark measures peak memory with GNU time and fetches flamegraph.pl.
 BENCH_PACKAGES="time perl curl ca-certificates"
 

@@ -14,4 +14,22 @@ function common.trace_arg(default_sample)
   return profsh.load(path), path
 end
 
+-- The interpreter for the Python workloads beside the recipes: $PROFSH_PYTHON, or python3.
+function common.python()
+  return os.getenv("PROFSH_PYTHON") or "python3"
+end
+
+-- Runs scripts/<script> with its arguments under the profile p; a failing workload is an error.
+function common.run_python(p, script, ...)
+  local status = p:run{common.python(), common.dir .. "/" .. script, ...}
+  if status ~= 0 then
+    error(string.format("%s exited with status %d (does %s import torch and torchvision?)", script,
+                        status, common.python()), 2)
+  end
+  if p.summary.operators == 0 then
+    io.stderr:write("no PyTorch operators were recorded: " .. table.concat(p.warnings, "; ") .. "\n")
+  end
+  return p
+end
+
 return common

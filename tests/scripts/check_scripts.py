@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Every file in scripts/ must load and run (bpftrace's tools-parsing test, for profsh recipes).
 Each .lua file runs with no arguments (recipes default to the bundled samples) in an empty
-temporary folder, so that files they write land there.
+temporary folder, so that files they write land there. The PyTorch recipes run their Python
+workloads with Debian's interpreter (PROFSH_PYTHON), which has torch.
 
 Usage: check_scripts.py PROFSH SCRIPTS_DIR
 """
@@ -14,11 +15,14 @@ import tempfile
 def main():
     profsh, scripts = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     names = sorted(f for f in os.listdir(scripts) if f.endswith(".lua"))
+    env = dict(os.environ)
+    if "PROFSH_PYTHON" not in env and os.path.exists("/usr/bin/python3"):
+        env["PROFSH_PYTHON"] = "/usr/bin/python3"
     failures = 0
     for name in names:
         with tempfile.TemporaryDirectory() as cwd:
             proc = subprocess.run([profsh, os.path.join(scripts, name)], cwd=cwd, capture_output=True,
-                                  text=True, timeout=300)
+                                  text=True, timeout=300, env=env)
             produced = sorted(os.listdir(cwd))
         if proc.returncode != 0:
             failures += 1
@@ -26,6 +30,19 @@ def main():
         else:
             lines = len(proc.stdout.splitlines())
             print("ok   %-22s %4d lines of output%s" % (name, lines, ("; wrote " + ", ".join(produced)) if produced else ""))
+    # The workloads beside the recipes: each parses (the recipes above have run them).
+    for name in sorted(os.listdir(scripts)):
+        path = os.path.join(scripts, name)
+        if name.endswith(".py"):
+            check = [sys.executable, "-c", "import ast, sys; ast.parse(open(sys.argv[1]).read(), sys.argv[1])", path]
+        elif name.endswith(".sh"):
+            check = ["bash", "-n", path]
+        else:
+            continue
+        proc = subprocess.run(check, capture_output=True, text=True)
+        if proc.returncode != 0:
+            failures += 1
+            print("FAIL %s does not parse\n%s" % (name, proc.stderr[-2000:]))
     print("scripts: %d ran, %d failed" % (len(names), failures))
     return 1 if failures or not names else 0
 
