@@ -28,3 +28,6 @@ sh "$here/flamegraph_bench.sh" "$build" "$work"
 echo
 echo "== the collector: cost per range, sustained rate, bytes on disk"
 sh "$here/collector_bench.sh" "$build"
+echo
+echo "== PyTorch: resnet18 inference unprofiled, under torch.profiler and under profsh run"
+/usr/bin/python3 "$here/torch_overhead.py" "$build" 5

@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""resnet18 CPU inference where per-operator cost dominates (inputs 2x3x32x32, 300 iterations,
+one thread): the time unprofiled, under torch.profiler with record_shapes, and under profsh
+run with --record-shapes, in one run; medians of REPS runs each, then the added time per
+operator for both profilers.
+
+  python3 bench/torch_overhead.py BUILD_DIR [REPS]        (Debian's /usr/bin/python3 for torch)
+"""
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+WORKLOAD = r'''
+import sys, time, torch, torchvision
+torch.set_num_threads(1)
+model = torchvision.models.resnet18().eval()
+x = torch.randn(2, 3, 32, 32)
+mode = sys.argv[1]
+with torch.no_grad():
+    for _ in range(5):
+        model(x)
+    def run():
+        for _ in range(300):
+            model(x)
+    start = time.perf_counter()
+    if mode == "torch":
+        from torch.profiler import ProfilerActivity, profile
+        with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+            run()
+        ops = len(prof.events())
+    else:
+        run()
+        ops = 0
+    print(time.perf_counter() - start, ops)
+'''
+
+
+def main():
+    build = os.path.abspath(sys.argv[1])
+    reps = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+    python = "/usr/bin/python3"
+    with tempfile.TemporaryDirectory() as work:
+        script = os.path.join(work, "resnet_inference.py")
+        open(script, "w").write(WORKLOAD)
+        times = {"plain": [], "torch": [], "profsh": []}
+        ops = 0
+        ranges = 0
+        for _ in range(reps):
+            for mode in ("plain", "torch", "profsh"):
+                if mode == "profsh":
+                    cmd = [os.path.join(build, "profsh"), "run", "--activities", "torch", "--record-shapes", "--no-table",
+                           "-o", os.path.join(work, "t.profsh"), "--", python, script, "plain"]
+                else:
+                    cmd = [python, script, mode]
+                r = subprocess.run(cmd, capture_output=True, text=True, cwd=work)
+                seconds, n = r.stdout.split()[-2:]
+                times[mode].append(float(seconds))
+                if mode == "torch":
+                    ops = int(n)
+                if mode == "profsh":
+                    for part in r.stderr.split(";"):
+                        if "ranges" in part:
+                            ranges = int(part.split(",")[2].split()[0])
+    m = {k: statistics.median(v) for k, v in times.items()}
+    added_torch, added_profsh = m["torch"] - m["plain"], m["profsh"] - m["plain"]
+    print("resnet18 inference, 2x3x32x32, 300 iterations, one thread (medians of %d runs):" % reps)
+    print("  unprofiled                     %.3f s" % m["plain"])
+    print("  torch.profiler, record_shapes  %.3f s (%.2fx; +%.3f s)" % (m["torch"], m["torch"] / m["plain"], added_torch))
+    print("  profsh run --record-shapes     %.3f s (%.2fx; +%.3f s)" % (m["profsh"], m["profsh"] / m["plain"], added_profsh))
+    print("  profsh's added time is %.0f%% of torch.profiler's" % (100 * added_profsh / added_torch))
+    if ops:
+        print("  per operator: torch.profiler %.2f us, profsh %.2f us (%d operators; profsh recorded %d ranges)"
+              % (1e6 * added_torch / ops, 1e6 * added_profsh / ops, ops, ranges))
+
+
+if __name__ == "__main__":
+    main()
