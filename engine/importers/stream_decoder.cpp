@@ -48,6 +48,13 @@ struct StreamDecoder::Impl {
     std::unordered_map<std::string, uint32_t> schemas;
     std::map<int64_t, bool> threads;
     bool paused_lanes = false;
+    // For the fwdbwd flows: per (thread, sequence number) the forward op that launches the
+    // backward one, and the backward ops that name a forward thread.
+    std::map<std::pair<int64_t, int64_t>, int64_t> forward_ops;  // -> start (ns from origin)
+    struct BackwardOp {
+      int64_t tid, ts, forward_thread, sequence;
+    };
+    std::vector<BackwardOp> backward_ops;
   };
   // An open level (push or task) on a thread and domain.
   struct Open {
@@ -133,6 +140,7 @@ struct StreamDecoder::Impl {
   // Allocations and frees arrive thread by thread; the running total (and so the peak) needs
   // them in time order, which is known for the ones older than the release watermark.
   std::vector<RawEvent> memory_events;
+  uint32_t flow_ids = 0;
   TraceBuilder* memory_schema_builder = nullptr;
   uint32_t memory_schema = 0, counter_schema = 0;
   std::vector<uint32_t> words;
@@ -336,6 +344,59 @@ struct StreamDecoder::Impl {
     w.threads[tid] = true;
     ++summary.ranges;
     ++summary.operators;
+    if (o.sequence >= 0) NoteForwardBackward(w, o, tid, e.ts);
+  }
+
+  // Kineto's rule: the backward node (the op that names a forward thread) links to the op with
+  // the same sequence number on that thread that started last; among the ops sharing a number
+  // it is the innermost, the one that created the autograd node.
+  void NoteForwardBackward(Window& w, const Open& o, int64_t tid, int64_t ts) {
+    if (o.forward_thread != 0) {
+      if (o.flags == kBackwardScope)
+        w.backward_ops.push_back({tid, ts, static_cast<int64_t>(o.forward_thread), o.sequence});
+      return;
+    }
+    auto [it, added] = w.forward_ops.try_emplace({tid, o.sequence}, ts);
+    if (!added && ts >= it->second) it->second = ts;
+  }
+
+  void EmitForwardBackwardFlows(Window& w) {
+    if (w.backward_ops.empty()) return;
+    TraceBuilder& b = *w.builder;
+    ArgValue id;
+    id.type = ArgType::kInt;
+    id.int_value = INT64_MIN;  // inline, two words
+    b.BeginArgs();
+    b.AddArg("id", true, id, "", true);
+    const uint32_t start_schema = b.BuildSchema();
+    b.BeginArgs();
+    b.AddArg("id", true, id, "", true);
+    ArgValue bp;
+    bp.type = ArgType::kString;
+    b.AddArg("bp", true, bp, "e", false);
+    const uint32_t finish_schema = b.BuildSchema();
+    for (const Window::BackwardOp& back : w.backward_ops) {
+      auto fwd = w.forward_ops.find({back.forward_thread, back.sequence});
+      if (fwd == w.forward_ops.end()) continue;
+      // Unique across the processes of a session (one trace may hold several), and exact
+      // as a JSON number.
+      const int64_t flow = (static_cast<int64_t>(process.pid & 0xfffff) << 32) | ++flow_ids;
+      words.clear();
+      words.push_back(static_cast<uint32_t>(flow));
+      words.push_back(static_cast<uint32_t>(static_cast<uint64_t>(flow) >> 32));
+      EventFields e;
+      e.phase = 's';
+      e.ts = fwd->second;
+      e.name = "fwdbwd";
+      e.category = "fwdbwd";
+      e.pid = Ident{process.pid, 0, false};
+      e.tid = Ident{back.forward_thread, 0, false};
+      b.AddEvent(e, start_schema, words);
+      e.phase = 'f';
+      e.ts = back.ts;
+      e.tid = Ident{back.tid, 0, false};
+      b.AddEvent(e, finish_schema, words);
+    }
   }
   static constexpr uint8_t kUserScope = 7;      // at::RecordScope::USER_SCOPE (record_function)
   static constexpr uint8_t kBackwardScope = 1;  // at::RecordScope::BACKWARD_FUNCTION
@@ -461,6 +522,7 @@ struct StreamDecoder::Impl {
            TraceBuilder::kNoArgs, false, 0);
     }
     EmitLanes(w, static_cast<int>(index));
+    EmitForwardBackwardFlows(w);
     EmitNames(w);
     if (w.end_ticks == UINT64_MAX) w.info.end_ns = ToNs(last_ticks);
     w.sealed = true;
@@ -471,6 +533,8 @@ struct StreamDecoder::Impl {
     w.builder = nullptr;
     std::unordered_map<std::string, uint32_t>().swap(w.schemas);
     std::map<int64_t, bool>().swap(w.threads);
+    decltype(w.forward_ops)().swap(w.forward_ops);
+    decltype(w.backward_ops)().swap(w.backward_ops);
   }
 
   // Start/end ranges on lanes where they do not overlap (like Perfetto's async tracks).

@@ -271,7 +271,10 @@ bool HasFlopsFormula(const char* name) {
   return false;
 }
 
-// Marks an operator whose begin was written, so that its end is too (and only then).
+// Marks an operator whose begin was written, so that its end is too (and only then). It is a
+// heap object because torch's callback API pairs an end with its start only through the
+// context it hands back; the allocation (tens of nanoseconds) is small next to torch's own
+// per-op cost and is made only while recording.
 struct Recorded : at::ObserverContext {};
 
 // The collector tags the ids of step markers and capture ranges (runtime.h kTag*): those must

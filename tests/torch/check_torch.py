@@ -65,6 +65,39 @@ end
 """
 
 
+def check_flows(events):
+    """fwdbwd flows as Kineto draws them: from the forward op with the backward node's sequence
+    number on its forward thread that started last, to the backward node."""
+    ops = [e for e in events if e.get("ph") == "X" and e.get("cat") == "cpu_op"]
+    at = {(e["tid"], e["ts"]): e for e in ops}
+    latest = {}
+    for e in ops:
+        a = e.get("args", {})
+        if "Sequence number" in a and "Fwd thread id" not in a:
+            key = (e["tid"], a["Sequence number"])
+            if key not in latest or e["ts"] >= latest[key]["ts"]:
+                latest[key] = e
+    nodes = [e for e in ops if "Fwd thread id" in e.get("args", {}) and "Sequence number" in e["args"]
+             and not e["name"].startswith("autograd::engine")]
+    starts = {e["id"]: e for e in events if e.get("cat") == "fwdbwd" and e.get("ph") == "s"}
+    finishes = {e["id"]: e for e in events if e.get("cat") == "fwdbwd" and e.get("ph") == "f"}
+    wrong = []
+    for flow, f in finishes.items():
+        s = starts.get(flow)
+        back, fwd = at.get((f["tid"], f["ts"])), s and at.get((s["tid"], s["ts"]))
+        if not (s and back and fwd and f.get("bp") == "e"):
+            wrong.append((flow, "unanchored"))
+            continue
+        a = back["args"]
+        want = latest.get((a["Fwd thread id"], a["Sequence number"]))
+        if want is None or want["ts"] != fwd["ts"] or fwd["args"].get("Sequence number") != a["Sequence number"]:
+            wrong.append((back["name"], fwd["name"]))
+    linked = [n for n in nodes if (n["args"]["Fwd thread id"], n["args"]["Sequence number"]) in latest]
+    check(finishes and len(finishes) == len(starts) == len(linked) and not wrong,
+          "fwdbwd flows in the Chrome export: one per backward node, from the forward op that created it "
+          "(%d flows, %d backward nodes with a forward op; wrong: %s)" % (len(finishes), len(linked), wrong[:3]))
+
+
 def main():
     profsh, here = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     if subprocess.run([PYTHON, "-c", "import torch"], capture_output=True).returncode != 0:
@@ -99,6 +132,12 @@ def main():
                 links.append([f[1], f[2]])
             elif f[0] == "M":
                 modules.setdefault(f[1], set()).add(f[2])
+        chrome = os.path.join(work, "p.json")
+        open(os.path.join(work, "export.lua"), "w").write("profsh.load(arg[1]):export_chrome_trace(arg[2])")
+        e = subprocess.run([profsh, os.path.join(work, "export.lua"), windows[0], chrome],
+                           capture_output=True, text=True, timeout=300)
+        check(e.returncode == 0, "the window exports as Chrome JSON (%s)" % e.stderr[-300:])
+        check_flows(json.load(open(chrome))["traceEvents"])
     want = {(r["key"], r["shapes"]): r for r in torch_doc["rows"]}
     same = [k for k in want if k in rows and rows[k][0] == want[k]["count"]]
     missing = [k for k in want if k not in rows]
