@@ -2,7 +2,8 @@
 """profsh's PyTorch operator source against torch.profiler on the same script
 (tests/torch/workload.py, run with Debian's torch 1.13): operator counts per (name, input
 shapes) equal; backward operators link to the same forward operators; the stacks hold the
-same nn.Module frames; per-operator allocated bytes (cpu_memory_usage) within 1%.
+same nn.Module frames; FLOPs equal; per-operator allocated bytes (cpu_memory_usage) within 1%;
+fwdbwd flows in the Chrome export as Kineto draws them.
 
 Usage: check_torch.py PROFSH TESTS_TORCH_DIR   (exit 77: torch is not installed)
 """
@@ -35,7 +36,8 @@ local function shapes(s)
   return "[" .. table.concat(parts, ", ") .. "]"
 end
 for _, a in ipairs(t:key_averages{group_by_input_shape = true}) do
-  print(table.concat({"R", a.key, shapes(a.input_shapes), a.count, a.cpu_memory_usage, a.self_cpu_memory_usage}, "\t"))
+  print(table.concat({"R", a.key, shapes(a.input_shapes), a.count, a.cpu_memory_usage, a.self_cpu_memory_usage,
+                      string.format("%d", a.flops or 0)}, "\t"))
 end
 -- A sequence number's forward op: the first to start (the outermost), as in torch's event order.
 local forward = {}
@@ -112,7 +114,7 @@ def main():
         r = subprocess.run([PYTHON, workload, "torch", ref], capture_output=True, text=True, cwd=work, timeout=600)
         check(r.returncode == 0, "torch.profiler ran the workload (%s)" % r.stderr[-300:])
         torch_doc = json.load(open(ref))
-        r = subprocess.run([profsh, "run", "--activities", "torch", "--record-shapes", "--with-stack", "--profile-memory",
+        r = subprocess.run([profsh, "run", "--activities", "torch", "--record-shapes", "--with-stack", "--profile-memory", "--with-flops",
                             "--capture-range", "measured", "--no-table", "-o", os.path.join(work, "p.profsh"), "--",
                             PYTHON, workload, "plain"], capture_output=True, text=True, cwd=work, timeout=600)
         windows = glob.glob(os.path.join(work, "p.*.profsh"))
@@ -127,7 +129,7 @@ def main():
         for line in d.stdout.splitlines():
             f = line.split("\t")
             if f[0] == "R":
-                rows[(f[1], f[2])] = (int(f[3]), int(f[4]), int(f[5]))
+                rows[(f[1], f[2])] = (int(f[3]), int(f[4]), int(f[5]), int(f[6]))
             elif f[0] == "L":
                 links.append([f[1], f[2]])
             elif f[0] == "M":
@@ -172,6 +174,11 @@ def main():
             t, p = r[field], rows[k][i]
             if abs(p - t) > 0.01 * abs(t):
                 far.append((k, field, t, p))
+    flops = [(k, r["flops"], rows[k][3]) for k, r in want.items() if k in rows and r["flops"] != rows[k][3]]
+    counted = [k for k, r in want.items() if r["flops"] > 0]
+    check(not flops and len(counted) >= 3,
+          "FLOPs per (name, input shapes) equal torch's with_flops (%d rows with FLOPs; different: %s)"
+          % (len(counted), flops[:3]))
     check(not far and compared > 10,
           "per-operator allocated bytes within 1%% of torch's profile_memory (%d rows of 64 KB or more): %s"
           % (compared, far[:4]))

@@ -50,7 +50,8 @@ def main():
         work(*state)
         return
     from torch.profiler import ProfilerActivity, profile
-    with profile(activities=[ProfilerActivity.CPU], record_shapes=True, profile_memory=True, with_stack=True) as prof:
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True, profile_memory=True, with_stack=True,
+                 with_flops=True) as prof:
         work(*state)
     # Only what ran inside "measured" (profsh captures that range): torch's record_function
     # makes a tensor before the range starts.
@@ -60,12 +61,13 @@ def main():
               if e.time_range.start >= measured.start and e.time_range.end <= measured.end]
     groups = {}
     for e in events:
-        g = groups.setdefault((e.key, str(e.input_shapes)), [0, 0, 0])
+        g = groups.setdefault((e.key, str(e.input_shapes)), [0, 0, 0, 0])
         g[0] += 1
         g[1] += e.cpu_memory_usage
         g[2] += e.self_cpu_memory_usage
-    rows = [{"key": k, "shapes": s, "count": g[0], "cpu_memory_usage": g[1], "self_cpu_memory_usage": g[2]}
-            for (k, s), g in groups.items()]
+        g[3] += e.flops or 0
+    rows = [{"key": k, "shapes": s, "count": g[0], "cpu_memory_usage": g[1], "self_cpu_memory_usage": g[2],
+             "flops": g[3]} for (k, s), g in groups.items()]
     by_seq = {}
     for e in events:
         if e.sequence_nr >= 0 and not e.name.startswith("autograd::engine"):
