@@ -158,11 +158,12 @@ def main():
     check(modules == torch_modules and modules,
           "stacks hold the same nn.Module frames as torch's, per operator (%d operators; torch vs profsh: %s)"
           % (len(modules), list(diff.items())[:3]))
-    # Rows that allocate at least 64 KB: torch's times are whole microseconds, so a small
-    # allocation in the microsecond an operator ends is its or its neighbour's depending on the
-    # run; on large rows such an allocation is far below 1%.
+    # Rows that allocate at least 64 KB. torch's times are whole microseconds, so an allocation
+    # in the microsecond an operator starts or ends is its or its neighbour's depending on the
+    # run (workload.py reports those bytes per row): they are allowed on top of the 1%.
     far = []
     compared = 0
+    loose = sum(1 for k, r in want.items() if k in rows and abs(r["cpu_memory_usage"]) >= 65536 and r["boundary_bytes"])
     for k, r in want.items():
         if k not in rows or abs(r["cpu_memory_usage"]) < 65536:
             continue
@@ -172,7 +173,7 @@ def main():
         # not; profsh's times are in nanoseconds.)
         for i, field in ((1, "cpu_memory_usage"),):
             t, p = r[field], rows[k][i]
-            if abs(p - t) > 0.01 * abs(t):
+            if abs(p - t) > 0.01 * abs(t) + r["boundary_bytes"]:
                 far.append((k, field, t, p))
     flops = [(k, r["flops"], rows[k][3]) for k, r in want.items() if k in rows and r["flops"] != rows[k][3]]
     counted = [k for k, r in want.items() if r["flops"] > 0]
@@ -180,8 +181,8 @@ def main():
           "FLOPs per (name, input shapes) equal torch's with_flops (%d rows with FLOPs; different: %s)"
           % (len(counted), flops[:3]))
     check(not far and compared > 10,
-          "per-operator allocated bytes within 1%% of torch's profile_memory (%d rows of 64 KB or more): %s"
-          % (compared, far[:4]))
+          "per-operator allocated bytes within 1%% of torch's profile_memory (%d rows of 64 KB or more, %d of them "
+          "with allocations at an operator's first or last microsecond): %s" % (compared, loose, far[:4]))
     print("torch: %d failed" % len(failures))
     return 1 if failures else 0
 

@@ -66,8 +66,20 @@ def main():
         g[1] += e.cpu_memory_usage
         g[2] += e.self_cpu_memory_usage
         g[3] += e.flops or 0
+    # torch's times are whole microseconds: an allocation in the microsecond an operator starts
+    # or ends counts for it or for its neighbour depending on the run. Those bytes are what
+    # another attribution may differ by, per row.
+    ambiguous = {}
+    allocations = [e for e in prof.events() if e.name == "[memory]"
+                   and measured.start <= e.time_range.start <= measured.end]
+    for m in allocations:
+        at = m.time_range.start
+        for e in events:
+            if e.thread == m.thread and at in (e.time_range.start, e.time_range.end):
+                key = (e.key, str(e.input_shapes))
+                ambiguous[key] = ambiguous.get(key, 0) + abs(m.cpu_memory_usage)
     rows = [{"key": k, "shapes": s, "count": g[0], "cpu_memory_usage": g[1], "self_cpu_memory_usage": g[2],
-             "flops": g[3]} for (k, s), g in groups.items()]
+             "flops": g[3], "boundary_bytes": ambiguous.get((k, s), 0)} for (k, s), g in groups.items()]
     by_seq = {}
     for e in events:
         if e.sequence_nr >= 0 and not e.name.startswith("autograd::engine"):
