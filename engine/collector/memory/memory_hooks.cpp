@@ -41,7 +41,6 @@ MemalignFn real_aligned_alloc;
 PosixMemalignFn real_posix_memalign;
 MallocFn real_valloc;
 MallocFn real_pvalloc;
-EmitFn emit;
 std::atomic<int> g_mode{0};  // 0: every allocation; 1: c10 tensor storage only
 bool g_ready = false;
 bool g_resolving = false;
@@ -138,20 +137,22 @@ void EnsureResolved() {
   if (!g_ready && !g_resolving) Resolve();
 }
 
-// The collector's entry point, looked up once. The lookup runs with t_busy set: a failing
-// dlsym allocates its error text, which must not come back here.
-std::atomic<int> g_emit_state{0};  // 0: not looked up, 1: found, 2: absent
+// The collector's entry point, looked up once (threads racing on the first lookup find the same
+// answer). The lookup runs with t_busy set: a failing dlsym allocates its error text, which must
+// not come back here.
+void AbsentEmitter(uint64_t, int64_t) {}
+std::atomic<EmitFn> g_emit{nullptr};
 
 EmitFn Emitter() {
-  int state = g_emit_state.load(std::memory_order_acquire);
-  if (state == 0) {
+  EmitFn e = g_emit.load(std::memory_order_acquire);
+  if (e == nullptr) {
     t_busy = true;
-    emit = reinterpret_cast<EmitFn>(dlsym(RTLD_DEFAULT, "profsh_collector_memory_event"));
+    e = reinterpret_cast<EmitFn>(dlsym(RTLD_DEFAULT, "profsh_collector_memory_event"));
     t_busy = false;
-    g_emit_state.store(emit ? 1 : 2, std::memory_order_release);
-    state = emit ? 1 : 2;
+    if (e == nullptr) e = &AbsentEmitter;
+    g_emit.store(e, std::memory_order_release);
   }
-  return state == 1 ? emit : nullptr;
+  return e == &AbsentEmitter ? nullptr : e;
 }
 
 // Report, unless this thread is already inside the collector or the hooks. errno is the
@@ -173,7 +174,6 @@ bool All() {
 
 // Whether a posix_memalign call comes from libc10 (its CPU allocator): other libraries (oneDNN's
 // scratchpads) also align to 64 bytes, and torch does not count them. Call sites are few: the
-// answer is cached per return address.
 // answer is cached per return address, packed with it in one word ((address << 1) | from_c10)
 // so that threads racing on an entry never pair one address with another's answer.
 std::atomic<uintptr_t> g_callers[64];

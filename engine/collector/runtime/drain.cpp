@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "engine/collector/runtime/registry.h"
 #include "engine/collector/runtime/runtime.h"
 #include "engine/collector/runtime/steps.h"
@@ -357,8 +359,9 @@ void ReportUntrackedMemory() {
                "profile_memory: %llu blocks found no room in the size table and are not counted "
                "(allocations and frees); memory figures are low by their size",
                static_cast<unsigned long long>(n));
+  if (length < 0) return;
   g_block.size = 0;
-  g_block.Str(text, static_cast<size_t>(length));
+  g_block.Str(text, std::min(static_cast<size_t>(length), sizeof text - 1));
   FinishBlock(g_out, stream::kNotice);
   g_memory_untracked_reported = n;
 }
