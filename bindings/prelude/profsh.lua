@@ -167,7 +167,8 @@ p = profsh.profile{profile_memory=true}   |   profsh run --profile-memory -- CMD
   innermost open range of the thread: a PyTorch operator, an NVTX or an ITT range. The
   averages get CPU Mem and Self CPU Mem (cpu_memory_usage, self_cpu_memory_usage), with
   torch's meaning; allocations outside any range are "[memory]" events. In Python processes
-  profiled with the torch activity only c10's tensor storage counts, as in torch.profiler.
+  profiled with the torch activity (the default) only c10's tensor storage counts, as in
+  torch.profiler; a script without torch gets every allocation with activities={"nvtx","itt"}.
 trace:memory_timeline() -> {{ts=, pid=, tid=, bytes=, total=}, ..., peak=, at_end=,
                             processes={[pid]={peak=, peak_ts=, at_end=}}}
   Every allocation (bytes > 0) and free (bytes < 0) in time order with the process's running
@@ -180,7 +181,7 @@ s(step) -> "NONE" | "WARMUP" | "RECORD" | "RECORD_AND_SAVE"      (torch.profiler
 p = profsh.profile{schedule=s, on_trace_ready=function(trace) ... end, step_marker="^ProfilerStep#%d+"}
   Steps of an attached workload start at ranges or marks (NVTX or ITT) whose names match
   step_marker (a Lua pattern; default PyTorch's ProfilerStep#N), or at profsh_step() from
-  profsh.h. Between windows the collector records nothing (one flag test per event); warmup
+  profsh.h. Between windows the collector records nothing and reads no clock; warmup
   steps are recorded and discarded; each window's trace (trace.steps = {first, last},
   trace.step_num) goes to on_trace_ready while the workload runs, then is released.
   capture_range="name" instead records only while a range of that name is open, one window
