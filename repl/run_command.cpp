@@ -96,7 +96,7 @@ std::string WindowPath(const std::string& output, const WindowInfo& w) {
     size_t n = std::strlen(e);
     if (base.size() > n && base.compare(base.size() - n, n, e) == 0) {
       ext = e;
-      base.resize(base.size() - n);
+      base.erase(base.size() - n);  // not resize(): gcc 12 warns falsely on its growth path
       break;
     }
   }
