@@ -22,6 +22,8 @@
 
 #include <atomic>
 
+#include "engine/collector/runtime/raw_map.h"
+
 namespace {
 
 using MallocFn = void* (*)(size_t);
@@ -121,9 +123,8 @@ void Resolve() {
   real_valloc = reinterpret_cast<MallocFn>(dlsym(RTLD_NEXT, "valloc"));
   real_pvalloc = reinterpret_cast<MallocFn>(dlsym(RTLD_NEXT, "pvalloc"));
   g_resolving = false;
-  void* t = reinterpret_cast<void*>(syscall(SYS_mmap, nullptr, kSlots * sizeof(Entry),
-                                            PROT_READ | PROT_WRITE,
-                                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0));
+  void* t = profsh::runtime::RawMap(kSlots * sizeof(Entry), PROT_READ | PROT_WRITE,
+                                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
   if (t != MAP_FAILED) g_table = static_cast<Entry*>(t);
   g_ready = real_malloc && real_free && real_calloc && real_realloc;
   // Allocators other than glibc's (jemalloc, tcmalloc) map their arenas with mmap and then

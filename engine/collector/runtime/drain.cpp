@@ -73,7 +73,9 @@ uint64_t g_last_process_drops[4] = {};
 using UntrackedFn = uint64_t (*)();
 UntrackedFn g_memory_untracked = nullptr;
 bool g_memory_untracked_resolved = false;
-uint64_t g_memory_untracked_reported = 0;
+// Losses that have no field in the drops block are said once per process image, in a notice.
+bool g_said_untracked_memory = false;
+bool g_said_lost_steps = false;
 
 // Function address -> string id, for ITT's task_begin_fn (symbolized here, off the event path).
 struct FnEntry {
@@ -343,27 +345,33 @@ void ReportProcessDrops() {
   memcpy(g_last_process_drops, now, sizeof now);
 }
 
-// Said once per process, when it first happens; the count is the memory library's so far.
-void ReportUntrackedMemory() {
+// The first time `count` is not zero: "<what>: <count> <detail>" (the count so far).
+void NoticeOnce(bool& said, uint64_t count, const char* what, const char* detail) {
+  if (said || count == 0) return;
+  char text[256];
+  int length = snprintf(text, sizeof text, "%s: %llu %s", what,
+                        static_cast<unsigned long long>(count), detail);
+  if (length < 0) return;
+  g_block.size = 0;
+  g_block.Str(text, std::min(static_cast<size_t>(length), sizeof text - 1));
+  FinishBlock(g_out, stream::kNotice);
+  said = true;
+}
+
+void ReportNoticedLosses() {
   if (!g_memory_untracked_resolved) {
     g_memory_untracked =
         reinterpret_cast<UntrackedFn>(dlsym(RTLD_DEFAULT, "profsh_memory_untracked"));
     g_memory_untracked_resolved = true;
   }
-  if (g_memory_untracked == nullptr || g_memory_untracked_reported != 0) return;
-  uint64_t n = g_memory_untracked();
-  if (n == 0) return;
-  char text[200];
-  int length =
-      snprintf(text, sizeof text,
-               "profile_memory: %llu blocks found no room in the size table and are not counted "
-               "(allocations and frees); memory figures are low by their size",
-               static_cast<unsigned long long>(n));
-  if (length < 0) return;
-  g_block.size = 0;
-  g_block.Str(text, std::min(static_cast<size_t>(length), sizeof text - 1));
-  FinishBlock(g_out, stream::kNotice);
-  g_memory_untracked_reported = n;
+  if (g_memory_untracked != nullptr) {
+    NoticeOnce(g_said_untracked_memory, g_memory_untracked(), "profile_memory",
+               "blocks found no room in the size table and are not counted (allocations and "
+               "frees); memory figures are low by their size");
+  }
+  NoticeOnce(g_said_lost_steps, LostStepRecords(), "steps",
+             "step boundaries, capture-range edges or stops found the step log full and were not "
+             "recorded; windows near them may be cut wrongly");
 }
 
 }  // namespace
@@ -445,7 +453,7 @@ double DrainOnce() {
   DrainMetadata();
   DefineStrings(g_out);
   ReportProcessDrops();
-  ReportUntrackedMemory();
+  ReportNoticedLosses();
   g_out.Put(g_events.data, g_events.size);
   AppendClock();
   FlushBlocks();
@@ -459,7 +467,7 @@ void ResetDrainState() {
   g_pending_count = 0;
   g_meta_next = 0;  // domains and counters too
   memset(g_last_process_drops, 0, sizeof g_last_process_drops);
-  g_memory_untracked_reported = 0;
+  g_said_untracked_memory = g_said_lost_steps = false;
   for (uint32_t i = 0; i < g.slot_count; ++i) {
     ThreadSlot& s = g.slots[i];
     s.announced = false;

@@ -60,7 +60,9 @@ inline uint32_t InternMessageOn(ThreadSlot* s, const char* text) {
 
 uint32_t InternMessage(const char* text) {
   if (text == nullptr) text = "";
-  if (ThreadSlot* s = CurrentSlot()) return InternMessageOn(s, text);
+  // The thread's cache if it has a slot already; interning is not an event, so it neither
+  // claims a slot nor counts the thread's lack of one (the event that follows does).
+  if (ThreadSlot* s = t_slot) return InternMessageOn(s, text);
   return registry().strings().InternTagged(text, strlen(text));
 }
 
@@ -205,9 +207,8 @@ int NVTX_API RangePushEx(const nvtxEventAttributes_t* a) {
 }
 int NVTX_API RangePushA(const char* m) {
   ThreadSlot* s = CurrentSlot();
-  if (__builtin_expect(s == nullptr || m == nullptr, 0))
-    return EmitPush(stream::kPush, 0, 0, InternMessage(m), nullptr);
-  return EmitPushOn(s, stream::kPush, 0, 0, InternMessageOn(s, m), nullptr);
+  if (__builtin_expect(s == nullptr, 0)) return -1;  // counted by the claim
+  return EmitPushOn(s, stream::kPush, 0, 0, InternMessageOn(s, m ? m : ""), nullptr);
 }
 int NVTX_API RangePushW(const wchar_t* m) {
   return EmitPush(stream::kPush, 0, 0, InternWide(m), nullptr);

@@ -500,10 +500,6 @@ char** EnvironmentForExec(char* const* envp, char** room, size_t room_entries) {
   return room;
 }
 
-const char* SelfPath() {
-  return g_self_path;
-}
-
 }  // namespace profsh::runtime
 
 namespace {

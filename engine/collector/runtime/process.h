@@ -17,7 +17,5 @@ void ExecFailed();
 // The environment for an exec: `envp` itself, or, when it lacks profsh's variables (a program
 // that built its own environment), a copy in `room` with them added back.
 char** EnvironmentForExec(char* const* envp, char** room, size_t room_entries);
-// This library's path, as the dynamic loader knows it.
-const char* SelfPath();
 
 }  // namespace profsh::runtime

@@ -66,7 +66,6 @@ class Registry {
   // The domain of that name and source, created on first use. 0 is the default domain.
   uint16_t Domain(uint32_t name, uint8_t source);
   IttDomainAbi* IttDomain(uint16_t id) { return &itt_domains_[id]; }
-  uint32_t DomainName(uint16_t id) const { return domain_names_[id]; }
 
   uint32_t Counter(uint32_t name, uint16_t domain, uint8_t type);
   CounterInfo& counter(uint32_t id) { return counters_[id]; }

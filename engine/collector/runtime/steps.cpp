@@ -18,7 +18,6 @@ namespace {
 StepConfig g_config;
 std::atomic_flag g_lock = ATOMIC_FLAG_INIT;
 int64_t g_step = -1;  // before the first boundary: no step
-ProfilerAction g_action = ProfilerAction::kNone;
 std::atomic<int32_t> g_capture_depth{0};
 size_t g_capture_length = 0;
 
@@ -122,7 +121,6 @@ void StepBoundary() {
   } else if (g_config.on_demand) {
     action = ProfilerAction::kNone;
   }
-  g_action = action;
   SetOff(kOffSchedule, action == ProfilerAction::kNone);
   Log(kEventStep, static_cast<uint8_t>(action), ticks, g_step, 0);
   Unlock();
@@ -204,8 +202,13 @@ void DrainStepEvents() {
   g_read.store(r, std::memory_order_release);
 }
 
+uint64_t LostStepRecords() {
+  return g_lost.load(std::memory_order_relaxed);
+}
+
 void ResetStepLog() {
   g_read.store(g_written.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  g_lost.store(0, std::memory_order_relaxed);  // the child reports its own
 }
 void LockStepsForFork() {
   Lock();

@@ -40,6 +40,8 @@ void ArmOnDemand(uint64_t request, int64_t steps);
 void StopRecording();
 // After fork: the child starts with an empty step log.
 void ResetStepLog();
+// Step boundaries, capture ranges and stops that found the step log full (not recorded).
+uint64_t LostStepRecords();
 // The fork child inherits the lock state; these keep it consistent.
 void LockStepsForFork();
 void UnlockStepsAfterFork();

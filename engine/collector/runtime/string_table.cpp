@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "engine/collector/runtime/raw_map.h"
+#include "engine/util/hash.h"
 
 namespace profsh::runtime {
 
@@ -15,29 +16,12 @@ void* Reserve(size_t bytes) {
   return p == MAP_FAILED ? nullptr : p;
 }
 
-inline uint64_t Mix(uint64_t a, uint64_t b) {
-  __uint128_t r = static_cast<__uint128_t>(a) * b;
-  return static_cast<uint64_t>(r) ^ static_cast<uint64_t>(r >> 64);
+// Never 0: an empty slot's hash.
+inline uint64_t NodeHash(const char* text, size_t length) {
+  return profsh::HashBytes(text, length) | 1;
 }
 
 }  // namespace
-
-uint64_t HashBytes(const char* p, size_t n) {
-  constexpr uint64_t k0 = 0xa0761d6478bd642full, k1 = 0xe7037ed1a0b428dbull;
-  uint64_t h = k0 ^ n;
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t w;
-    std::memcpy(&w, p + i, 8);
-    h = Mix(h ^ w, k1);
-  }
-  if (i < n) {
-    uint64_t w = 0;
-    std::memcpy(&w, p + i, n - i);
-    h = Mix(h ^ w, k1 ^ 0x8ebc6af09c88c6e3ull);
-  }
-  return Mix(h, k0) | 1;  // never 0
-}
 
 bool StringTable::Init(uint32_t capacity, size_t arena_bytes) {
   uint64_t slots = 1;
@@ -78,7 +62,7 @@ StringNode* StringTable::Allocate(const char* text, size_t length, uint64_t hash
 
 StringNode* StringTable::Node(const char* text, size_t length) {
   if (length > 0xffffff) length = 0xffffff;  // 16 MB of one name is someone's bug: cut it
-  const uint64_t hash = HashBytes(text, length);
+  const uint64_t hash = NodeHash(text, length);
   StringNode* mine = nullptr;
   for (uint64_t i = hash & mask_, probes = 0; probes <= mask_; i = (i + 1) & mask_, ++probes) {
     StringNode* node = slots_[i].load(std::memory_order_acquire);

@@ -72,7 +72,4 @@ class StringTable {
   uint32_t (*tagger_)(const char*, size_t) = nullptr;
 };
 
-// Fast hash for short strings (message texts): 8 bytes at a time, multiply-mixed.
-uint64_t HashBytes(const char* p, size_t n);
-
 }  // namespace profsh::runtime
