@@ -607,7 +607,7 @@ void FunctionEventsBuilder::AttributeMemory() {
   };
   // One matching pass over the records not used yet: each op adds the records keyed within its
   // [start, end] in its group; records some op covered are used.
-  const bool exact = trace_.MemoryAttributedByThread();
+  const bool exact = trace_.memory_by_thread;
   auto match = [&](bool by_thread) {
     std::vector<uint32_t> order;
     for (uint32_t k = 0; k < memory_.size(); ++k) {

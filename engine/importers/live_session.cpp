@@ -54,7 +54,10 @@ class LiveSession::Sink final : public WindowSink {
       meta += ", \"steps\": [" + std::to_string(info.first_step) + ", " +
               std::to_string(info.last_step) + "]";
     }
-    meta += ", \"memory_attribution\": \"thread\"}";
+    meta += ", ";
+    meta += kMemoryByThreadMember;
+    meta += "}";
+    t.memory_by_thread = true;
     o.builder->AddMetadata("profsh", meta);
     o.builder->Finish();
     t.source_path = "window " + std::to_string(info.index) + " of pid " + std::to_string(info.pid);

@@ -2,8 +2,6 @@
 
 #include <sys/stat.h>
 
-#include <cstdio>
-
 #include "engine/importers/session_reader.h"
 
 namespace profsh {
@@ -36,24 +34,6 @@ std::vector<std::string_view> ImporterRegistry::names() const {
   return out;
 }
 
-namespace {
-
-// A window saved by a scheduled recording keeps its steps in the "profsh" metadata member.
-void RestoreSteps(Trace& t) {
-  const std::string* meta = t.FindMetadata("profsh");
-  if (meta == nullptr || t.has_steps) return;
-  size_t at = meta->find("\"steps\"");
-  if (at == std::string::npos) return;
-  long long first = 0, last = 0;
-  if (std::sscanf(meta->c_str() + at + 7, " : [ %lld , %lld ]", &first, &last) == 2) {
-    t.has_steps = true;
-    t.first_step = first;
-    t.last_step = last;
-  }
-}
-
-}  // namespace
-
 Result<std::unique_ptr<Trace>> LoadTraceFrom(InputSource& input) {
   const Importer* importer = ImporterRegistry::Instance().Find(input.Head());
   if (importer == nullptr) {
@@ -64,7 +44,7 @@ Result<std::unique_ptr<Trace>> LoadTraceFrom(InputSource& input) {
   auto trace = importer->Read(input);
   if (trace.ok()) {
     trace.value()->source_path = input.path();
-    RestoreSteps(*trace.value());
+    trace.value()->ReadProfshMetadata();
   }
   return trace;
 }

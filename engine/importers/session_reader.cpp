@@ -158,6 +158,40 @@ void FitClock(StreamFile& f) {
   }
 }
 
+// What a session lost or had to repair: a member of the "profsh" metadata and a warning each.
+struct Loss {
+  uint64_t SessionSummary::*count;
+  const char* key;
+  const char* warning;
+};
+constexpr Loss kLosses[] = {
+    {&SessionSummary::dropped_ranges, "dropped_ranges",
+     "ranges not recorded: a thread's buffer was full (raise PROFSH_BUFFER_KB)"},
+    {&SessionSummary::dropped_events, "dropped_events",
+     "events not recorded: a thread's buffer was full (raise PROFSH_BUFFER_KB)"},
+    {&SessionSummary::events_without_slot, "events_without_thread_slot",
+     "events of threads beyond the collector's 1024 thread slots were not recorded"},
+    {&SessionSummary::strings_refused, "strings_refused",
+     "names were refused (the collector's string table was full)"},
+    {&SessionSummary::metadata_refused, "metadata_refused",
+     "domain, counter or thread names were refused (the collector's queue was full)"},
+    {&SessionSummary::events_after_close, "events_after_close",
+     "events came after their process had written its end (late destructors); not recorded"},
+    {&SessionSummary::late_events, "late_events",
+     "events reached profsh after their window had been handed over; left out"},
+    {&SessionSummary::unmatched_pops, "pops_without_push",
+     "pops (or ends) without a matching push (or begin)"},
+    {&SessionSummary::unknown_range_ends, "ends_of_unknown_ranges",
+     "ends of range ids that were never started"},
+    {&SessionSummary::open_at_thread_exit, "ranges_open_at_thread_exit",
+     "ranges were still open when their thread exited (ended there)"},
+    {&SessionSummary::open_at_end, "ranges_open_at_end",
+     "ranges were still open when their process ended or was killed (ended at its last event)"},
+    {&SessionSummary::cut_streams, "streams_cut_short",
+     "processes did not finish their stream (killed, or still running); events up to their last "
+     "drain are kept"},
+};
+
 std::string ProfshMetadata(const std::vector<StreamFile>& files, const SessionSummary& sum,
                            const std::string& path) {
   std::string j = "{\"session\": ";
@@ -187,21 +221,13 @@ std::string ProfshMetadata(const std::vector<StreamFile>& files, const SessionSu
     }
     j += "}}";
   }
-  j += "], \"dropped_ranges\": " + std::to_string(sum.dropped_ranges) +
-       ", \"dropped_events\": " + std::to_string(sum.dropped_events) +
-       ", \"events_without_thread_slot\": " + std::to_string(sum.events_without_slot) +
-       ", \"strings_refused\": " + std::to_string(sum.strings_refused) +
-       ", \"pops_without_push\": " + std::to_string(sum.unmatched_pops) +
-       ", \"ends_of_unknown_ranges\": " + std::to_string(sum.unknown_range_ends) +
-       ", \"ranges_open_at_thread_exit\": " + std::to_string(sum.open_at_thread_exit) +
-       ", \"ranges_open_at_end\": " + std::to_string(sum.open_at_end) +
-       ", \"streams_cut_short\": " + std::to_string(sum.cut_streams) +
-       ", \"memory_attribution\": \"thread\"}";
+  j += "]";
+  for (const Loss& loss : kLosses)
+    j += ", \"" + std::string(loss.key) + "\": " + std::to_string(sum.*loss.count);
+  j += ", ";
+  j += kMemoryByThreadMember;
+  j += "}";
   return j;
-}
-
-void Warn(std::vector<std::string>& w, uint64_t n, const std::string& what) {
-  if (n > 0) w.push_back(std::to_string(n) + " " + what);
 }
 
 Result<std::vector<std::string>> StreamPaths(const std::string& path, bool* folder) {
@@ -325,34 +351,17 @@ Result<SessionLoad> LoadSession(const std::string& path) {
                          " (the process was killed while writing); everything before it is read");
     }
   }
-  Warn(warnings, sum.dropped_ranges,
-       "ranges not recorded: a thread's buffer was full (raise PROFSH_BUFFER_KB)");
-  Warn(warnings, sum.dropped_events,
-       "events not recorded: a thread's buffer was full (raise PROFSH_BUFFER_KB)");
-  Warn(warnings, sum.events_without_slot,
-       "events of threads beyond the collector's 1024 thread slots were not recorded");
-  Warn(warnings, sum.strings_refused, "names were refused (the collector's string table was full)");
-  Warn(warnings, sum.metadata_refused,
-       "domain, counter or thread names were refused (the collector's queue was full)");
-  Warn(warnings, sum.events_after_close,
-       "events came after their process had written its end (late destructors); not recorded");
-  Warn(warnings, sum.late_events,
-       "events reached profsh after their window had been handed over; left out");
-  Warn(warnings, sum.unmatched_pops, "pops (or ends) without a matching push (or begin)");
-  Warn(warnings, sum.unknown_range_ends, "ends of range ids that were never started");
-  Warn(warnings, sum.open_at_thread_exit,
-       "ranges were still open when their thread exited (ended there)");
-  Warn(warnings, sum.open_at_end,
-       "ranges were still open when their process ended or was killed (ended at its last event)");
-  Warn(warnings, sum.cut_streams,
-       "processes did not finish their stream (killed, or still running); events up to their last "
-       "drain are kept");
+  for (const Loss& loss : kLosses) {
+    if (uint64_t n = sum.*loss.count; n > 0)
+      warnings.push_back(std::to_string(n) + " " + loss.warning);
+  }
   for (const std::string& n : sum.notices) warnings.push_back(n);
   Status st = builder.AddMetadata("profsh", ProfshMetadata(files, sum, path));
   if (!st.ok()) return Error{st.message()};
   st = builder.Finish();
   if (!st.ok()) return Error{st.message()};
   trace.warnings.insert(trace.warnings.end(), warnings.begin(), warnings.end());
+  trace.memory_by_thread = true;
   return out;
 }
 

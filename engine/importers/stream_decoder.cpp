@@ -27,7 +27,7 @@ std::string ColorText(uint32_t argb) {
 struct RawEvent {
   uint64_t ticks;
   int64_t tid;
-  uint64_t range_id, domain, name, category, color, bits, task_id, parent_id;
+  uint64_t range_id, domain, name, category, color, bits;
   uint8_t kind, flags, payload_type;
   // Operators (kOpBegin): category = shapes, color = dtypes, bits = flops, and:
   uint64_t stack, forward_thread;
@@ -46,8 +46,6 @@ struct StreamDecoder::Impl {
     int64_t origin = 0;
     bool sealed = false;
     std::unordered_map<std::string, uint32_t> schemas;
-    std::map<int64_t, bool> threads;
-    bool paused_lanes = false;
     // For the fwdbwd flows: per (thread, sequence number) the forward op that launches the
     // backward one, and the backward ops that name a forward thread.
     std::map<std::pair<int64_t, int64_t>, int64_t> forward_ops;  // -> start (ns from origin)
@@ -296,7 +294,6 @@ struct StreamDecoder::Impl {
       words.push_back(static_cast<uint32_t>(bits >> 32));
     }
     w.builder->AddEvent(e, schema, words);
-    if (!tid.is_string) w.threads[tid.number] = true;
   }
 
   // A PyTorch operator, with the arguments torch's Kineto export gives it, so that the analyses
@@ -341,7 +338,6 @@ struct StreamDecoder::Impl {
     e.tid = Ident{tid, 0, false};
     e.flags = flags;
     b.AddEvent(e, schema, words);
-    w.threads[tid] = true;
     ++summary.ranges;
     ++summary.operators;
     if (o.sequence >= 0) NoteForwardBackward(w, o, tid, e.ts);
@@ -447,7 +443,6 @@ struct StreamDecoder::Impl {
     f.name = "CPU Memory";
     f.category = "memory";
     b.AddEvent(f, counter_schema, words);
-    w.threads[e.tid] = true;
     ++summary.memory_events;
   }
 
@@ -532,7 +527,6 @@ struct StreamDecoder::Impl {
     if (memory_schema_builder == w.builder) memory_schema_builder = nullptr;
     w.builder = nullptr;
     std::unordered_map<std::string, uint32_t>().swap(w.schemas);
-    std::map<int64_t, bool>().swap(w.threads);
     decltype(w.forward_ops)().swap(w.forward_ops);
     decltype(w.backward_ops)().swap(w.backward_ops);
   }
@@ -880,8 +874,8 @@ Status StreamDecoder::Impl::DecodeEvents(const Block& b) {
       case st::kTaskBegin:
         e.domain = c.Varint();
         e.name = c.Varint();
-        e.task_id = c.Varint();
-        e.parent_id = c.Varint();
+        c.Varint();  // the task id and parent id: ITT's, not shown
+        c.Varint();
         break;
       case st::kPop:
       case st::kTaskEnd:

@@ -52,7 +52,6 @@ struct StreamProcess {
   std::vector<std::pair<std::string, std::string>> env;
   bool ended = false;  // kEnd, or kExec not followed by kExecFailed
   uint8_t end_reason = 0;
-  bool is_last_image = true;
 };
 
 class StreamDecoder {

@@ -1,7 +1,10 @@
 #include "engine/trace/trace.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstring>
 #include <limits>
+#include <string_view>
 
 #include "engine/util/hash.h"
 
@@ -28,13 +31,34 @@ const std::string* Trace::FindMetadata(std::string_view key) const {
   return nullptr;
 }
 
-bool Trace::MemoryAttributedByThread() const {
+namespace {
+
+// The text of a top-level member's value in a JSON object's text, or nullptr. profsh wrote the
+// object; other tools may have re-spaced it.
+const char* MemberValue(const std::string& object, std::string_view key) {
+  std::string quoted(1, '"');
+  quoted.append(key).push_back('"');
+  size_t at = object.find(quoted);
+  if (at == std::string::npos) return nullptr;
+  at = object.find_first_not_of(" \t\r\n:", at + quoted.size());
+  return at == std::string::npos ? nullptr : object.c_str() + at;
+}
+
+}  // namespace
+
+void Trace::ReadProfshMetadata() {
   const std::string* meta = FindMetadata("profsh");
-  if (meta == nullptr) return false;
-  size_t at = meta->find("\"memory_attribution\"");
-  if (at == std::string::npos) return false;
-  at = meta->find_first_not_of(" :", at + 20);
-  return at != std::string::npos && meta->compare(at, 8, "\"thread\"") == 0;
+  if (meta == nullptr) return;
+  if (const char* v = MemberValue(*meta, "memory_attribution");
+      v && std::strncmp(v, "\"thread\"", 8) == 0)
+    memory_by_thread = true;
+  long long first = 0, last = 0;
+  if (const char* v = MemberValue(*meta, "steps");
+      v && !has_steps && std::sscanf(v, "[ %lld , %lld ]", &first, &last) == 2) {
+    has_steps = true;
+    first_step = first;
+    last_step = last;
+  }
 }
 
 size_t Trace::TrackKeyHash::operator()(const std::pair<Ident, Ident>& k) const {

@@ -114,6 +114,9 @@ class EventTable {
 };
 static_assert(EventTable::kBytesPerEvent == 32, "an event must stay 32 bytes in the columns");
 
+// The "profsh" metadata member that marks memory attributed by thread (see Trace).
+inline constexpr char kMemoryByThreadMember[] = "\"memory_attribution\": \"thread\"";
+
 class Trace {
  public:
   Trace() = default;
@@ -140,9 +143,12 @@ class Trace {
   std::string_view category_name(uint16_t index) const { return strings.Get(categories[index]); }
   const std::string* FindMetadata(std::string_view key) const;
   // Memory that profsh's collector recorded belongs to the innermost open range of the thread
-  // that allocated it (its "profsh" metadata says so); torch's [memory] records are matched to
-  // operators by time alone, as torch does.
-  bool MemoryAttributedByThread() const;
+  // that allocated it; torch's [memory] records are matched to operators by time alone, as
+  // torch does. Saved in the "profsh" metadata member (kMemoryByThreadMember).
+  bool memory_by_thread = false;
+  // Sets the fields a saved profsh trace keeps in its "profsh" metadata member (steps, memory
+  // attribution); called once when a trace is loaded.
+  void ReadProfshMetadata();
 
   // Interns helpers for builders.
   uint16_t InternCategory(std::string_view name);
