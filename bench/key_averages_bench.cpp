@@ -104,7 +104,6 @@ std::unique_ptr<profsh::Trace> BuildTrace(size_t target_events) {
   };
   while (events < target_events) {
     int64_t step_start = t;
-    size_t step_first = events;
     for (int op = 0; op < 50; ++op) {
       int depth = 1 + static_cast<int>(rng() % 3);
       int64_t start = t + 1000;
@@ -132,7 +131,6 @@ std::unique_ptr<profsh::Trace> BuildTrace(size_t target_events) {
             {4096, 0});
       t = end + 1000;
     }
-    (void)step_first;
     add('X', "user_annotation", "ProfilerStep#" + std::to_string(ext), pid, tid, step_start,
         t - step_start, TraceBuilder::kNoArgs, {});
   }

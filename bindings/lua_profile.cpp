@@ -90,7 +90,8 @@ std::vector<std::string> ReadActivities(lua_State* L, const Options& opts) {
   const auto& known = KnownActivities();
   for (const std::string& a : out) {
     if (std::find(known.begin(), known.end(), a) == known.end()) {
-      throw LuaError("unknown activity '" + a + "' in 'profile' (activities: nvtx, itt, torch)");
+      throw LuaError("unknown activity '" + a + "' in 'profile' (activities: " + ActivityList() +
+                     ")");
     }
   }
   return out;
@@ -105,10 +106,12 @@ int Profile(lua_State* L) {
     ProfileHandle h;
     h.options.activities = ReadActivities(L, opts);
     int64_t buffer = opts.Int("buffer_kb", 0), drain = opts.Int("drain_ms", 0);
-    if (buffer < 0 || buffer > (1 << 20))
-      throw LuaError("bad option 'buffer_kb' to 'profile' (0..1048576 expected)");
-    if (drain < 0 || drain > 100)
-      throw LuaError("bad option 'drain_ms' to 'profile' (0..100 expected)");
+    if (buffer < 0 || buffer > kMaxBufferKb)
+      throw LuaError("bad option 'buffer_kb' to 'profile' (0.." + std::to_string(kMaxBufferKb) +
+                     " expected)");
+    if (drain < 0 || drain > kMaxDrainMs)
+      throw LuaError("bad option 'drain_ms' to 'profile' (0.." + std::to_string(kMaxDrainMs) +
+                     " expected)");
     h.options.buffer_kb = static_cast<uint32_t>(buffer);
     h.options.drain_ms = static_cast<uint32_t>(drain);
     h.keep_session = opts.Bool("keep_session", false);
@@ -141,7 +144,6 @@ int Profile(lua_State* L) {
     if (h.options.schedule && !h.options.capture_range.empty()) {
       throw LuaError("'profile' takes a schedule or a capture_range, not both");
     }
-    if (h.options.schedule) h.action = h.options.schedule->Action(0);
     opts.Push("on_trace_ready");
     int handler_type = lua_type(L, -1);
     lua_pop(L, 1);
@@ -374,7 +376,6 @@ int Step(lua_State* L) {
     }
     if (Records(h->action) || h->action == ProfilerAction::kWarmup) OpenInProcess(h);
     if (Records(h->action)) h->window_last = h->step_num;
-    if (h->window_open && h->window_first > h->step_num) h->window_first = h->step_num;
     return 0;
   });
 }
@@ -494,7 +495,7 @@ int ForwardToTrace(lua_State* L) {
   }
   if (!h->ran)
     return luaL_error(L, "the profile has not run yet: call p:run{...} before p:%s()", method);
-  if (lua_getiuservalue(L, 1, 1) != LUA_TUSERDATA) {
+  if (lua_getiuservalue(L, 1, kTraceValue) != LUA_TUSERDATA) {
     return luaL_error(L, "the profile has no trace: no window was recorded (were there steps?)");
   }
   lua_replace(L, 1);
@@ -550,12 +551,12 @@ int ProfileIndex(lua_State* L) {
   }
   if (key == "trace") {
     if (!h->ran) return 0;
-    lua_getiuservalue(L, 1, 1);
+    lua_getiuservalue(L, 1, kTraceValue);
     return 1;
   }
   if (!h->ran) return 0;
   // A trace field (duration, warnings, ...).
-  lua_getiuservalue(L, 1, 1);
+  lua_getiuservalue(L, 1, kTraceValue);
   lua_getfield(L, -1, key.c_str());
   return 1;
 }

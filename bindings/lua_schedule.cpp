@@ -31,11 +31,7 @@ int NewSchedule(lua_State* L) {
     s.active = opts.Int("active", 1);
     s.repeat = opts.Int("repeat", 0);
     s.skip_first_wait = opts.Int("skip_first_wait", 0);
-    if (!s.Valid()) {
-      throw LuaError(
-          "Invalid profiler schedule arguments (wait >= 0, warmup >= 0, active > 0, repeat >= 0, "
-          "skip_first >= 0)");
-    }
+    if (!s.Valid()) throw LuaError(Schedule::kInvalidMessage);
     if (s.warmup == 0) {
       // torch warns the same way.
       std::fprintf(
@@ -65,13 +61,7 @@ int CallSchedule(lua_State* L) {
 int ScheduleField(lua_State* L) {
   auto* s = static_cast<Schedule*>(lua_touserdata(L, 1));
   std::string key = lua_tostring(L, 2) ? lua_tostring(L, 2) : "";
-  const int64_t* v = key == "skip_first"        ? &s->skip_first
-                     : key == "wait"            ? &s->wait
-                     : key == "warmup"          ? &s->warmup
-                     : key == "active"          ? &s->active
-                     : key == "repeat"          ? &s->repeat
-                     : key == "skip_first_wait" ? &s->skip_first_wait
-                                                : nullptr;
+  const int64_t* v = s->Field(key);
   if (v == nullptr) return 0;
   lua_pushinteger(L, *v);
   return 1;

@@ -69,23 +69,14 @@ Result<Schedule> ParseSchedule(const std::string& spec) {
     long long v = std::strtoll(value.c_str(), &end, 10);
     if (value.empty() || *end != '\0')
       return Error{"--schedule: " + key + " needs a whole number, got '" + value + "'"};
-    int64_t* field = key == "skip_first"        ? &s.skip_first
-                     : key == "wait"            ? &s.wait
-                     : key == "warmup"          ? &s.warmup
-                     : key == "active"          ? &s.active
-                     : key == "repeat"          ? &s.repeat
-                     : key == "skip_first_wait" ? &s.skip_first_wait
-                                                : nullptr;
+    int64_t* field = s.Field(key);
     if (field == nullptr) {
       return Error{"--schedule: unknown key '" + key +
                    "' (skip_first, wait, warmup, active, repeat, skip_first_wait)"};
     }
     *field = v;
   }
-  if (!s.Valid())
-    return Error{
-        "--schedule: Invalid profiler schedule arguments (wait >= 0, warmup >= 0, active > 0, "
-        "repeat >= 0, skip_first >= 0)"};
+  if (!s.Valid()) return Error{std::string("--schedule: ") + Schedule::kInvalidMessage};
   return s;
 }
 
@@ -257,9 +248,10 @@ int RunRunCommand(int argc, char** argv) {
     } else if (a == "--keep-session") {
       keep_session = true;
     } else if (a == "--buffer-kb") {
-      launch.buffer_kb = static_cast<uint32_t>(number(a));
+      launch.buffer_kb =
+          static_cast<uint32_t>(std::min<long>(number(a), UINT32_MAX));  // checked by the launcher
     } else if (a == "--drain-ms") {
-      launch.drain_ms = static_cast<uint32_t>(number(a));
+      launch.drain_ms = static_cast<uint32_t>(std::min<long>(number(a), UINT32_MAX));
     } else if (a == "--schedule") {
       auto s = ParseSchedule(value(a));
       if (!s.ok()) {

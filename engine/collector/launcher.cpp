@@ -52,6 +52,15 @@ const std::vector<std::string>& KnownActivities() {
   return known;
 }
 
+std::string ActivityList() {
+  std::string list;
+  for (const std::string& a : KnownActivities()) {
+    if (!list.empty()) list += ", ";
+    list += a;
+  }
+  return list;
+}
+
 Result<std::string> FindCollector() {
   if (const char* env = getenv("PROFSH_COLLECTOR"); env && *env) {
     if (IsFile(env)) return std::string(env);
@@ -145,9 +154,7 @@ void ControlChannel::Stop() {
 Result<LaunchResult> RunWorkload(const LaunchOptions& options) {
   if (options.argv.empty()) return Error{"no command to run"};
   if (options.schedule && !options.schedule->Valid()) {
-    return Error{
-        "Invalid profiler schedule arguments (wait >= 0, warmup >= 0, active > 0, repeat >= 0, "
-        "skip_first >= 0)"};
+    return Error{Schedule::kInvalidMessage};
   }
   std::string marker = options.step_marker;
   if (marker.empty() && (options.schedule || options.on_demand)) marker = kDefaultStepMarker;
@@ -155,10 +162,14 @@ Result<LaunchResult> RunWorkload(const LaunchOptions& options) {
     Status s = CheckStepMarker(marker);
     if (!s.ok()) return Error{s.message()};
   }
+  if (options.buffer_kb > kMaxBufferKb)
+    return Error{"buffer_kb: at most " + std::to_string(kMaxBufferKb) + " (KiB per thread)"};
+  if (options.drain_ms > kMaxDrainMs)
+    return Error{"drain_ms: at most " + std::to_string(kMaxDrainMs)};
   for (const std::string& a : options.activities) {
     const auto& known = KnownActivities();
     if (std::find(known.begin(), known.end(), a) == known.end()) {
-      return Error{"unknown activity '" + a + "' (activities: nvtx, itt, torch)"};
+      return Error{"unknown activity '" + a + "' (activities: " + ActivityList() + ")"};
     }
   }
   std::string collector = options.collector;
@@ -203,15 +214,19 @@ Result<LaunchResult> RunWorkload(const LaunchOptions& options) {
     env.push_back("PROFSH_PROFILE_MEMORY=1");
   }
   const char* preload = getenv("LD_PRELOAD");
-  env.push_back("LD_PRELOAD=" + ours + (preload && *preload ? " " + std::string(preload) : ""));
+  // Appended, not chained with +: gcc 12 warns falsely (-Wrestrict) on the chained form here.
+  std::string preload_entry = "LD_PRELOAD=" + ours;
+  if (preload && *preload) preload_entry.append(" ").append(preload);
+  env.push_back(std::move(preload_entry));
   // PyTorch: a start-up hook on the Python path loads the operator source once torch is imported.
   const bool torch = std::find(options.activities.begin(), options.activities.end(), "torch") !=
                      options.activities.end();
   const std::string plugin = dir + "/libprofsh_torch.so";
   if (torch && IsFile(plugin) && IsFile(dir + "/python/sitecustomize.py")) {
     const char* pythonpath = getenv("PYTHONPATH");
-    env.push_back("PYTHONPATH=" + dir + "/python" +
-                  (pythonpath && *pythonpath ? ":" + std::string(pythonpath) : ""));
+    std::string path_entry = "PYTHONPATH=" + dir + "/python";
+    if (pythonpath && *pythonpath) path_entry.append(":").append(pythonpath);
+    env.push_back(std::move(path_entry));
     env.push_back("PROFSH_TORCH_PLUGIN=" + plugin);
     if (options.record_shapes) env.push_back("PROFSH_RECORD_SHAPES=1");
     if (options.with_stack) env.push_back("PROFSH_WITH_STACK=1");

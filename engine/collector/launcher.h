@@ -48,6 +48,11 @@ struct LaunchResult {
 
 // The activities profsh can collect from an unmodified workload.
 const std::vector<std::string>& KnownActivities();
+// "nvtx, itt, torch", for messages.
+std::string ActivityList();
+// Limits of LaunchOptions::buffer_kb and drain_ms (0: the runtime's default).
+constexpr uint32_t kMaxBufferKb = 1u << 20;
+constexpr uint32_t kMaxDrainMs = 100;
 
 // The collector library: $PROFSH_COLLECTOR, or libprofsh_collector.so beside the executable
 // (or in ../lib/profsh).

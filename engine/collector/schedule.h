@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 namespace profsh {
 
@@ -30,9 +31,23 @@ struct Schedule {
   int64_t repeat = 0;  // cycles; 0: forever
   int64_t skip_first_wait = 0;
 
-  // torch's assertion ("Invalid profiler schedule arguments").
+  // torch's assertion, and its text.
+  static constexpr const char* kInvalidMessage =
+      "Invalid profiler schedule arguments (wait >= 0, warmup >= 0, active > 0, repeat >= 0, "
+      "skip_first >= 0)";
   bool Valid() const {
     return wait >= 0 && warmup >= 0 && active > 0 && repeat >= 0 && skip_first >= 0;
+  }
+
+  // The parameter named as torch names it (skip_first, wait, ...), or nullptr.
+  int64_t* Field(std::string_view name) {
+    return name == "skip_first"        ? &skip_first
+           : name == "wait"            ? &wait
+           : name == "warmup"          ? &warmup
+           : name == "active"          ? &active
+           : name == "repeat"          ? &repeat
+           : name == "skip_first_wait" ? &skip_first_wait
+                                       : nullptr;
   }
 
   // torch's schedule_fn(step), for step >= 0. skip_first_wait (newer torch): the first cycle after

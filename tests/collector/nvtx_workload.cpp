@@ -331,7 +331,7 @@ int TwoObjects() {
   return 0;
 }
 
-// As fast as it can: T threads × N ranges, no work inside (the stress test and the benchmark).
+// As fast as it can: T threads × N ranges, no work inside (the stress test).
 int Stress(int threads, long n) {
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) {

@@ -171,10 +171,9 @@ def main():
         # Allocated bytes per operator. (Self memory is left out: torch rounds event times to whole
         # microseconds, so an allocation at an operator's last microsecond may be its child's or
         # not; profsh's times are in nanoseconds.)
-        for i, field in ((1, "cpu_memory_usage"),):
-            t, p = r[field], rows[k][i]
-            if abs(p - t) > 0.01 * abs(t) + r["boundary_bytes"]:
-                far.append((k, field, t, p))
+        t, p = r["cpu_memory_usage"], rows[k][1]
+        if abs(p - t) > 0.01 * abs(t) + r["boundary_bytes"]:
+            far.append((k, t, p))
     flops = [(k, r["flops"], rows[k][3]) for k, r in want.items() if k in rows and r["flops"] != rows[k][3]]
     counted = [k for k, r in want.items() if r["flops"] > 0]
     check(not flops and len(counted) >= 3,
