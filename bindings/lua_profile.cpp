@@ -508,14 +508,11 @@ int ForwardToTrace(lua_State* L) {
   return lua_gettop(L);
 }
 
-int ProfileIndex(lua_State* L) {
+// Fields (RegisterType's __index has looked for a method first).
+int ProfileField(lua_State* L) {
   ProfileHandle* h = static_cast<ProfileHandle*>(lua_touserdata(L, 1));
   if (lua_type(L, 2) != LUA_TSTRING) return 0;
   std::string key = lua_tostring(L, 2);
-  lua_getmetatable(L, 1);
-  lua_getfield(L, -1, "__methods");
-  if (lua_getfield(L, -1, key.c_str()) != LUA_TNIL) return 1;
-  lua_pop(L, 3);
   if (key == "exit_code") {
     if (!h->ran) return 0;
     lua_pushinteger(L, h->launch.exit_code);
@@ -594,38 +591,20 @@ const char* const kForwarded[] = {"key_averages",
 }  // namespace
 
 void RegisterProfile(lua_State* L) {
-  luaL_newmetatable(L, kProfileType);
-  lua_pushcfunction(L, GcUserdata<ProfileHandle>);
-  lua_setfield(L, -2, "__gc");
-  lua_pushcfunction(L, ProfileToString);
-  lua_setfield(L, -2, "__tostring");
-  lua_pushcfunction(L, ProfileIndex);
-  lua_setfield(L, -2, "__index");
-  lua_newtable(L);
-  lua_pushcfunction(L, Run);
-  lua_setfield(L, -2, "run");
-  lua_pushcfunction(L, Start);
-  lua_setfield(L, -2, "start");
-  lua_pushcfunction(L, Step);
-  lua_setfield(L, -2, "step");
-  lua_pushcfunction(L, Stop);
-  lua_setfield(L, -2, "stop");
+  RegisterType(L, kProfileType, {{"run", Run}, {"start", Start}, {"step", Step}, {"stop", Stop}},
+               ProfileField,
+               {"exit_code", "signal", "session", "summary", "activities", "windows", "trace",
+                "duration", "warnings", "metadata"},
+               {{"__gc", GcUserdata<ProfileHandle>}, {"__tostring", ProfileToString}});
+  // The trace's methods, called on the profile (closures that know their name).
+  luaL_getmetatable(L, kProfileType);
+  lua_getfield(L, -1, "__methods");
   for (const char* m : kForwarded) {
     lua_pushstring(L, m);
     lua_pushcclosure(L, ForwardToTrace, 1);
     lua_setfield(L, -2, m);
   }
-  lua_setfield(L, -2, "__methods");
-  lua_newtable(L);
-  const char* fields[] = {"exit_code", "signal",   "session",  "summary", "activities",
-                          "trace",     "duration", "warnings", "metadata"};
-  int i = 1;
-  for (const char* f : fields) {
-    lua_pushstring(L, f);
-    lua_rawseti(L, -2, i++);
-  }
-  lua_setfield(L, -2, "__fields");
-  lua_pop(L, 1);
+  lua_pop(L, 2);
   lua_pushcfunction(L, Profile);
   lua_setfield(L, -2, "profile");
   lua_pushcfunction(L, RecordFunction);
