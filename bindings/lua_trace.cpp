@@ -7,6 +7,7 @@
 #include "bindings/lua_api.h"
 #include "bindings/lua_support.h"
 #include "engine/analysis/function_events.h"
+#include "engine/analysis/memory_timeline.h"
 #include "engine/exporters/exporter.h"
 #include "engine/importers/importer.h"
 
@@ -353,43 +354,17 @@ int MemoryTimeline(lua_State* L) {
   return Protect(L, [&] {
     TraceHandle* h = CheckTrace(L, 1, "memory_timeline");
     const Trace& t = *h->trace;
-    auto memory = t.strings.Find("[memory]");
-    auto bytes_key = t.strings.Find("Bytes");
-    struct Point {
-      int64_t ts, bytes;
-      uint32_t track;
-    };
-    std::vector<Point> points;
-    if (memory && bytes_key) {
-      for (size_t i = 0; i < t.events.size(); ++i) {
-        if (t.events.name(i) != *memory) continue;
-        ArgValue v;
-        if (!t.args.Get(t.events.args(i)).Find(*bytes_key, &v) || !v.is_number()) continue;
-        points.push_back({t.events.ts(i), v.AsInt(), t.events.track(i)});
-      }
-    }
-    std::stable_sort(points.begin(), points.end(),
-                     [](const Point& a, const Point& b) { return a.ts < b.ts; });
-    struct Totals {
-      int64_t now = 0, peak = 0, peak_ts = 0;
-    };
-    std::map<std::string, Totals> per_process;
-    lua_createtable(L, static_cast<int>(points.size()), 2);
-    for (size_t k = 0; k < points.size(); ++k) {
-      const Point& p = points[k];
+    const profsh::MemoryTimeline m = BuildMemoryTimeline(t);
+    lua_createtable(L, static_cast<int>(m.points.size()), 2);
+    for (size_t k = 0; k < m.points.size(); ++k) {
+      const MemoryPoint& p = m.points[k];
       const Track& track = t.tracks[p.track];
-      Totals& tot = per_process[t.FormatIdent(track.pid)];
-      tot.now += p.bytes;
-      if (tot.now > tot.peak) {
-        tot.peak = tot.now;
-        tot.peak_ts = p.ts;
-      }
       lua_createtable(L, 0, 5);
       lua_pushnumber(L, NsToUs(p.ts - t.begin_ns()));
       lua_setfield(L, -2, "ts");
       lua_pushinteger(L, p.bytes);
       lua_setfield(L, -2, "bytes");
-      lua_pushinteger(L, tot.now);
+      lua_pushinteger(L, p.total);
       lua_setfield(L, -2, "total");
       PushIdent(L, t, track.pid);
       lua_setfield(L, -2, "pid");
@@ -397,25 +372,21 @@ int MemoryTimeline(lua_State* L) {
       lua_setfield(L, -2, "tid");
       lua_rawseti(L, -2, static_cast<lua_Integer>(k + 1));
     }
-    // Per process: the peak (and when), and the bytes still held at the end.
-    lua_createtable(L, 0, static_cast<int>(per_process.size()));
-    int64_t peak_sum = 0, end_sum = 0;
-    for (const auto& [pid, tot] : per_process) {
+    lua_createtable(L, 0, static_cast<int>(m.processes.size()));
+    for (const ProcessMemory& process : m.processes) {
       lua_createtable(L, 0, 3);
-      lua_pushinteger(L, tot.peak);
+      lua_pushinteger(L, process.peak);
       lua_setfield(L, -2, "peak");
-      lua_pushnumber(L, NsToUs(tot.peak_ts - t.begin_ns()));
+      lua_pushnumber(L, NsToUs(process.peak_ts - t.begin_ns()));
       lua_setfield(L, -2, "peak_ts");
-      lua_pushinteger(L, tot.now);
+      lua_pushinteger(L, process.at_end);
       lua_setfield(L, -2, "at_end");
-      lua_setfield(L, -2, pid.c_str());
-      peak_sum += tot.peak;
-      end_sum += tot.now;
+      lua_setfield(L, -2, process.pid.c_str());
     }
     lua_setfield(L, -2, "processes");
-    lua_pushinteger(L, peak_sum);
+    lua_pushinteger(L, m.peak);
     lua_setfield(L, -2, "peak");
-    lua_pushinteger(L, end_sum);
+    lua_pushinteger(L, m.at_end);
     lua_setfield(L, -2, "at_end");
     return 1;
   });

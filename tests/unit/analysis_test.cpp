@@ -7,6 +7,7 @@
 #include "engine/analysis/averages_table.h"
 #include "engine/analysis/function_events.h"
 #include "engine/analysis/key_averages.h"
+#include "engine/analysis/memory_timeline.h"
 #include "engine/exporters/exporter.h"
 #include "tests/unit/test_util.h"
 
@@ -102,6 +103,20 @@ TEST(FunctionEvents, CollectedMemoryCountsForTheAllocatingThreadsRange) {
   auto by_time = Rows(Trace(events));  // torch's traces: every op open at the time
   EXPECT_EQ(by_time["worker_op"].cpu_mem, 305);
   EXPECT_EQ(by_time["main_op"].cpu_mem, 316);
+}
+
+TEST(MemoryTimeline, RunningTotalsInTimeOrderWithPeakAndBytesAtEnd) {
+  auto trace = testing::MustImport(Trace({Mem(20, 1000), Mem(5, 7), Mem(30, -1000), Mem(25, 50, 2)},
+                                         R"("profile_memory": 1, )"));
+  MemoryTimeline m = BuildMemoryTimeline(*trace);
+  ASSERT_EQ(m.points.size(), 4u);
+  std::vector<int64_t> totals;
+  for (const MemoryPoint& p : m.points) totals.push_back(p.total);
+  EXPECT_EQ(totals, (std::vector<int64_t>{7, 1007, 1057, 57}));  // one process, both threads
+  EXPECT_EQ(m.peak, 1057);
+  EXPECT_EQ(m.at_end, 57);
+  ASSERT_EQ(m.processes.size(), 1u);
+  EXPECT_EQ(m.processes[0].peak_ts, m.points[2].ts);
 }
 
 TEST(FunctionEvents, FilteredNamesAndProfilerStepsFollowTorch) {
