@@ -15,6 +15,7 @@
 #include "engine/collector/on_demand.h"
 #include "engine/collector/recording.h"
 #include "engine/importers/importer.h"
+#include "engine/io/paths.h"
 #include "engine/trace/trace_builder.h"
 
 namespace profsh::lua {
@@ -408,12 +409,8 @@ int OnDemandTrace(lua_State* L) {
     if (steps <= 0)
       throw LuaError("bad option 'steps' to 'trace' (a positive number of steps expected)");
     std::string output = opts.String("output").value_or("");
-    if (output.empty())
-      output = "profsh-" + std::to_string(pid) + "-" + std::to_string(NowNs()) + ".profsh";
-    if (output[0] != '/') {
-      char cwd[4096];
-      if (getcwd(cwd, sizeof cwd)) output = std::string(cwd) + "/" + output;
-    }
+    if (output.empty()) output = NewTracePath("profsh-" + std::to_string(pid));
+    output = AbsolutePath(output);
     auto saved = RequestOnDemandTrace(pid, steps, output, opts.Number("timeout").value_or(0));
     if (!saved.ok()) throw LuaError(saved.error().message);
     auto trace = LoadTrace(saved.value());

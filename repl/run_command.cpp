@@ -1,13 +1,10 @@
 #include "repl/run_command.h"
 
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <string>
 #include <vector>
 
@@ -16,6 +13,7 @@
 #include "engine/collector/on_demand.h"
 #include "engine/collector/recording.h"
 #include "engine/exporters/exporter.h"
+#include "engine/io/paths.h"
 
 namespace profsh::repl {
 
@@ -94,21 +92,6 @@ std::string WindowPath(const std::string& output, const WindowInfo& w) {
   return base + "." + std::to_string(w.pid) + "." + std::to_string(w.index) + ext;
 }
 
-bool Exists(const std::string& path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0;
-}
-
-std::string DefaultTracePath() {
-  char stamp[64];
-  std::time_t now = std::time(nullptr);
-  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
-  std::string base = std::string("profsh-") + stamp;
-  std::string path = base + ".profsh";
-  for (int n = 2; Exists(path); ++n) path = base + "-" + std::to_string(n) + ".profsh";
-  return path;
-}
-
 bool EndsWith(const std::string& s, const char* suffix) {
   std::string t(suffix);
   return s.size() >= t.size() && s.compare(s.size() - t.size(), t.size(), t) == 0;
@@ -131,7 +114,7 @@ std::vector<std::string> SplitList(const std::string& s) {
 // Windows are reported while the workload runs: each one's table, and its trace saved.
 int RunLive(LaunchOptions& launch, std::string output, const TableOptions& table,
             bool group_by_shape, bool print_table, bool keep_session) {
-  if (output.empty()) output = DefaultTracePath();
+  if (output.empty()) output = NewTracePath("profsh");
   std::unique_ptr<OnDemandServer> server;
   LiveCallbacks callbacks;
   callbacks.started = [&](const std::string& session) {
@@ -280,12 +263,9 @@ int RunRunCommand(int argc, char** argv) {
     std::fprintf(stderr, "profsh run: no command given\n%s", kUsage);
     return 2;
   }
-  if (table.sort_by) {
-    const auto& keys = SortKeys();
-    if (std::find(keys.begin(), keys.end(), *table.sort_by) == keys.end()) {
-      std::fprintf(stderr, "profsh run: unknown --sort-by key '%s'\n", table.sort_by->c_str());
-      return 2;
-    }
+  if (table.sort_by && !IsSortKey(*table.sort_by)) {
+    std::fprintf(stderr, "profsh run: unknown --sort-by key '%s'\n", table.sort_by->c_str());
+    return 2;
   }
 
   if (launch.schedule || !launch.capture_range.empty() || launch.on_demand) {
@@ -315,7 +295,7 @@ int RunRunCommand(int argc, char** argv) {
   }
   for (const std::string& w : trace.warnings)
     std::fprintf(stderr, "profsh: warning: %s\n", w.c_str());
-  if (output.empty()) output = DefaultTracePath();
+  if (output.empty()) output = NewTracePath("profsh");
   const bool json = EndsWith(output, ".json") || EndsWith(output, ".json.gz");
   Status saved = ExportTrace(trace, json ? "chrome" : "profsh", output);
   std::fprintf(stderr, "profsh: %s\n", DescribeRecording(r.session.summary).c_str());

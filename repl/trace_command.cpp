@@ -1,19 +1,16 @@
 #include "repl/trace_command.h"
 
-#include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
-#include <climits>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <string>
 
 #include "engine/analysis/averages_table.h"
 #include "engine/analysis/function_events.h"
 #include "engine/collector/on_demand.h"
 #include "engine/importers/importer.h"
+#include "engine/io/paths.h"
 
 namespace profsh::repl {
 
@@ -32,13 +29,6 @@ constexpr char kUsage[] =
     "  --sort-by KEY         the table's order (default: cpu_time_total)\n"
     "  --row-limit N         rows in the table (default: 25)\n"
     "  --no-table            print no table\n";
-
-std::string Absolute(const std::string& path) {
-  if (!path.empty() && path[0] == '/') return path;
-  char cwd[PATH_MAX];
-  if (getcwd(cwd, sizeof cwd) == nullptr) return path;
-  return std::string(cwd) + "/" + path;
-}
 
 }  // namespace
 
@@ -98,20 +88,12 @@ int RunTraceCommand(int argc, char** argv) {
     return 2;
   }
   // Checked before the workload records anything: a typo must not cost the user their steps.
-  if (table.sort_by) {
-    const auto& keys = SortKeys();
-    if (std::find(keys.begin(), keys.end(), *table.sort_by) == keys.end()) {
-      std::fprintf(stderr, "profsh trace: unknown --sort-by key '%s'\n", table.sort_by->c_str());
-      return 2;
-    }
+  if (table.sort_by && !IsSortKey(*table.sort_by)) {
+    std::fprintf(stderr, "profsh trace: unknown --sort-by key '%s'\n", table.sort_by->c_str());
+    return 2;
   }
-  if (output.empty()) {
-    char stamp[64];
-    std::time_t now = std::time(nullptr);
-    std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
-    output = "profsh-" + std::to_string(pid) + "-" + stamp + ".profsh";
-  }
-  output = Absolute(output);
+  if (output.empty()) output = NewTracePath("profsh-" + std::to_string(pid));
+  output = AbsolutePath(output);
   auto saved = RequestOnDemandTrace(pid, steps, output, timeout);
   if (!saved.ok()) {
     std::fprintf(stderr, "profsh trace: %s\n", saved.error().message.c_str());

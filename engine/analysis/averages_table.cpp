@@ -100,6 +100,11 @@ void AppendPadded(std::string& out, std::string_view text, size_t width, bool le
 
 }  // namespace
 
+bool IsSortKey(const std::string& key) {
+  const auto& keys = SortKeys();
+  return std::find(keys.begin(), keys.end(), key) != keys.end();
+}
+
 const std::vector<std::string>& SortKeys() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> out;

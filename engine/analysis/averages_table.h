@@ -27,6 +27,7 @@ struct TableOptions {
 
 // Every key torch's table(sort_by=...) accepts, with the newer device aliases.
 const std::vector<std::string>& SortKeys();
+bool IsSortKey(const std::string& key);
 
 // Rows ordered as table() orders them (descending by `sort_by`, stable), for Lua callers that
 // want the sorted list itself.
