@@ -34,6 +34,18 @@ struct RawEvent {
   int64_t sequence;
 };
 
+struct SchemaKey {
+  uint64_t a, b, c, d;
+  bool operator==(const SchemaKey&) const = default;
+};
+struct SchemaKeyHash {
+  size_t operator()(const SchemaKey& k) const {
+    uint64_t h = k.a * 0x9e3779b97f4a7c15ull;
+    for (uint64_t v : {k.b, k.c, k.d}) h = (h ^ v) * 0xff51afd7ed558ccdull + (h >> 29);
+    return static_cast<size_t>(h);
+  }
+};
+
 }  // namespace
 
 struct StreamDecoder::Impl {
@@ -45,7 +57,10 @@ struct StreamDecoder::Impl {
     TraceBuilder* builder = nullptr;
     int64_t origin = 0;
     bool sealed = false;
-    std::unordered_map<std::string, uint32_t> schemas;
+    // Argument schemas already built in this window: ranges' and marks' by (domain, category,
+    // color, attribute flags and payload type); operators' by (shapes, types, stack, which
+    // inline values).
+    std::unordered_map<SchemaKey, uint32_t, SchemaKeyHash> schemas, op_schemas;
     // For the fwdbwd flows: per (thread, sequence number) the forward op that launches the
     // backward one, and the backward ops that name a forward thread.
     std::map<std::pair<int64_t, int64_t>, int64_t> forward_ops;  // -> start (ns from origin)
@@ -230,9 +245,7 @@ struct StreamDecoder::Impl {
   uint32_t Schema(Window& w, uint64_t domain, uint8_t flags, uint64_t category, uint64_t color,
                   uint8_t payload_type) {
     if (domain == 0 && flags == 0) return TraceBuilder::kNoArgs;
-    std::string key = std::to_string(domain) + "|" + std::to_string(flags) + "|" +
-                      std::to_string(category) + "|" + std::to_string(color) + "|" +
-                      std::to_string(payload_type);
+    const SchemaKey key{domain, category, color, uint64_t{flags} | uint64_t{payload_type} << 8};
     auto it = w.schemas.find(key);
     if (it != w.schemas.end()) return it->second;
     TraceBuilder& b = *w.builder;
@@ -272,7 +285,7 @@ struct StreamDecoder::Impl {
       b.AddArg("payload", false, p, "", true);
     }
     uint32_t schema = b.BuildSchema();
-    w.schemas.emplace(std::move(key), schema);
+    w.schemas.emplace(key, schema);
     return schema;
   }
 
@@ -301,33 +314,44 @@ struct StreamDecoder::Impl {
   void EmitOp(const Open& o, int64_t tid, uint64_t end_ticks, uint8_t flags) {
     Window& w = Win(o.window);
     TraceBuilder& b = *w.builder;
-    b.BeginArgs();
+    // The values that differ per op are inline words; the rest is the schema, built once per
+    // window for each (shapes, types, stack, which inline values) an op has.
     words.clear();
-    ArgValue v;
-    if (o.category != 0) {
-      v.type = ArgType::kJson;
-      b.AddArg("Input Dims", false, v, Text(o.category), false);
-    }
-    if (o.color != 0) {
-      v.type = ArgType::kJson;
-      b.AddArg("Input type", false, v, Text(o.color), false);
-    }
-    auto inline_int = [&](const char* key, int64_t value) {
-      ArgValue n;
-      n.type = ArgType::kInt;
-      n.int_value = INT64_MIN;  // two words
-      b.AddArg(key, false, n, "", true);
+    auto push = [&](int64_t value) {
       words.push_back(static_cast<uint32_t>(value));
       words.push_back(static_cast<uint32_t>(static_cast<uint64_t>(value) >> 32));
     };
-    if (o.sequence >= 0) inline_int("Sequence number", o.sequence);
-    if (o.forward_thread != 0) inline_int("Fwd thread id", static_cast<int64_t>(o.forward_thread));
-    if (o.stack != 0) {
-      v.type = ArgType::kString;
-      b.AddArg("Call stack", false, v, Text(o.stack), false);
+    if (o.sequence >= 0) push(o.sequence);
+    if (o.forward_thread != 0) push(static_cast<int64_t>(o.forward_thread));
+    if (o.bits != 0) push(static_cast<int64_t>(o.bits));
+    const uint64_t present =
+        (o.sequence >= 0 ? 1 : 0) | (o.forward_thread != 0 ? 2 : 0) | (o.bits != 0 ? 4 : 0);
+    auto [cached, added] =
+        w.op_schemas.try_emplace(SchemaKey{o.category, o.color, o.stack, present}, 0);
+    if (added) {
+      b.BeginArgs();
+      ArgValue v;
+      ArgValue n;
+      n.type = ArgType::kInt;
+      n.int_value = INT64_MIN;  // two inline words
+      if (o.category != 0) {
+        v.type = ArgType::kJson;
+        b.AddArg("Input Dims", false, v, Text(o.category), false);
+      }
+      if (o.color != 0) {
+        v.type = ArgType::kJson;
+        b.AddArg("Input type", false, v, Text(o.color), false);
+      }
+      if (present & 1) b.AddArg("Sequence number", false, n, "", true);
+      if (present & 2) b.AddArg("Fwd thread id", false, n, "", true);
+      if (o.stack != 0) {
+        v.type = ArgType::kString;
+        b.AddArg("Call stack", false, v, Text(o.stack), false);
+      }
+      if (present & 4) b.AddArg("flops", false, n, "", true);
+      cached->second = b.BuildSchema();
     }
-    if (o.bits != 0) inline_int("flops", static_cast<int64_t>(o.bits));
-    uint32_t schema = b.BuildSchema();
+    const uint32_t schema = cached->second;
     EventFields e;
     e.phase = 'X';
     e.ts = ToNs(o.ticks) - w.origin;
@@ -526,7 +550,8 @@ struct StreamDecoder::Impl {
     // long job's decoder stays small.
     if (memory_schema_builder == w.builder) memory_schema_builder = nullptr;
     w.builder = nullptr;
-    std::unordered_map<std::string, uint32_t>().swap(w.schemas);
+    decltype(w.schemas)().swap(w.schemas);
+    decltype(w.op_schemas)().swap(w.op_schemas);
     decltype(w.forward_ops)().swap(w.forward_ops);
     decltype(w.backward_ops)().swap(w.backward_ops);
   }
