@@ -246,7 +246,7 @@ void* DrainLoop(void*) {
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
     }
     pthread_mutex_lock(&g_stream.mutex);
-    if (!g.closed.load(std::memory_order_acquire)) {
+    if (!Closed()) {
       PollControl();
       fullest = DrainOnce();
     }
@@ -278,7 +278,7 @@ __thread bool t_in_final_flush __attribute__((tls_model("initial-exec"))) = fals
 // drain thread might be stuck behind whatever the handler interrupted). Giving up loses at most
 // the last drain interval; the stream stays readable.
 void FinalFlush(uint8_t reason) {
-  if (!g.active || g.closed.load(std::memory_order_acquire) || t_in_final_flush) return;
+  if (!g.active || Closed() || t_in_final_flush) return;
   t_in_final_flush = true;
   // The drain's own buffers are not the workload's memory, whichever thread drains last.
   const bool was_drain_thread = t_is_drain_thread;
@@ -289,14 +289,13 @@ void FinalFlush(uint8_t reason) {
     nanosleep(&ts, nullptr);
   }
   if (locked) {
-    if (!g.closed.load(std::memory_order_acquire)) {
+    if (!Closed()) {
       DrainOnce();
       if (reason != stream::kEndExec) {
         // Later events (other threads, later destructors) are counted, not recorded.
-        g.off.fetch_or(kOffClosed, std::memory_order_relaxed);
+        g.off.fetch_or(kOffClosed, std::memory_order_release);
         AppendBlock(stream::kEnd, &reason, 1);
         FlushBlocks();
-        g.closed.store(true, std::memory_order_release);
       } else {
         FlushBlocks();
       }
@@ -354,7 +353,9 @@ void AfterForkChild() {
   ResetDrainState();
   if (g_stream.fd >= 0) close(g_stream.fd);
   g_stream.fd = -1;
-  g.closed.store(false, std::memory_order_relaxed);
+  // A parent that forks after its final flush (from an exit handler) hands the child a closed
+  // flag; the child's stream is new and open.
+  g.off.fetch_and(static_cast<uint8_t>(~kOffClosed), std::memory_order_relaxed);
   const char* session = getenv(stream::kEnvSession);
   if (!session || !OpenStream(session)) {
     // Sources that read the off flag directly (the PyTorch operator source) stop working too.

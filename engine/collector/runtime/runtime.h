@@ -112,7 +112,6 @@ struct Globals {
   // Why events are not recorded right now (kOff* bits); 0 means recording. The per-event path
   // reads this one byte.
   std::atomic<uint8_t> off{0};
-  std::atomic<bool> closed{false};  // the final flush is done: later events are counted only
   ThreadSlot* slots = nullptr;
   uint32_t slot_count = 0;
   uint64_t ring_records = 0;
@@ -181,6 +180,11 @@ inline bool LevelSkipped(const ThreadSlot* s, uint32_t level) {
 }
 inline void SetLevelSkipped(ThreadSlot* s, uint32_t level, bool skipped) {
   SetLevelBit(s->skipped_levels, level, skipped);
+}
+
+// The image's final flush is done: later events are counted only.
+inline bool Closed() {
+  return g.off.load(std::memory_order_acquire) & kOffClosed;
 }
 
 inline bool Recording() {
