@@ -77,9 +77,10 @@ int main(int argc, char** argv) {
   std::printf("import: median %.3f s = %.0f MB/s, %.2f M events/s (%d runs)\n", median, mb / median,
               static_cast<double>(events) / median / 1e6, runs);
   std::printf(
-      "memory: %.1f bytes/event resident after import (%.1f MB); columns 32 B/event, "
+      "memory: %.1f bytes/event resident after import (%.1f MB); columns %zu B/event, "
       "inline args %.1f B/event, %zu distinct strings (%.1f MB)\n",
       static_cast<double>(resident_added) / static_cast<double>(events), resident_added / 1e6,
+      profsh::EventTable::kBytesPerEvent,
       static_cast<double>(arena_words) * 4 / static_cast<double>(events), strings,
       string_bytes / 1e6);
   return 0;

@@ -147,13 +147,14 @@ int main(int argc, char** argv) {
   auto trace = BuildTrace(static_cast<size_t>(millions * 1e6));
   size_t resident = ResidentBytes() - before;
   std::printf(
-      "trace: %zu events, %.1f bytes/event resident (columns 32, inline args %.1f, strings %.1f "
-      "MB)\n",
+      "trace: %zu events, %.1f bytes/event resident (columns %zu, inline args %.1f, strings %.1f "
+      "MB, %zu event templates)\n",
       trace->events.size(),
       static_cast<double>(resident) / static_cast<double>(trace->events.size()),
+      profsh::EventTable::kBytesPerEvent,
       static_cast<double>(trace->args.arena_words()) * 4 /
           static_cast<double>(trace->events.size()),
-      trace->strings.TotalStringBytes() / 1e6);
+      trace->strings.TotalStringBytes() / 1e6, trace->events.templates().size());
   std::vector<double> seconds, cpu;
   double first_run = 0;
   size_t rows = 0, table_bytes = 0;

@@ -18,17 +18,17 @@ class ArgReader {
   ArgReader(const Trace& trace, std::initializer_list<std::string_view> keys);
 
   // Reads key number `key` (its position in the constructor's list) of an event's args.
-  bool Get(uint32_t args_ref, size_t key, ArgValue* out) const {
-    if (args_ref == 0) return false;
-    const auto& arena = trace_.args.arena();
-    uint32_t schema = arena[args_ref - 1];
+  bool Get(ArgRef args_ref, size_t key, ArgValue* out) const {
+    if (args_ref.empty()) return false;
+    const uint32_t schema = args_ref.schema();
     const Slot& slot = slots_[schema * key_count_ + key];
     if (slot.field < 0) return false;
     if (slot.inline_words == 0) {
       *out = trace_.args.field(schema, static_cast<size_t>(slot.field)).value;
       return true;
     }
-    const uint32_t* w = &arena[args_ref + static_cast<uint32_t>(slot.inline_word)];
+    const uint32_t* w =
+        trace_.args.arena().data() + args_ref.offset + static_cast<uint32_t>(slot.inline_word);
     uint64_t bits = slot.inline_words == 1
                         ? static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(w[0])))
                         : static_cast<uint64_t>(w[0]) | (static_cast<uint64_t>(w[1]) << 32);
@@ -47,7 +47,7 @@ class ArgReader {
     *out = trace_.args.field(schema, static_cast<size_t>(slot.field)).value;
     return true;
   }
-  bool GetInt(uint32_t args_ref, size_t key, int64_t* out) const {
+  bool GetInt(ArgRef args_ref, size_t key, int64_t* out) const {
     ArgValue v;
     if (!Get(args_ref, key, &v) || !v.is_number()) return false;
     *out = v.AsInt();

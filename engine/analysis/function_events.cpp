@@ -320,12 +320,8 @@ class FunctionEventsBuilder {
                                         : f_.name_[c];
   }
   void ResolveSchemaConstants();
-  uint32_t ShapesOf(uint32_t args) const {
-    return args == 0 ? 0 : schema_shapes_[trace_.args.schema_of(args)];
-  }
-  uint32_t StackOf(uint32_t args) const {
-    return args == 0 ? 0 : schema_stack_[trace_.args.schema_of(args)];
-  }
+  uint32_t ShapesOf(ArgRef args) const { return args.empty() ? 0 : schema_shapes_[args.schema()]; }
+  uint32_t StackOf(ArgRef args) const { return args.empty() ? 0 : schema_stack_[args.schema()]; }
   void AppendLone(const MemoryRecord& r, uint32_t name);
 
   const Trace& trace_;
@@ -495,7 +491,7 @@ void FunctionEventsBuilder::Scan() {
   for (size_t c = 0; c < m; ++c) {
     uint32_t i = candidates[c];
     const uint8_t flags = f_.flags_[c];
-    uint32_t args = ev.args(i);
+    ArgRef args = ev.args(i);
     f_.name_[c] = name_map_[ev.name(i)] - 1;
     f_.start_[c] = ev.ts(i);
     f_.end_[c] = ev.end(i);

@@ -89,8 +89,8 @@ class ChromeTraceExporter final : public Exporter {
         j.Raw(", \"dur\": ");
         j.Micros(ev.dur(i));
       }
-      uint32_t ref = ev.args(i);
-      if (ref != 0) {
+      ArgRef ref = ev.args(i);
+      if (!ref.empty()) {
         auto view = t.args.Get(ref);
         bool has_args = false;
         for (auto item : view) {

@@ -68,7 +68,7 @@ class ProfshFormatExporter final : public Exporter {
   Status Write(const Trace& trace, const ExportOptions&, AtomicWriter& out) const override {
     out.Write(format::kMagic, sizeof(format::kMagic));
     uint32_t version = format::kVersion, flags = format::kFlagLittleEndian;
-    uint64_t sections = 7, reserved = 0;
+    uint64_t sections = 9, reserved = 0;
     out.Write(reinterpret_cast<const char*>(&version), 4);
     out.Write(reinterpret_cast<const char*>(&flags), 4);
     out.Write(reinterpret_cast<const char*>(&sections), 8);
@@ -127,19 +127,25 @@ class ProfshFormatExporter final : public Exporter {
     s.End();
 
     const EventTable& ev = trace.events;
+    s.Begin(format::kTagTemplates);
+    s.Array(ev.templates());
+    s.End();
+
+    s.Begin(format::kTagLongDurations);
+    s.Array(ev.long_durations());
+    s.End();
+
     uint32_t header[2] = {format::kTagEvents, 0};
     uint64_t count = ev.size();
     uint64_t size =
-        8 + SectionWriter::ColumnBytes(count, 8) * 2 + SectionWriter::ColumnBytes(count, 4) * 4;
+        8 + SectionWriter::ColumnBytes(count, 8) + SectionWriter::ColumnBytes(count, 4) * 3;
     out.Write(reinterpret_cast<const char*>(header), sizeof(header));
     out.Write(reinterpret_cast<const char*>(&size), sizeof(size));
     out.Write(reinterpret_cast<const char*>(&count), sizeof(count));
     s.DirectColumn(ev.ts_column());
     s.DirectColumn(ev.dur_column());
-    s.DirectColumn(ev.name_column());
-    s.DirectColumn(ev.track_column());
+    s.DirectColumn(ev.template_column());
     s.DirectColumn(ev.args_column());
-    s.DirectColumn(ev.kind_column());
     return Status::Ok();
   }
 };

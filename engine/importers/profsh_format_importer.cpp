@@ -130,7 +130,8 @@ class ProfshFormatImporter final : public Importer {
     std::vector<uint64_t> string_offsets;
     std::string string_bytes;
     RawArgs args;
-    bool seen[7] = {};
+    RawEvents events;
+    bool seen[9] = {};
     for (uint64_t s = 0; s < sections; ++s) {
       if (data.size() - pos < 16) {
         return Error{path + ": truncated profsh trace (section " + std::to_string(s) +
@@ -206,19 +207,23 @@ class ProfshFormatImporter final : public Importer {
           r.Array(&args.offsets);
           r.Array(&args.arena);
           break;
+        case format::kTagTemplates:
+          seen[7] = true;
+          r.Array(&events.templates);
+          break;
+        case format::kTagLongDurations:
+          seen[8] = true;
+          r.Array(&events.long_durations);
+          break;
         case format::kTagEvents: {
           seen[6] = true;
           uint64_t n = r.Pod<uint64_t>();
-          EventTable& ev = t.events;
-          r.Array(&ev.ts_column());
-          r.Array(&ev.dur_column());
-          r.Array(&ev.name_column());
-          r.Array(&ev.track_column());
-          r.Array(&ev.args_column());
-          r.Array(&ev.kind_column());
-          if (r.ok() && (ev.ts_column().size() != n || ev.dur_column().size() != n ||
-                         ev.name_column().size() != n || ev.track_column().size() != n ||
-                         ev.args_column().size() != n || ev.kind_column().size() != n)) {
+          r.Array(&events.ts);
+          r.Array(&events.dur);
+          r.Array(&events.templ);
+          r.Array(&events.args);
+          if (r.ok() && (events.ts.size() != n || events.dur.size() != n ||
+                         events.templ.size() != n || events.args.size() != n)) {
             r.Fail("event columns have different lengths");
           }
           break;
@@ -228,8 +233,9 @@ class ProfshFormatImporter final : public Importer {
       }
       if (!r.ok()) return Error{r.error()};
     }
-    static const char* kNames[7] = {"INFO", "STRS", "CATS", "TRKS", "META", "ARGS", "EVTS"};
-    for (int i = 0; i < 7; ++i) {
+    static const char* kNames[9] = {"INFO", "STRS", "CATS", "TRKS", "META",
+                                    "ARGS", "EVTS", "TMPL", "LDUR"};
+    for (int i = 0; i < 9; ++i) {
       if (!seen[i])
         return Error{path + ": corrupt profsh trace: section " + kNames[i] + " is missing"};
     }
@@ -249,10 +255,13 @@ class ProfshFormatImporter final : public Importer {
         return Error{path + ": corrupt profsh trace: section STRS: duplicate string " +
                      std::to_string(i)};
     }
-    Status v = Validate(t, args, path);
+    Status v = Validate(t, args, events, path);
     if (!v.ok()) return Error{v.message()};
-    // Only validated tables may be indexed (the argument store rehashes its schemas on Assign).
+    // Only validated tables may be indexed (the stores rehash what they intern on Assign).
     t.args.Assign(std::move(args.words), std::move(args.offsets), std::move(args.arena));
+    t.events.Assign(std::move(events.ts), std::move(events.dur), std::move(events.templ),
+                    std::move(events.args), std::move(events.templates),
+                    std::move(events.long_durations));
     t.RebuildDerived();
     return trace;
   }
@@ -261,8 +270,15 @@ class ProfshFormatImporter final : public Importer {
     std::vector<uint32_t> words, offsets;
     LargeVector<uint32_t> arena;
   };
+  struct RawEvents {
+    LargeVector<int64_t> ts;
+    LargeVector<uint32_t> dur, templ, args;
+    std::vector<EventTemplate> templates;
+    std::vector<LongDuration> long_durations;
+  };
 
-  static Status Validate(const Trace& t, const RawArgs& args, const std::string& path) {
+  static Status Validate(const Trace& t, const RawArgs& args, const RawEvents& ev,
+                         const std::string& path) {
     auto fail = [&](const std::string& what) {
       return Error{path + ": corrupt profsh trace: " + what};
     };
@@ -305,33 +321,47 @@ class ProfshFormatImporter final : public Importer {
         }
       }
     }
-    const auto& arena = args.arena;
-    const EventTable& ev = t.events;
+    // Templates, and the arena words each one's events need.
     const size_t ntracks = t.tracks.size();
     const size_t ncats = t.categories.size();
-    for (size_t i = 0; i < ev.size(); ++i) {
-      if (ev.name(i) >= nstrings)
-        return fail("event " + std::to_string(i) + ": name id out of range");
-      if (ev.track(i) >= ntracks)
-        return fail("event " + std::to_string(i) + ": track id out of range");
-      if (ev.category(i) >= ncats)
-        return fail("event " + std::to_string(i) + ": category out of range");
-      uint32_t ref = ev.args(i);
-      if (ref == 0) continue;
-      if (ref > arena.size())
-        return fail("event " + std::to_string(i) + ": args reference out of range");
-      uint32_t schema = arena[ref - 1];
-      if (schema >= offsets.size())
-        return fail("event " + std::to_string(i) + ": schema id out of range");
-      uint64_t need = 0;
+    std::vector<uint64_t> need(ev.templates.size(), 0);
+    for (size_t k = 0; k < ev.templates.size(); ++k) {
+      const EventTemplate& tp = ev.templates[k];
+      std::string where = "section TMPL: template " + std::to_string(k) + ": ";
+      if (tp.name >= nstrings) return fail(where + "name id out of range");
+      if (tp.track >= ntracks) return fail(where + "track id out of range");
+      if (EventTable::CategoryOf(tp.kind) >= ncats) return fail(where + "category out of range");
+      if (tp.schema_plus_one == 0) continue;
+      uint32_t schema = tp.schema_plus_one - 1;
+      if (schema >= offsets.size()) return fail(where + "schema id out of range");
       const uint32_t* s = &words[offsets[schema]];
       for (uint32_t f = 0; f < s[0]; ++f) {
         uint32_t flags = s[1 + f * 4 + 1];
-        if ((flags >> 9) & 1) need += (flags >> 10) & 3;
+        if ((flags >> 9) & 1) need[k] += (flags >> 10) & 3;
       }
-      if (need > arena.size() - ref)
-        return fail("event " + std::to_string(i) + ": inline arguments run past the arena");
     }
+    const size_t arena = args.arena.size();
+    size_t long_events = 0;
+    for (size_t i = 0; i < ev.templ.size(); ++i) {
+      if (ev.templ[i] >= ev.templates.size())
+        return fail("event " + std::to_string(i) + ": template id out of range");
+      uint64_t words_needed = need[ev.templ[i]];
+      if (ev.args[i] > arena || words_needed > arena - ev.args[i])
+        return fail("event " + std::to_string(i) + ": inline arguments run past the arena");
+      long_events += ev.dur[i] == EventTable::kLongDuration;
+    }
+    uint64_t previous = 0;
+    for (size_t k = 0; k < ev.long_durations.size(); ++k) {
+      const LongDuration& d = ev.long_durations[k];
+      if (d.event >= ev.dur.size() || ev.dur[d.event] != EventTable::kLongDuration ||
+          (k > 0 && d.event <= previous)) {
+        return fail("section LDUR: entry " + std::to_string(k) + " names no long event");
+      }
+      previous = d.event;
+    }
+    if (long_events != ev.long_durations.size())
+      return fail("section LDUR: " + std::to_string(long_events) + " events have long durations, " +
+                  std::to_string(ev.long_durations.size()) + " are listed");
     return Status::Ok();
   }
 };

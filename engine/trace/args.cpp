@@ -127,11 +127,14 @@ uint32_t ArgStore::AddSchema(std::span<const SchemaField> fields) {
   return id;
 }
 
-uint32_t ArgStore::Append(uint32_t schema, std::span<const uint32_t> inline_words) {
-  uint32_t ref = static_cast<uint32_t>(arena_.size()) + 1;
-  arena_.push_back(schema);
-  arena_.insert(arena_.end(), inline_words.begin(), inline_words.end());
-  return ref;
+uint32_t ArgStore::inline_word_count(uint32_t schema) const {
+  const uint32_t* s = &schema_words_[schema_offsets_[schema]];
+  uint32_t words = 0;
+  for (uint32_t f = 0; f < s[0]; ++f) {
+    uint32_t flags = s[1 + f * kWordsPerField + 1];
+    if ((flags >> 9) & 1) words += (flags >> 10) & 3;
+  }
+  return words;
 }
 
 SchemaField ArgStore::field(uint32_t schema, size_t index) const {
@@ -146,13 +149,12 @@ SchemaField ArgStore::field(uint32_t schema, size_t index) const {
   return f;
 }
 
-ArgStore::View::View(const ArgStore* store, uint32_t ref) : store_(store) {
-  if (ref == 0) return;
-  uint32_t schema = store->arena_[ref - 1];
-  const uint32_t* s = &store->schema_words_[store->schema_offsets_[schema]];
+ArgStore::View::View(const ArgStore* store, ArgRef ref) : store_(store) {
+  if (ref.empty()) return;
+  const uint32_t* s = &store->schema_words_[store->schema_offsets_[ref.schema()]];
   count_ = s[0];
   schema_ = s + 1;
-  inline_ = &store->arena_[ref];
+  inline_ = store->arena_.data() + ref.offset;
 }
 
 ArgStore::View::Item ArgStore::View::Iterator::operator*() const {

@@ -3,9 +3,9 @@
 // An args object is split into a schema and inline values. The schema (interned, shared by every
 // event with the same keys and the same non-volatile values) holds keys, types and the values that
 // repeat: strings, shapes, kernel launch configurations. Values that differ on nearly every event
-// (ids, addresses, byte counts) are kept inline, one or two 32-bit words per event, next to the
-// schema id in a flat arena. Event-level JSON fields other than the core ones ("id", "bp", "s",
-// "cname", ...) are stored the same way, marked as top-level fields.
+// (ids, addresses, byte counts) are kept inline, one or two 32-bit words per event, in a flat
+// arena; the event's template names its schema. Event-level JSON fields other than the core ones
+// ("id", "bp", "s", "cname", ...) are stored the same way, marked as top-level fields.
 #pragma once
 
 #include <cstdint>
@@ -67,19 +67,33 @@ struct SchemaField {
   ArgValue value;             // the value for non-inline fields; the type for inline ones
 };
 
+// One event's arguments: its schema and where its inline words start in the arena.
+struct ArgRef {
+  uint32_t schema_plus_one = 0;  // 0: no arguments
+  uint32_t offset = 0;
+
+  bool empty() const { return schema_plus_one == 0; }
+  uint32_t schema() const { return schema_plus_one - 1; }
+};
+
 class ArgStore {
  public:
   ArgStore();
 
   // Interns a schema; fields of inline values carry only their type.
   uint32_t AddSchema(std::span<const SchemaField> fields);
-  // Appends one event's args (schema + inline words) and returns its reference (never 0).
-  uint32_t Append(uint32_t schema, std::span<const uint32_t> inline_words);
+  // Appends one event's inline words and returns its reference.
+  ArgRef Append(uint32_t schema, std::span<const uint32_t> inline_words) {
+    ArgRef ref{schema + 1, static_cast<uint32_t>(arena_.size())};
+    arena_.insert(arena_.end(), inline_words.begin(), inline_words.end());
+    return ref;
+  }
 
   uint32_t schema_count() const { return static_cast<uint32_t>(schema_offsets_.size()); }
   size_t field_count(uint32_t schema) const { return schema_words_[schema_offsets_[schema]]; }
   SchemaField field(uint32_t schema, size_t index) const;
-  uint32_t schema_of(uint32_t ref) const { return arena_[ref - 1]; }
+  // The words an event of this schema keeps in the arena.
+  uint32_t inline_word_count(uint32_t schema) const;
 
   // Number of 32-bit words an inline value of this type takes (1 for ints that fit in int32).
   static uint32_t InlineWords(const ArgValue& v);
@@ -87,7 +101,7 @@ class ArgStore {
   // Iterates the fields of one event's args with their values resolved.
   class View {
    public:
-    View(const ArgStore* store, uint32_t ref);
+    View(const ArgStore* store, ArgRef ref);
     size_t size() const { return count_; }
     bool empty() const { return count_ == 0; }
     // Returns field i (key, flags and value) — O(i) for the inline part, so iterate in order.
@@ -121,7 +135,7 @@ class ArgStore {
     const uint32_t* inline_ = nullptr;  // per-event words
     size_t count_ = 0;
   };
-  View Get(uint32_t ref) const { return View(this, ref); }
+  View Get(ArgRef ref) const { return View(this, ref); }
 
   size_t arena_words() const { return arena_.size(); }
   size_t MemoryBytes() const;

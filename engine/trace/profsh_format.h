@@ -13,7 +13,7 @@
 namespace profsh::format {
 
 inline constexpr char kMagic[8] = {'\x89', 'P', 'R', 'F', 'S', 'H', '\r', '\n'};
-inline constexpr uint32_t kVersion = 1;
+inline constexpr uint32_t kVersion = 2;
 inline constexpr uint32_t kFlagLittleEndian = 1;
 
 constexpr uint32_t Tag(char a, char b, char c, char d) {
@@ -26,6 +26,8 @@ inline constexpr uint32_t kTagCategories = Tag('C', 'A', 'T', 'S');
 inline constexpr uint32_t kTagTracks = Tag('T', 'R', 'K', 'S');
 inline constexpr uint32_t kTagMetadata = Tag('M', 'E', 'T', 'A');
 inline constexpr uint32_t kTagArgs = Tag('A', 'R', 'G', 'S');
-inline constexpr uint32_t kTagEvents = Tag('E', 'V', 'T', 'S');
+inline constexpr uint32_t kTagTemplates = Tag('T', 'M', 'P', 'L');  // name, track, kind, schema+1
+inline constexpr uint32_t kTagLongDurations = Tag('L', 'D', 'U', 'R');  // (event, ns) pairs
+inline constexpr uint32_t kTagEvents = Tag('E', 'V', 'T', 'S');  // ts, dur, template, args offset
 
 }  // namespace profsh::format

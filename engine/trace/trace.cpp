@@ -13,15 +13,127 @@ namespace profsh {
 void EventTable::Reserve(size_t n) {
   ts_.reserve(n);
   dur_.reserve(n);
-  name_.reserve(n);
-  track_.reserve(n);
+  template_.reserve(n);
   args_.reserve(n);
-  kind_.reserve(n);
 }
 
 size_t EventTable::MemoryBytes() const {
-  return ts_.capacity() * 8 + dur_.capacity() * 8 +
-         (name_.capacity() + track_.capacity() + args_.capacity() + kind_.capacity()) * 4;
+  return ts_.capacity() * 8 + (dur_.capacity() + template_.capacity() + args_.capacity()) * 4 +
+         templates_.capacity() * sizeof(EventTemplate) + template_slots_.capacity() * 4 +
+         long_durations_.capacity() * sizeof(long_durations_[0]);
+}
+
+namespace {
+uint64_t HashTemplate(const EventTemplate& t) {
+  return HashInt((static_cast<uint64_t>(t.name) << 32 | t.track) ^
+                 HashInt(static_cast<uint64_t>(t.kind) << 32 | t.schema_plus_one));
+}
+}  // namespace
+
+uint32_t EventTable::InternTemplateSlow(const EventTemplate& t) {
+  if (template_slots_.empty()) template_slots_.assign(64, 0);
+  size_t mask = template_slots_.size() - 1;
+  size_t pos = HashTemplate(t) & mask;
+  while (template_slots_[pos] != 0) {
+    uint32_t id = template_slots_[pos] - 1;
+    if (templates_[id] == t) return id;
+    pos = (pos + 1) & mask;
+  }
+  uint32_t id = static_cast<uint32_t>(templates_.size());
+  templates_.push_back(t);
+  template_slots_[pos] = id + 1;
+  if (templates_.size() * 2 > template_slots_.size()) RehashTemplates();
+  return id;
+}
+
+void EventTable::RehashTemplates() {
+  size_t slots = 64;
+  while (slots < templates_.size() * 4) slots *= 2;
+  template_slots_.assign(slots, 0);
+  size_t mask = slots - 1;
+  for (uint32_t id = 0; id < templates_.size(); ++id) {
+    size_t pos = HashTemplate(templates_[id]) & mask;
+    while (template_slots_[pos] != 0) pos = (pos + 1) & mask;
+    template_slots_[pos] = id + 1;
+  }
+}
+
+namespace {
+template <typename Vector>
+auto LongDurationAt(Vector& v, size_t i) {
+  return std::lower_bound(v.begin(), v.end(), i,
+                          [](const LongDuration& d, size_t e) { return d.event < e; });
+}
+}  // namespace
+
+int64_t EventTable::FindLongDuration(size_t i) const {
+  auto it = LongDurationAt(long_durations_, i);
+  return it != long_durations_.end() && it->event == i ? it->ns : 0;
+}
+
+void EventTable::SetDuration(size_t i, int64_t dur) {
+  auto it = LongDurationAt(long_durations_, i);
+  bool had = dur_[i] == kLongDuration && it != long_durations_.end() && it->event == i;
+  if (dur >= 0 && dur < kLongDuration) {
+    if (had) long_durations_.erase(it);
+    dur_[i] = static_cast<uint32_t>(dur);
+  } else if (had) {
+    it->ns = dur;
+  } else {
+    long_durations_.insert(it, LongDuration{i, dur});
+    dur_[i] = kLongDuration;
+  }
+}
+
+void EventTable::SetPhase(size_t i, char phase) {
+  EventTemplate t = event_template(i);
+  t.kind = PackKind(phase, CategoryOf(t.kind), FlagsOf(t.kind));
+  template_[i] = InternTemplate(t);
+}
+
+void EventTable::AddFlags(size_t i, uint8_t f) {
+  EventTemplate t = event_template(i);
+  t.kind |= static_cast<uint32_t>(f) << 8;
+  template_[i] = InternTemplate(t);
+}
+
+void EventTable::Compact(const std::vector<bool>& drop) {
+  const size_t n = size();
+  size_t w = 0, next_long = 0, kept_long = 0;
+  for (size_t r = 0; r < n; ++r) {
+    bool is_long = next_long < long_durations_.size() && long_durations_[next_long].event == r;
+    if (drop[r]) {
+      next_long += is_long;
+      continue;
+    }
+    if (is_long) long_durations_[kept_long++] = LongDuration{w, long_durations_[next_long++].ns};
+    if (w != r) {
+      ts_[w] = ts_[r];
+      dur_[w] = dur_[r];
+      template_[w] = template_[r];
+      args_[w] = args_[r];
+    }
+    ++w;
+  }
+  long_durations_.resize(kept_long);
+  ts_.resize(w);
+  dur_.resize(w);
+  template_.resize(w);
+  args_.resize(w);
+}
+
+void EventTable::Assign(LargeVector<int64_t> ts, LargeVector<uint32_t> dur,
+                        LargeVector<uint32_t> templ, LargeVector<uint32_t> args,
+                        std::vector<EventTemplate> templates,
+                        std::vector<LongDuration> long_durations) {
+  ts_ = std::move(ts);
+  dur_ = std::move(dur);
+  template_ = std::move(templ);
+  args_ = std::move(args);
+  templates_ = std::move(templates);
+  long_durations_ = std::move(long_durations);
+  last_template_ = 0;
+  RehashTemplates();
 }
 
 const std::string* Trace::FindMetadata(std::string_view key) const {

@@ -1,10 +1,11 @@
 // The in-memory trace: columnar events with interned names, tracks and arguments.
 //
-// One event costs 32 bytes in the columns (ts, dur, name, track, args, kind) plus its inline
-// argument words; everything that repeats (names, categories, argument schemas, shapes, stacks)
-// is interned once. Timestamps are integer nanoseconds relative to `origin_ns` so that both
-// Kineto conventions (absolute integer microseconds, and relative microseconds with a
-// nanosecond fraction plus baseTimeNanoseconds) load without loss.
+// One event costs 20 bytes in the columns (ts, dur, template, argument offset) plus its inline
+// argument words; everything that repeats (names, tracks, categories, argument schemas, shapes,
+// stacks, and their combinations as event templates) is interned once. Timestamps are integer
+// nanoseconds relative to `origin_ns` so that both Kineto conventions (absolute integer
+// microseconds, and relative microseconds with a nanosecond fraction plus baseTimeNanoseconds) load
+// without loss.
 #pragma once
 
 #include <cstdint>
@@ -55,64 +56,110 @@ struct ThreadInfo {
   bool has_sort_index = false;
 };
 
+// What events share: name, track, kind (phase, flags, category) and argument schema. A trace
+// has a few hundred distinct combinations for millions of events, so each event keeps only the
+// index of its template.
+struct EventTemplate {
+  uint32_t name = 0;
+  uint32_t track = 0;
+  uint32_t kind = 0;             // EventTable::PackKind
+  uint32_t schema_plus_one = 0;  // 0: the event has no arguments
+
+  bool operator==(const EventTemplate&) const = default;
+};
+
+// A duration too long for the 32-bit column.
+struct LongDuration {
+  uint64_t event = 0;
+  int64_t ns = 0;
+};
+
 class EventTable {
  public:
   size_t size() const { return ts_.size(); }
   int64_t ts(size_t i) const { return ts_[i]; }
-  int64_t dur(size_t i) const { return dur_[i]; }
-  int64_t end(size_t i) const { return ts_[i] + dur_[i]; }
-  uint32_t name(size_t i) const { return name_[i]; }
-  uint32_t track(size_t i) const { return track_[i]; }
-  uint32_t args(size_t i) const { return args_[i]; }
-  char phase(size_t i) const { return static_cast<char>(kind_[i] & 0xff); }
-  uint8_t flags(size_t i) const { return static_cast<uint8_t>((kind_[i] >> 8) & 0xff); }
-  uint16_t category(size_t i) const { return static_cast<uint16_t>(kind_[i] >> 16); }
+  int64_t dur(size_t i) const {
+    uint32_t d = dur_[i];
+    return d != kLongDuration ? d : FindLongDuration(i);
+  }
+  int64_t end(size_t i) const { return ts(i) + dur(i); }
+  const EventTemplate& event_template(size_t i) const { return templates_[template_[i]]; }
+  uint32_t name(size_t i) const { return event_template(i).name; }
+  uint32_t track(size_t i) const { return event_template(i).track; }
+  ArgRef args(size_t i) const { return ArgRef{event_template(i).schema_plus_one, args_[i]}; }
+  char phase(size_t i) const { return PhaseOf(event_template(i).kind); }
+  uint8_t flags(size_t i) const { return FlagsOf(event_template(i).kind); }
+  uint16_t category(size_t i) const { return CategoryOf(event_template(i).kind); }
 
-  void Append(int64_t ts, int64_t dur, uint32_t name, uint32_t track, uint32_t args, char phase,
+  // `args` is what ArgStore::Append returned (0 for an event without arguments).
+  void Append(int64_t ts, int64_t dur, uint32_t name, uint32_t track, ArgRef args, char phase,
               uint16_t category, uint8_t flags = 0) {
+    uint32_t t = InternTemplate(
+        EventTemplate{name, track, PackKind(phase, category, flags), args.schema_plus_one});
+    if (dur < 0 || dur >= kLongDuration) {
+      long_durations_.push_back(LongDuration{ts_.size(), dur});
+      dur_.push_back(kLongDuration);
+    } else {
+      dur_.push_back(static_cast<uint32_t>(dur));
+    }
     ts_.push_back(ts);
-    dur_.push_back(dur);
-    name_.push_back(name);
-    track_.push_back(track);
-    args_.push_back(args);
-    kind_.push_back(PackKind(phase, category, flags));
+    template_.push_back(t);
+    args_.push_back(args.offset);
   }
   void Reserve(size_t n);
-  void SetDuration(size_t i, int64_t dur) { dur_[i] = dur; }
-  void SetPhase(size_t i, char phase) { kind_[i] = PackKind(phase, category(i), flags(i)); }
-  void AddFlags(size_t i, uint8_t f) { kind_[i] |= static_cast<uint32_t>(f) << 8; }
+  void SetDuration(size_t i, int64_t dur);
+  void SetPhase(size_t i, char phase);
+  void AddFlags(size_t i, uint8_t f);
+  // Removes the events marked in `drop`, keeping the order of the rest.
+  void Compact(const std::vector<bool>& drop);
   size_t MemoryBytes() const;
   static constexpr size_t kBytesPerEvent =
-      sizeof(int64_t) * 2 + sizeof(uint32_t) * 4;  // ts, dur, name, track, args, kind
+      sizeof(int64_t) + sizeof(uint32_t) * 3;  // ts, dur, template, inline-argument offset
 
   static uint32_t PackKind(char phase, uint16_t category, uint8_t flags) {
     return static_cast<uint8_t>(phase) | (static_cast<uint32_t>(flags) << 8) |
            (static_cast<uint32_t>(category) << 16);
   }
+  static char PhaseOf(uint32_t kind) { return static_cast<char>(kind & 0xff); }
+  static uint8_t FlagsOf(uint32_t kind) { return static_cast<uint8_t>((kind >> 8) & 0xff); }
+  static uint16_t CategoryOf(uint32_t kind) { return static_cast<uint16_t>(kind >> 16); }
 
-  // Raw columns, for the binary format and for bulk passes.
-  LargeVector<int64_t>& ts_column() { return ts_; }
-  LargeVector<int64_t>& dur_column() { return dur_; }
-  LargeVector<uint32_t>& name_column() { return name_; }
-  LargeVector<uint32_t>& track_column() { return track_; }
-  LargeVector<uint32_t>& args_column() { return args_; }
-  LargeVector<uint32_t>& kind_column() { return kind_; }
+  // Durations of 2^32 - 1 ns (4.3 s) and more are kept aside, by event index.
+  static constexpr uint32_t kLongDuration = UINT32_MAX;
+
+  // Raw tables, for the binary format.
   const LargeVector<int64_t>& ts_column() const { return ts_; }
-  const LargeVector<int64_t>& dur_column() const { return dur_; }
-  const LargeVector<uint32_t>& name_column() const { return name_; }
-  const LargeVector<uint32_t>& track_column() const { return track_; }
+  const LargeVector<uint32_t>& dur_column() const { return dur_; }
+  const LargeVector<uint32_t>& template_column() const { return template_; }
   const LargeVector<uint32_t>& args_column() const { return args_; }
-  const LargeVector<uint32_t>& kind_column() const { return kind_; }
+  const std::vector<EventTemplate>& templates() const { return templates_; }
+  const std::vector<LongDuration>& long_durations() const { return long_durations_; }
+  // Replaces the contents with deserialized tables; the caller has validated them.
+  void Assign(LargeVector<int64_t> ts, LargeVector<uint32_t> dur, LargeVector<uint32_t> templ,
+              LargeVector<uint32_t> args, std::vector<EventTemplate> templates,
+              std::vector<LongDuration> long_durations);
 
  private:
+  uint32_t InternTemplate(const EventTemplate& t) {
+    if (!templates_.empty() && templates_[last_template_] == t) return last_template_;
+    return last_template_ = InternTemplateSlow(t);
+  }
+  uint32_t InternTemplateSlow(const EventTemplate& t);
+  void RehashTemplates();
+  int64_t FindLongDuration(size_t i) const;
+
   LargeVector<int64_t> ts_;
-  LargeVector<int64_t> dur_;
-  LargeVector<uint32_t> name_;
-  LargeVector<uint32_t> track_;
+  LargeVector<uint32_t> dur_;
+  LargeVector<uint32_t> template_;
   LargeVector<uint32_t> args_;
-  LargeVector<uint32_t> kind_;
+  std::vector<EventTemplate> templates_;
+  std::vector<uint32_t> template_slots_;  // open addressing: template index + 1
+  uint32_t last_template_ = 0;
+  // Sorted by event.
+  std::vector<LongDuration> long_durations_;
 };
-static_assert(EventTable::kBytesPerEvent == 32, "an event must stay 32 bytes in the columns");
+static_assert(EventTable::kBytesPerEvent == 20, "an event must stay 20 bytes in the columns");
+static_assert(sizeof(EventTemplate) == 16);
 
 // The "profsh" metadata member that marks memory attributed by thread (see Trace).
 inline constexpr char kMemoryByThreadMember[] = "\"memory_attribution\": \"thread\"";

@@ -206,7 +206,7 @@ void TraceBuilder::AddEvent(const EventFields& e, uint32_t schema,
     has_last_track_ = true;
   }
   uint32_t name = InternName(e.name);
-  uint32_t args = schema == kNoArgs ? 0 : trace_.args.Append(schema, inline_words);
+  ArgRef args = schema == kNoArgs ? ArgRef{} : trace_.args.Append(schema, inline_words);
   int64_t dur = e.dur < 0 ? 0 : e.dur;
   if (e.phase == 'B' || e.phase == 'E') has_begin_end_ = true;
   trace_.events.Append(e.ts, dur, name, track, args, e.phase, category, e.flags);
@@ -265,26 +265,7 @@ void TraceBuilder::MatchBeginEnd() {
     trace_.warnings.push_back(std::to_string(unterminated) +
                               " begin ('B') events never ended; they run to the end of the trace");
   }
-  // Compact the columns without the consumed 'E' events.
-  size_t w = 0;
-  for (size_t r = 0; r < n; ++r) {
-    if (drop[r]) continue;
-    if (w != r) {
-      ev.ts_column()[w] = ev.ts_column()[r];
-      ev.dur_column()[w] = ev.dur_column()[r];
-      ev.name_column()[w] = ev.name_column()[r];
-      ev.track_column()[w] = ev.track_column()[r];
-      ev.args_column()[w] = ev.args_column()[r];
-      ev.kind_column()[w] = ev.kind_column()[r];
-    }
-    ++w;
-  }
-  ev.ts_column().resize(w);
-  ev.dur_column().resize(w);
-  ev.name_column().resize(w);
-  ev.track_column().resize(w);
-  ev.args_column().resize(w);
-  ev.kind_column().resize(w);
+  ev.Compact(drop);
 }
 
 Status TraceBuilder::Finish() {

@@ -95,7 +95,7 @@ def main():
         else:
             blob = bytearray(open(saved, "rb").read())
             struct.pack_into("<I", blob, 8, 7)
-            case("wrong_version.profsh", ["version 7 is not supported", "reads version 1"], data=bytes(blob))
+            case("wrong_version.profsh", ["version 7 is not supported", "reads version 2"], data=bytes(blob))
             blob = open(saved, "rb").read()
             case("truncated.profsh", ["truncated profsh trace"], data=blob[: len(blob) - 40])
 

@@ -54,7 +54,7 @@ TEST(ArgStore, ViewResolvesInlineAndSchemaValues) {
   uint32_t words[] = {static_cast<uint32_t>(-7), static_cast<uint32_t>(big),
                       static_cast<uint32_t>(big >> 32), static_cast<uint32_t>(dbits),
                       static_cast<uint32_t>(dbits >> 32)};
-  uint32_t ref = store.Append(schema, words);
+  ArgRef ref = store.Append(schema, words);
   auto view = store.Get(ref);
   ASSERT_EQ(view.size(), 4u);
   std::vector<ArgStore::View::Item> items;
@@ -74,7 +74,7 @@ TEST(ArgStore, ViewResolvesInlineAndSchemaValues) {
 
 TEST(ArgStore, EmptyReferenceHasNoFields) {
   ArgStore store;
-  EXPECT_TRUE(store.Get(0).empty());
+  EXPECT_TRUE(store.Get(ArgRef{}).empty());
 }
 
 }  // namespace
