@@ -332,8 +332,10 @@ class FunctionEventsBuilder {
 
   // Per candidate, besides the output columns.
   LargeVector<uint32_t> candidate_events_;  // the trace event (lone memory records have none)
-  LargeVector<uint32_t> thread_;  // nesting group: the track (runtime calls may move to their op's)
-  LargeVector<int64_t> seq_;      // only with stacks
+  // Nesting group when it is not the track: runtime calls moved to their op's thread. Empty when
+  // none moved.
+  LargeVector<uint32_t> thread_;
+  LargeVector<int64_t> seq_;  // only with stacks
   std::vector<MemoryRecord> memory_;
   std::vector<DeviceLink> links_;
   std::vector<int32_t> link_op_;          // candidate: the op named by the link's External id
@@ -427,46 +429,103 @@ void FunctionEventsBuilder::Scan() {
   want_flops_ = trace_.strings.Find("flops").has_value();
   ResolveSchemaConstants();
 
-  // First pass: which events take part.
-  LargeVector<uint32_t>& candidates = candidate_events_;
-  // Reserved address space is not memory until touched: reserve for every event at once.
-  candidates.reserve(n);
-  f_.flags_.reserve(n);
-  for (size_t i = 0; i < n; ++i) {
-    char ph = ev.phase(i);
+  // What each event template is to the operator view, decided once per template: events of a
+  // template share their name, track, category and argument schema.
+  enum Role : uint8_t { kIgnored, kOperator, kMemoryRecord, kOutOfMemory };
+  struct TemplateInfo {
+    Role role = kIgnored;
+    uint8_t flags = 0;
+    uint32_t name = 0;  // display name
+    uint32_t shapes = 0, stack = 0;
+  };
+  const auto& templates = ev.templates();
+  std::vector<TemplateInfo> info(templates.size());
+  for (size_t t = 0; t < templates.size(); ++t) {
+    const EventTemplate& tp = templates[t];
+    TemplateInfo& ti = info[t];
+    char ph = EventTable::PhaseOf(tp.kind);
     if (ph == 'X') {
-      CategoryClass cls = category_class[ev.category(i)];
+      CategoryClass cls = category_class[EventTable::CategoryOf(tp.kind)];
       if (cls == CategoryClass::kSkip) continue;
       bool filtered;
-      NameOf(ev.name(i), &filtered);
+      ti.name = NameOf(tp.name, &filtered);
       if (filtered) continue;
-      if (cls == CategoryClass::kDevice) {
-        DeviceLink d{static_cast<uint32_t>(candidates.size()), -1, -1, false, false};
+      ti.role = kOperator;
+      ti.flags = cls == CategoryClass::kDevice ? FunctionEvents::kDevice
+                 : cls == CategoryClass::kDeviceAnnotation
+                     ? FunctionEvents::kDevice | FunctionEvents::kAnnotation
+                 : cls == CategoryClass::kRuntime ? FunctionEvents::kRuntime
+                                                  : 0;
+      ArgRef schema_only{tp.schema_plus_one, 0};
+      if (!(ti.flags & FunctionEvents::kDevice)) {
+        if (want_shapes_) ti.shapes = ShapesOf(schema_only);
+        if (want_stacks_) ti.stack = StackOf(schema_only);
+      }
+    } else if (ph == 'i' || ph == 'I') {
+      if (memory_name && tp.name == *memory_name) ti.role = kMemoryRecord;
+      if (oom_name && tp.name == *oom_name) ti.role = kOutOfMemory;
+    }
+  }
+
+  // Counted first, so that every column is allocated once at its size.
+  const uint32_t* event_template = ev.template_column().data();
+  std::vector<uint32_t> events_of(templates.size(), 0);
+  for (size_t i = 0; i < n; ++i) ++events_of[event_template[i]];
+  size_t operators = 0, device = 0, memory = 0;
+  for (size_t t = 0; t < templates.size(); ++t) {
+    const TemplateInfo& ti = info[t];
+    operators += ti.role == kOperator ? events_of[t] : 0;
+    device += ti.role == kOperator && ti.flags == FunctionEvents::kDevice ? events_of[t] : 0;
+    memory += ti.role == kMemoryRecord || ti.role == kOutOfMemory ? events_of[t] : 0;
+  }
+  const size_t m = operators;
+  candidate_events_.resize(m);
+  f_.flags_.resize(m);
+  f_.start_.resize(m);
+  f_.end_.resize(m);
+  f_.name_.resize(m);
+  f_.track_.resize(m);
+  if (want_shapes_) f_.shapes_.resize(m);
+  if (want_stacks_) f_.stack_.resize(m);
+  links_.reserve(device);
+  memory_.reserve(memory);
+
+  // The events that take part, and their columns.
+  const int64_t* ts = ev.ts_column().data();
+  size_t c = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t t = event_template[i];
+    const TemplateInfo& ti = info[t];
+    if (ti.role == kIgnored) continue;
+    if (ti.role == kOperator) {
+      if (ti.flags == FunctionEvents::kDevice) {
+        DeviceLink d{static_cast<uint32_t>(c), -1, -1, false, false};
         d.has_external = reader_.GetInt(ev.args(i), kExternal, &d.external);
         d.has_correlation = reader_.GetInt(ev.args(i), kCorrelation, &d.correlation);
         links_.push_back(d);
       }
-      candidates.push_back(static_cast<uint32_t>(i));
-      uint8_t flags = cls == CategoryClass::kDevice ? FunctionEvents::kDevice
-                      : cls == CategoryClass::kDeviceAnnotation
-                          ? FunctionEvents::kDevice | FunctionEvents::kAnnotation
-                      : cls == CategoryClass::kRuntime ? FunctionEvents::kRuntime
-                                                       : 0;
-      f_.flags_.push_back(flags);
-    } else if (ph == 'i' || ph == 'I') {
-      uint32_t nm = ev.name(i);
-      bool is_memory = memory_name && nm == *memory_name;
-      bool is_oom = oom_name && nm == *oom_name;
-      if (!is_memory && !is_oom) continue;
+      candidate_events_[c] = static_cast<uint32_t>(i);
+      f_.flags_[c] = ti.flags;
+      f_.start_[c] = ts[i];
+      f_.end_[c] = ts[i] + ev.dur(i);
+      f_.name_[c] = ti.name;
+      f_.track_[c] = templates[t].track;
+      if (want_shapes_) f_.shapes_[c] = ti.shapes;
+      if (want_stacks_) f_.stack_[c] = ti.stack;
+      ++c;
+    } else {
       int64_t bytes = 0, device_type = 0;
       reader_.GetInt(ev.args(i), kBytes, &bytes);
       reader_.GetInt(ev.args(i), kDeviceType, &device_type);
-      memory_.push_back({ev.ts(i), IsCpuMemoryDevice(device_type) ? bytes : 0,
-                         IsCudaMemoryDevice(device_type) ? bytes : 0, ev.track(i), is_oom});
+      memory_.push_back({ts[i], IsCpuMemoryDevice(device_type) ? bytes : 0,
+                         IsCudaMemoryDevice(device_type) ? bytes : 0, templates[t].track,
+                         ti.role == kOutOfMemory});
     }
   }
+  for (const MemoryRecord& r : memory_) f_.memory_records += !r.oom;
 
-  // The ids device work refers to; the second pass records which op or runtime call has each.
+  // What needs the CPU ops' own arguments: the ids device work refers to (each op or runtime
+  // call that has one is offered to the index), sequence numbers and FLOPs.
   std::vector<int64_t> externals, correlations;
   for (const DeviceLink& d : links_) {
     if (d.has_external) externals.push_back(d.external);
@@ -474,54 +533,35 @@ void FunctionEventsBuilder::Scan() {
   }
   IdIndex op_by_external(externals), runtime_by_correlation(correlations);
   const bool linking = !links_.empty();
-
-  // Second pass: the columns.
-  const size_t m = candidates.size();
-  f_.start_.resize(m);
-  f_.end_.resize(m);
-  f_.name_.resize(m);
-  thread_.resize(m);
-  f_.track_.resize(m);
-  if (want_shapes_) f_.shapes_.resize(m);
-  if (want_stacks_) {
-    f_.stack_.resize(m);
-    seq_.resize(m);
-  }
+  if (want_stacks_) seq_.assign(m, -1);
   if (want_flops_) f_.flops_.resize(m);
-  for (size_t c = 0; c < m; ++c) {
-    uint32_t i = candidates[c];
-    const uint8_t flags = f_.flags_[c];
-    ArgRef args = ev.args(i);
-    f_.name_[c] = name_map_[ev.name(i)] - 1;
-    f_.start_[c] = ev.ts(i);
-    f_.end_[c] = ev.end(i);
-    thread_[c] = ev.track(i);
-    f_.track_[c] = ev.track(i);
-    if (!(flags & FunctionEvents::kDevice)) {
+  if (linking || want_stacks_ || want_flops_) {
+    for (size_t k = 0; k < m; ++k) {
+      const uint8_t flags = f_.flags_[k];
+      if (flags & FunctionEvents::kDevice) continue;
+      const ArgRef args = ev.args(candidate_events_[k]);
+      if (args.empty()) continue;
       if (linking) {
         int64_t id;
         if (flags & FunctionEvents::kRuntime) {
           if (reader_.GetInt(args, kCorrelation, &id))
-            runtime_by_correlation.Offer(id, static_cast<uint32_t>(c));
+            runtime_by_correlation.Offer(id, static_cast<uint32_t>(k));
         } else if (reader_.GetInt(args, kExternal, &id)) {
-          op_by_external.Offer(id, static_cast<uint32_t>(c));
+          op_by_external.Offer(id, static_cast<uint32_t>(k));
         }
       }
-      if (want_shapes_) f_.shapes_[c] = ShapesOf(args);
       if (want_stacks_) {
-        f_.stack_[c] = StackOf(args);
         int64_t seq = -1;
         reader_.GetInt(args, kSequence, &seq);
-        seq_[c] = seq;
+        seq_[k] = seq;
       }
       if (want_flops_) {
         int64_t flops = 0;
         reader_.GetInt(args, kFlops, &flops);
-        f_.flops_[c] = flops;
+        f_.flops_[k] = flops;
       }
     }
   }
-  for (const MemoryRecord& r : memory_) f_.memory_records += !r.oom;
   if (linking) LinkDeviceWork(op_by_external, runtime_by_correlation);
 }
 
@@ -539,8 +579,14 @@ void FunctionEventsBuilder::LinkDeviceWork(const IdIndex& op_by_external,
       int32_t op = op_by_external.Find(d.external);
       if (op >= 0) {
         link_op_[k] = op;
-        if (d.has_correlation && runtime_of_link_[k] >= 0)
-          thread_[runtime_of_link_[k]] = thread_[op];
+        if (d.has_correlation && runtime_of_link_[k] >= 0) {
+          const LargeVector<uint32_t>& thread = thread_.empty() ? f_.track_ : thread_;
+          const uint32_t runtime = static_cast<uint32_t>(runtime_of_link_[k]);
+          if (thread[runtime] != thread[op]) {
+            if (thread_.empty()) thread_ = f_.track_;
+            thread_[runtime] = thread_[op];
+          }
+        }
       }
     }
   }
@@ -551,7 +597,7 @@ void FunctionEventsBuilder::AppendLone(const MemoryRecord& r, uint32_t name) {
   f_.end_.push_back(r.ts);
   f_.name_.push_back(name);
   f_.flags_.push_back(0);
-  thread_.push_back(r.track);
+  if (!thread_.empty()) thread_.push_back(r.track);
   f_.track_.push_back(r.track);
   if (want_shapes_) f_.shapes_.push_back(0);
   if (want_stacks_) {
@@ -635,7 +681,7 @@ void FunctionEventsBuilder::AttributeMemory() {
     size_t hint_a = 0, hint_b = 0;
     for (size_t c = 0; c < m; ++c) {
       if (f_.flags_[c] & FunctionEvents::kDevice) continue;
-      const uint32_t track = trace_.events.track(candidate_events_[c]);
+      const uint32_t track = f_.track_[c];
       size_t a = hint_a = BoundFrom(sorted, key_of(track, f_.start_[c]), hint_a, less);
       size_t b = hint_b = BoundFrom(sorted, key_of(track, f_.end_[c]), hint_b, less_equal);
       if (a >= b) continue;
@@ -666,16 +712,17 @@ void FunctionEventsBuilder::AttributeMemory() {
 void FunctionEventsBuilder::Order() {
   const size_t n = f_.start_.size();
   uint32_t threads = 0;
-  for (uint32_t t : thread_) threads = std::max(threads, t + 1);
+  const LargeVector<uint32_t>& thread = thread_.empty() ? f_.track_ : thread_;
+  for (uint32_t t : thread) threads = std::max(threads, t + 1);
   std::vector<uint32_t> offset(threads + 1, 0);
-  for (uint32_t t : thread_) ++offset[t + 1];
+  for (uint32_t t : thread) ++offset[t + 1];
   for (uint32_t t = 0; t < threads; ++t) offset[t + 1] += offset[t];
   segments_.clear();
   for (uint32_t t = 0; t < threads; ++t) {
     if (offset[t + 1] > offset[t]) segments_.emplace_back(offset[t], offset[t + 1]);
   }
   order_.assign(n, 0);
-  for (uint32_t c = 0; c < n; ++c) order_[offset[thread_[c]]++] = c;
+  for (uint32_t c = 0; c < n; ++c) order_[offset[thread[c]]++] = c;
   // Within a thread: (start, -end), ties in candidate (torch's input) order.
   const int64_t* start = f_.start_.data();
   const int64_t* end = f_.end_.data();
@@ -819,7 +866,7 @@ void FunctionEventsBuilder::MergeLoneSameNameChildren() {
 void FunctionEventsBuilder::AssignBackwardStacks() {
   if (!want_stacks_) return;
   const size_t n = order_.size();
-  std::vector<int32_t> bw(n, -1);
+  LargeVector<int32_t> bw(n, -1);
   for (uint32_t c = 0; c < n; ++c) {
     if (removed_[c]) continue;
     int32_t p = static_cast<int32_t>(c);
@@ -837,7 +884,7 @@ void FunctionEventsBuilder::AssignBackwardStacks() {
     auto [it, inserted] = forward.emplace(seq_[c], c);
     if (!inserted && earlier(c, it->second)) it->second = c;
   }
-  std::vector<uint32_t> stacks(n, 0);
+  LargeVector<uint32_t> stacks(n, 0);
   for (uint32_t c = 0; c < n; ++c) {
     if (removed_[c] || bw[c] < 0) continue;
     int64_t seq = seq_[bw[c]];

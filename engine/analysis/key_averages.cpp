@@ -30,7 +30,7 @@ KeyAverages ComputeKeyAverages(std::shared_ptr<const FunctionEvents> events,
   const size_t n = fe.size();
 
   // Row of each event. torch keys rows by (name, node, device, legacy[, shapes][, stack[:n]]).
-  std::vector<uint32_t> row_of(n);
+  LargeVector<uint32_t> row_of(n);
   std::vector<uint32_t> first;  // per row: the event torch adds first
   if (!group_by_input_shape && stack_n == 0) {
     std::vector<uint32_t> index(static_cast<size_t>(fe.strings.size()) * 2, UINT32_MAX);

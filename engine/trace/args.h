@@ -148,6 +148,7 @@ class ArgStore {
   void Assign(std::vector<uint32_t> schema_words, std::vector<uint32_t> schema_offsets,
               LargeVector<uint32_t> arena);
   void ReserveArena(size_t words) { arena_.reserve(words); }
+  void ReleaseUnusedCapacity() { profsh::ReleaseUnusedCapacity(arena_); }
 
  private:
   static constexpr uint32_t kWordsPerField = 4;

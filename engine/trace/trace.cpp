@@ -17,6 +17,13 @@ void EventTable::Reserve(size_t n) {
   args_.reserve(n);
 }
 
+void EventTable::ReleaseUnusedCapacity() {
+  profsh::ReleaseUnusedCapacity(ts_);
+  profsh::ReleaseUnusedCapacity(dur_);
+  profsh::ReleaseUnusedCapacity(template_);
+  profsh::ReleaseUnusedCapacity(args_);
+}
+
 size_t EventTable::MemoryBytes() const {
   return ts_.capacity() * 8 + (dur_.capacity() + template_.capacity() + args_.capacity()) * 4 +
          templates_.capacity() * sizeof(EventTemplate) + template_slots_.capacity() * 4 +
@@ -25,8 +32,9 @@ size_t EventTable::MemoryBytes() const {
 
 namespace {
 uint64_t HashTemplate(const EventTemplate& t) {
-  return HashInt((static_cast<uint64_t>(t.name) << 32 | t.track) ^
-                 HashInt(static_cast<uint64_t>(t.kind) << 32 | t.schema_plus_one));
+  uint64_t h = (static_cast<uint64_t>(t.name) << 32 | t.track) * 0x9E3779B97F4A7C15ULL ^
+               (static_cast<uint64_t>(t.kind) << 32 | t.schema_plus_one) * 0xC2B2AE3D27D4EB4FULL;
+  return h ^ (h >> 29);
 }
 }  // namespace
 

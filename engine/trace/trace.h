@@ -107,6 +107,8 @@ class EventTable {
     args_.push_back(args.offset);
   }
   void Reserve(size_t n);
+  // Returns the pages of reserved, unused capacity (once the table is complete).
+  void ReleaseUnusedCapacity();
   void SetDuration(size_t i, int64_t dur);
   void SetPhase(size_t i, char phase);
   void AddFlags(size_t i, uint8_t f);

@@ -271,6 +271,10 @@ void TraceBuilder::MatchBeginEnd() {
 Status TraceBuilder::Finish() {
   if (has_begin_end_) MatchBeginEnd();
   trace_.RebuildDerived();
+  // What the columns reserved or outgrew while they filled is not the trace's to keep.
+  trace_.events.ReleaseUnusedCapacity();
+  trace_.args.ReleaseUnusedCapacity();
+  TrimLargeBlockCache();
   return Status::Ok();
 }
 

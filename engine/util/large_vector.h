@@ -2,15 +2,28 @@
 // huge pages requested, so that filling a column takes one page fault per 2 MiB instead of one
 // per 4 KiB (on the virtual machines profsh runs on, faults cost more than the work itself).
 // Small vectors use the ordinary allocator.
+//
+// Freed blocks are kept for reuse (at most kLargeBlockCacheBytes, marked MADV_FREE so that the
+// kernel can still take their pages back under memory pressure): an analysis allocates and frees
+// the same large columns every time it runs, and zeroing fresh pages costs these machines about
+// as much as the analysis itself. Loading a trace trims the cache, so that what a loaded trace
+// holds is its data, not the blocks its columns outgrew.
 #pragma once
-
-#include <sys/mman.h>
 
 #include <cstddef>
 #include <new>
 #include <vector>
 
 namespace profsh {
+
+inline constexpr size_t kLargeBlockThreshold = size_t{4} << 20;
+inline constexpr size_t kLargeBlockCacheBytes = size_t{1} << 30;
+
+// Throws std::bad_alloc when the system has no memory left.
+void* AllocateLargeBlock(size_t bytes);
+void FreeLargeBlock(void* p, size_t bytes);
+// Returns every cached block to the system; returns the bytes that were cached.
+size_t TrimLargeBlockCache();
 
 template <typename T>
 class LargeAllocator {
@@ -22,30 +35,33 @@ class LargeAllocator {
 
   T* allocate(size_t n) {
     size_t bytes = n * sizeof(T);
-    if (bytes < kThreshold) return static_cast<T*>(::operator new(bytes));
-    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) throw std::bad_alloc();
-    madvise(p, bytes, MADV_HUGEPAGE);
-    return static_cast<T*>(p);
+    if (bytes < kLargeBlockThreshold) return static_cast<T*>(::operator new(bytes));
+    return static_cast<T*>(AllocateLargeBlock(bytes));
   }
   void deallocate(T* p, size_t n) {
     size_t bytes = n * sizeof(T);
-    if (bytes < kThreshold) {
+    if (bytes < kLargeBlockThreshold) {
       ::operator delete(p);
     } else {
-      munmap(p, bytes);
+      FreeLargeBlock(p, bytes);
     }
   }
   template <typename U>
   bool operator==(const LargeAllocator<U>&) const {
     return true;
   }
-
- private:
-  static constexpr size_t kThreshold = size_t{4} << 20;
 };
 
 template <typename T>
 using LargeVector = std::vector<T, LargeAllocator<T>>;
+
+// Gives the pages of a vector's reserved but unused capacity back to the system (a reserve made
+// for the worst case, or the rest of the last huge page); the capacity stays reserved.
+void ReleaseUnusedPages(void* data, size_t used_bytes, size_t capacity_bytes);
+template <typename T>
+void ReleaseUnusedCapacity(LargeVector<T>& v) {
+  if (v.capacity() * sizeof(T) >= kLargeBlockThreshold)
+    ReleaseUnusedPages(v.data(), v.size() * sizeof(T), v.capacity() * sizeof(T));
+}
 
 }  // namespace profsh
