@@ -337,7 +337,7 @@ class FunctionEventsBuilder {
   LargeVector<uint32_t> thread_;
   LargeVector<int64_t> seq_;  // only with stacks
   std::vector<MemoryRecord> memory_;
-  std::vector<DeviceLink> links_;
+  LargeVector<DeviceLink> links_;
   std::vector<int32_t> link_op_;          // candidate: the op named by the link's External id
   std::vector<int32_t> runtime_of_link_;  // candidate: the runtime call with the link's correlation
 
@@ -437,6 +437,11 @@ void FunctionEventsBuilder::Scan() {
     uint8_t flags = 0;
     uint32_t name = 0;  // display name
     uint32_t shapes = 0, stack = 0;
+    struct Id {
+      uint32_t word = 0, words = 0;  // words == 0: not inline, read it the slow way
+    };
+    Id own_id;       // an op's External id, a runtime call's or device event's correlation
+    Id correlation;  // device work: its correlation (own_id is then its External id)
   };
   const auto& templates = ev.templates();
   std::vector<TemplateInfo> info(templates.size());
@@ -467,65 +472,59 @@ void FunctionEventsBuilder::Scan() {
     }
   }
 
-  // Counted first, so that every column is allocated once at its size.
-  const uint32_t* event_template = ev.template_column().data();
-  std::vector<uint32_t> events_of(templates.size(), 0);
-  for (size_t i = 0; i < n; ++i) ++events_of[event_template[i]];
-  size_t operators = 0, device = 0, memory = 0;
-  for (size_t t = 0; t < templates.size(); ++t) {
-    const TemplateInfo& ti = info[t];
-    operators += ti.role == kOperator ? events_of[t] : 0;
-    device += ti.role == kOperator && ti.flags == FunctionEvents::kDevice ? events_of[t] : 0;
-    memory += ti.role == kMemoryRecord || ti.role == kOutOfMemory ? events_of[t] : 0;
-  }
-  const size_t m = operators;
-  candidate_events_.resize(m);
-  f_.flags_.resize(m);
-  f_.start_.resize(m);
-  f_.end_.resize(m);
-  f_.name_.resize(m);
-  f_.track_.resize(m);
-  if (want_shapes_) f_.shapes_.resize(m);
-  if (want_stacks_) f_.stack_.resize(m);
-  links_.reserve(device);
-  memory_.reserve(memory);
-
-  // The events that take part, and their columns.
-  const int64_t* ts = ev.ts_column().data();
-  size_t c = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const uint32_t t = event_template[i];
-    const TemplateInfo& ti = info[t];
-    if (ti.role == kIgnored) continue;
-    if (ti.role == kOperator) {
-      if (ti.flags == FunctionEvents::kDevice) {
-        DeviceLink d{static_cast<uint32_t>(c), -1, -1, false, false};
-        d.has_external = reader_.GetInt(ev.args(i), kExternal, &d.external);
-        d.has_correlation = reader_.GetInt(ev.args(i), kCorrelation, &d.correlation);
-        links_.push_back(d);
+  // The ids that link device work to its op or runtime call: read straight from the event's
+  // inline words when the template's schema keeps them there (always, in Kineto traces).
+  struct IdRead {
+    const ArgReader* reader;
+    const uint32_t* arena;
+    int64_t operator()(const TemplateInfo::Id& id, ArgRef args, size_t key, bool* found) const {
+      if (id.words == 1) {
+        *found = true;
+        return static_cast<int32_t>(arena[args.offset + id.word]);
       }
-      candidate_events_[c] = static_cast<uint32_t>(i);
-      f_.flags_[c] = ti.flags;
-      f_.start_[c] = ts[i];
-      f_.end_[c] = ts[i] + ev.dur(i);
-      f_.name_[c] = ti.name;
-      f_.track_[c] = templates[t].track;
-      if (want_shapes_) f_.shapes_[c] = ti.shapes;
-      if (want_stacks_) f_.stack_[c] = ti.stack;
-      ++c;
-    } else {
-      int64_t bytes = 0, device_type = 0;
-      reader_.GetInt(ev.args(i), kBytes, &bytes);
-      reader_.GetInt(ev.args(i), kDeviceType, &device_type);
-      memory_.push_back({ts[i], IsCpuMemoryDevice(device_type) ? bytes : 0,
-                         IsCudaMemoryDevice(device_type) ? bytes : 0, templates[t].track,
-                         ti.role == kOutOfMemory});
+      if (id.words == 2) {
+        *found = true;
+        return static_cast<int64_t>(arena[args.offset + id.word] |
+                                    static_cast<uint64_t>(arena[args.offset + id.word + 1]) << 32);
+      }
+      int64_t v = 0;
+      *found = reader->GetInt(args, key, &v);
+      return v;
     }
+  };
+  const IdRead read_id{&reader_, trace_.args.arena().data()};
+  for (size_t t = 0; t < templates.size(); ++t) {
+    TemplateInfo& ti = info[t];
+    if (ti.role != kOperator || templates[t].schema_plus_one == 0) continue;
+    const uint32_t schema = templates[t].schema_plus_one - 1;
+    auto slot = [&](size_t key, TemplateInfo::Id* id) {
+      if (!reader_.InlineIntSlot(schema, key, &id->word, &id->words)) id->words = 0;
+    };
+    slot(ti.flags & FunctionEvents::kRuntime ? kCorrelation : kExternal, &ti.own_id);
+    if (ti.flags == FunctionEvents::kDevice) slot(kCorrelation, &ti.correlation);
   }
-  for (const MemoryRecord& r : memory_) f_.memory_records += !r.oom;
 
-  // What needs the CPU ops' own arguments: the ids device work refers to (each op or runtime
-  // call that has one is offered to the index), sequence numbers and FLOPs.
+  // First pass, over the template column: how many ops, and the device work with its ids.
+  const uint32_t* event_template = ev.template_column().data();
+  size_t m = 0, memory = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const TemplateInfo& ti = info[event_template[i]];
+    if (ti.role == kIgnored) continue;
+    if (ti.role != kOperator) {
+      ++memory;
+      continue;
+    }
+    if (ti.flags == FunctionEvents::kDevice) {
+      DeviceLink d{static_cast<uint32_t>(m), -1, -1, false, false};
+      const ArgRef args = ev.args(i);
+      if (!args.empty()) {
+        d.external = read_id(ti.own_id, args, kExternal, &d.has_external);
+        d.correlation = read_id(ti.correlation, args, kCorrelation, &d.has_correlation);
+      }
+      links_.push_back(d);
+    }
+    ++m;
+  }
   std::vector<int64_t> externals, correlations;
   for (const DeviceLink& d : links_) {
     if (d.has_external) externals.push_back(d.external);
@@ -533,35 +532,63 @@ void FunctionEventsBuilder::Scan() {
   }
   IdIndex op_by_external(externals), runtime_by_correlation(correlations);
   const bool linking = !links_.empty();
-  if (want_stacks_) seq_.assign(m, -1);
-  if (want_flops_) f_.flops_.resize(m);
-  if (linking || want_stacks_ || want_flops_) {
-    for (size_t k = 0; k < m; ++k) {
-      const uint8_t flags = f_.flags_[k];
-      if (flags & FunctionEvents::kDevice) continue;
-      const ArgRef args = ev.args(candidate_events_[k]);
-      if (args.empty()) continue;
+
+  candidate_events_.resize(m);
+  f_.flags_.resize(m);
+  f_.start_.resize(m);
+  f_.end_.resize(m);
+  f_.name_.resize(m);
+  f_.track_.resize(m);
+  if (want_shapes_) f_.shapes_.resize(m);
+  if (want_stacks_) {
+    f_.stack_.resize(m);
+    seq_.assign(m, -1);
+  }
+  if (want_flops_) f_.flops_.assign(m, 0);
+  memory_.reserve(memory);
+
+  // Second pass: the columns, and each op or runtime call offered to the index under its id.
+  const int64_t* ts = ev.ts_column().data();
+  size_t c = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t t = event_template[i];
+    const TemplateInfo& ti = info[t];
+    if (ti.role == kIgnored) continue;
+    if (ti.role != kOperator) {
+      int64_t bytes = 0, device_type = 0;
+      reader_.GetInt(ev.args(i), kBytes, &bytes);
+      reader_.GetInt(ev.args(i), kDeviceType, &device_type);
+      memory_.push_back({ts[i], IsCpuMemoryDevice(device_type) ? bytes : 0,
+                         IsCudaMemoryDevice(device_type) ? bytes : 0, templates[t].track,
+                         ti.role == kOutOfMemory});
+      continue;
+    }
+    candidate_events_[c] = static_cast<uint32_t>(i);
+    f_.flags_[c] = ti.flags;
+    f_.start_[c] = ts[i];
+    f_.end_[c] = ts[i] + ev.dur(i);
+    f_.name_[c] = ti.name;
+    f_.track_[c] = templates[t].track;
+    if (want_shapes_) f_.shapes_[c] = ti.shapes;
+    if (want_stacks_) f_.stack_[c] = ti.stack;
+    if (!(ti.flags & FunctionEvents::kDevice) && templates[t].schema_plus_one != 0) {
+      const ArgRef args = ev.args(i);
       if (linking) {
-        int64_t id;
-        if (flags & FunctionEvents::kRuntime) {
-          if (reader_.GetInt(args, kCorrelation, &id))
-            runtime_by_correlation.Offer(id, static_cast<uint32_t>(k));
-        } else if (reader_.GetInt(args, kExternal, &id)) {
-          op_by_external.Offer(id, static_cast<uint32_t>(k));
+        bool found;
+        if (ti.flags & FunctionEvents::kRuntime) {
+          int64_t id = read_id(ti.own_id, args, kCorrelation, &found);
+          if (found) runtime_by_correlation.Offer(id, static_cast<uint32_t>(c));
+        } else {
+          int64_t id = read_id(ti.own_id, args, kExternal, &found);
+          if (found) op_by_external.Offer(id, static_cast<uint32_t>(c));
         }
       }
-      if (want_stacks_) {
-        int64_t seq = -1;
-        reader_.GetInt(args, kSequence, &seq);
-        seq_[k] = seq;
-      }
-      if (want_flops_) {
-        int64_t flops = 0;
-        reader_.GetInt(args, kFlops, &flops);
-        f_.flops_[k] = flops;
-      }
+      if (want_stacks_) reader_.GetInt(args, kSequence, &seq_[c]);
+      if (want_flops_) reader_.GetInt(args, kFlops, &f_.flops_[c]);
     }
+    ++c;
   }
+  for (const MemoryRecord& r : memory_) f_.memory_records += !r.oom;
   if (linking) LinkDeviceWork(op_by_external, runtime_by_correlation);
 }
 
