@@ -504,17 +504,22 @@ void FunctionEventsBuilder::Scan() {
     if (ti.flags == FunctionEvents::kDevice) slot(kCorrelation, &ti.correlation);
   }
 
-  // First pass, over the template column: how many ops, and the device work with its ids.
+  // First pass, over the template column: how many ops, and the device work with its ids. One
+  // byte per template keeps the loop in the first-level cache: bit 0 an op, bit 1 device work,
+  // bit 2 a memory record.
+  std::vector<uint8_t> kind(templates.size(), 0);
+  for (size_t t = 0; t < templates.size(); ++t) {
+    const TemplateInfo& ti = info[t];
+    kind[t] = ti.role == kOperator  ? (ti.flags == FunctionEvents::kDevice ? 3 : 1)
+              : ti.role == kIgnored ? 0
+                                    : 4;
+  }
   const uint32_t* event_template = ev.template_column().data();
   size_t m = 0, memory = 0;
   for (size_t i = 0; i < n; ++i) {
-    const TemplateInfo& ti = info[event_template[i]];
-    if (ti.role == kIgnored) continue;
-    if (ti.role != kOperator) {
-      ++memory;
-      continue;
-    }
-    if (ti.flags == FunctionEvents::kDevice) {
+    const uint8_t k = kind[event_template[i]];
+    if (k == 3) {
+      const TemplateInfo& ti = info[event_template[i]];
       DeviceLink d{static_cast<uint32_t>(m), -1, -1, false, false};
       const ArgRef args = ev.args(i);
       if (!args.empty()) {
@@ -523,7 +528,8 @@ void FunctionEventsBuilder::Scan() {
       }
       links_.push_back(d);
     }
-    ++m;
+    m += k & 1;
+    memory += k >> 2;
   }
   std::vector<int64_t> externals, correlations;
   for (const DeviceLink& d : links_) {
@@ -739,17 +745,21 @@ void FunctionEventsBuilder::AttributeMemory() {
 void FunctionEventsBuilder::Order() {
   const size_t n = f_.start_.size();
   uint32_t threads = 0;
+  // Device work takes no part in nesting, merging or summing: only CPU events are ordered.
   const LargeVector<uint32_t>& thread = thread_.empty() ? f_.track_ : thread_;
+  const uint8_t* flags = f_.flags_.data();
   for (uint32_t t : thread) threads = std::max(threads, t + 1);
   std::vector<uint32_t> offset(threads + 1, 0);
-  for (uint32_t t : thread) ++offset[t + 1];
+  for (size_t c = 0; c < n; ++c) offset[thread[c] + 1] += !(flags[c] & FunctionEvents::kDevice);
   for (uint32_t t = 0; t < threads; ++t) offset[t + 1] += offset[t];
   segments_.clear();
   for (uint32_t t = 0; t < threads; ++t) {
     if (offset[t + 1] > offset[t]) segments_.emplace_back(offset[t], offset[t + 1]);
   }
-  order_.assign(n, 0);
-  for (uint32_t c = 0; c < n; ++c) order_[offset[thread[c]]++] = c;
+  order_.resize(offset[threads]);
+  for (uint32_t c = 0; c < n; ++c) {
+    if (!(flags[c] & FunctionEvents::kDevice)) order_[offset[thread[c]]++] = c;
+  }
   // Within a thread: (start, -end), ties in candidate (torch's input) order.
   const int64_t* start = f_.start_.data();
   const int64_t* end = f_.end_.data();
@@ -759,32 +769,43 @@ void FunctionEventsBuilder::Order() {
     return a < b;
   };
   // Traces are nearly in order (a range is often written after the ranges it contains): set the
-  // few events that break the order aside, sort them and merge them back.
-  std::vector<uint32_t> kept, outliers;
+  // few events that break the order aside, keep the rest in place, sort the few and merge them
+  // back from the end.
+  std::vector<uint32_t> outliers;
   for (auto [b, e] : segments_) {
-    auto first = order_.begin() + b, last = order_.begin() + e;
-    if (std::is_sorted(first, last, before)) continue;
-    kept.clear();
+    uint32_t* seg = order_.data();
+    if (std::is_sorted(seg + b, seg + e, before)) continue;
     outliers.clear();
-    for (auto it = first; it != last; ++it) {
-      if (kept.empty() || !before(*it, kept.back())) {
-        kept.push_back(*it);
+    size_t kept_end = b;
+    for (size_t k = b; k < e; ++k) {
+      uint32_t x = seg[k];
+      if (kept_end == b || !before(x, seg[kept_end - 1])) {
+        seg[kept_end++] = x;
       } else {
-        outliers.push_back(*it);
+        outliers.push_back(x);
       }
     }
     if (outliers.size() * 8 > static_cast<size_t>(e - b)) {
-      std::sort(first, last, before);
+      std::copy(outliers.begin(), outliers.end(), seg + kept_end);
+      std::sort(seg + b, seg + e, before);
       continue;
     }
     std::sort(outliers.begin(), outliers.end(), before);
-    std::merge(kept.begin(), kept.end(), outliers.begin(), outliers.end(), first, before);
+    // Backward merge: the free slots are at the end, so nothing is overwritten before it moves.
+    size_t k = kept_end, o = outliers.size(), w = e;
+    while (o > 0) {
+      if (k > b && before(outliers[o - 1], seg[k - 1])) {
+        seg[--w] = seg[--k];
+      } else {
+        seg[--w] = outliers[--o];
+      }
+    }
   }
 }
 
 // torch's _populate_cpu_children: a parent is the innermost earlier range containing [s, e).
 void FunctionEventsBuilder::Nest() {
-  const size_t n = order_.size();
+  const size_t n = f_.start_.size();
   f_.parent_.assign(n, -1);
   child_count_.assign(n, 0);
   std::vector<uint32_t> open;
@@ -813,7 +834,7 @@ void FunctionEventsBuilder::Nest() {
 // thread. Microsecond rounding can make the node stick out of its wrapper, so the test is that
 // the node starts within the latest such wrapper, not that it nests inside it.
 void FunctionEventsBuilder::MarkBackwardFunctions() {
-  backward_.assign(order_.size(), 0);
+  backward_.assign(f_.start_.size(), 0);
   static constexpr std::string_view kPrefix = "autograd::engine::evaluate_function: ";
   std::vector<uint32_t> node_of(out_->strings.size(), UINT32_MAX);  // wrapper's name -> node's name
   bool any = false;
@@ -850,7 +871,7 @@ void FunctionEventsBuilder::MarkBackwardFunctions() {
 
 void FunctionEventsBuilder::AttachDeviceWork() {
   if (links_.empty()) return;
-  kernel_ns_.assign(order_.size(), 0);
+  kernel_ns_.assign(f_.start_.size(), 0);
   for (size_t k = 0; k < links_.size(); ++k) {
     int32_t op = link_op_[k];
     if (op < 0 && runtime_of_link_[k] >= 0) op = f_.parent_[runtime_of_link_[k]];
@@ -865,7 +886,7 @@ void FunctionEventsBuilder::AttachDeviceWork() {
 // following removed links, as torch's re-parenting within the same pass does.
 void FunctionEventsBuilder::MergeLoneSameNameChildren() {
   LargeVector<int32_t>& parent = f_.parent_;
-  removed_.assign(order_.size(), 0);
+  removed_.assign(f_.start_.size(), 0);
   auto resolve = [&](int32_t p) {
     while (p >= 0 && removed_[p]) p = parent[p];
     return p;
@@ -892,7 +913,7 @@ void FunctionEventsBuilder::MergeLoneSameNameChildren() {
 // number; JSON traces give no usable thread id to match on.
 void FunctionEventsBuilder::AssignBackwardStacks() {
   if (!want_stacks_) return;
-  const size_t n = order_.size();
+  const size_t n = f_.start_.size();
   LargeVector<int32_t> bw(n, -1);
   for (uint32_t c = 0; c < n; ++c) {
     if (removed_[c]) continue;
@@ -928,7 +949,7 @@ void FunctionEventsBuilder::AssignBackwardStacks() {
 }
 
 void FunctionEventsBuilder::RemoveMergedAndSum() {
-  const size_t n = order_.size();
+  const size_t n = f_.start_.size();
   const bool memory = !f_.cpu_memory_.empty();
   const bool device = !kernel_ns_.empty();
   if (device) f_.cuda_total_ = kernel_ns_;
@@ -938,7 +959,7 @@ void FunctionEventsBuilder::RemoveMergedAndSum() {
     if (!f_.cuda_memory_.empty()) f_.children_cuda_memory_.assign(n, 0);
   }
   // Children follow their parents within a thread, so one backward pass sums subtrees.
-  for (size_t k = n; k-- > 0;) {
+  for (size_t k = order_.size(); k-- > 0;) {
     uint32_t c = order_[k];
     if (removed_[c]) continue;
     int32_t p = f_.parent_[c];

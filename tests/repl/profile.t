@@ -8,9 +8,9 @@ profsh> p:run(profsh.executable_dir .. "/nvtx_pipeline 2 > /dev/null")
 0
 profsh> p.exit_code, p.summary.ranges, p.summary.dropped_ranges
 0	252	0
-profsh> for _, a in ipairs(p:key_averages()) do if a.key == "matmul_tile" or a.key == "iteration" then print(a.key, a.count) end end
-iteration	2
-matmul_tile	220
+profsh> counts = {}; for _, a in ipairs(p:key_averages()) do counts[a.key] = a.count end
+profsh> counts.iteration, counts.matmul_tile
+2	220
 profsh> p:run{"sh", "-c", "exit 5"}
 5
 profsh> p.summary.text
