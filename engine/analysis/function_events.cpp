@@ -1,12 +1,17 @@
 #include "engine/analysis/function_events.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <numeric>
 #include <optional>
 #include <unordered_map>
 
 #include "engine/analysis/arg_reader.h"
 #include "engine/util/hash.h"
+#include "engine/util/parallel.h"
 
 namespace profsh {
 
@@ -93,10 +98,17 @@ class IdIndex {
     values_.assign(n, kUnset);
     for (int64_t id : wanted) keys_[Slot(id)] = id;
   }
-  // Keeps the first candidate offered for a wanted id, as the reference's dicts do.
+  // Keeps the earliest candidate offered for a wanted id, as the reference's dicts keep the
+  // first; the parts of a parallel loop may offer at the same time.
   void Offer(int64_t id, uint32_t candidate) {
     int32_t* v = Value(id);
-    if (v != nullptr && *v == kUnset) *v = static_cast<int32_t>(candidate);
+    if (v == nullptr) return;
+    std::atomic_ref<int32_t> slot(*v);
+    const int32_t c = static_cast<int32_t>(candidate);
+    int32_t seen = slot.load(std::memory_order_relaxed);
+    while ((seen == kUnset || seen > c) &&
+           !slot.compare_exchange_weak(seen, c, std::memory_order_relaxed)) {
+    }
   }
   int32_t Find(int64_t id) const {
     const int32_t* v = const_cast<IdIndex*>(this)->Value(id);
@@ -109,8 +121,11 @@ class IdIndex {
   int32_t* Value(int64_t id) {
     if (dense_) {
       uint64_t off = static_cast<uint64_t>(id) - static_cast<uint64_t>(min_);
-      if (off >= dense_values_.size() || dense_values_[off] == kNotWanted) return nullptr;
-      return &dense_values_[off];
+      if (off >= dense_values_.size()) return nullptr;
+      // Offers may run in parallel; kNotWanted is never written after construction.
+      int32_t* v = &dense_values_[off];
+      return std::atomic_ref<int32_t>(*v).load(std::memory_order_relaxed) == kNotWanted ? nullptr
+                                                                                        : v;
     }
     if (keys_.empty()) return nullptr;
     size_t pos = Slot(id);
@@ -515,22 +530,40 @@ void FunctionEventsBuilder::Scan() {
                                     : 4;
   }
   const uint32_t* event_template = ev.template_column().data();
-  size_t m = 0, memory = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const uint8_t k = kind[event_template[i]];
-    if (k == 3) {
-      const TemplateInfo& ti = info[event_template[i]];
-      DeviceLink d{static_cast<uint32_t>(m), -1, -1, false, false};
-      const ArgRef args = ev.args(i);
-      if (!args.empty()) {
-        d.external = read_id(ti.own_id, args, kExternal, &d.has_external);
-        d.correlation = read_id(ti.correlation, args, kCorrelation, &d.has_correlation);
+  const size_t parts = PartsFor(n);
+  // Each part counts its ops and records and lists its device work with part-local op
+  // numbers; the offsets of the parts then make them global.
+  std::vector<size_t> first_op(parts + 1, 0), first_record(parts + 1, 0);
+  std::vector<LargeVector<DeviceLink>> part_links(parts);
+  RunInParts(parts, [&](size_t part) {
+    size_t ops = 0, records = 0;
+    for (size_t i = PartBegin(n, part, parts), end = PartEnd(n, part, parts); i < end; ++i) {
+      const uint8_t k = kind[event_template[i]];
+      if (k == 3) {
+        const TemplateInfo& ti = info[event_template[i]];
+        DeviceLink d{static_cast<uint32_t>(ops), -1, -1, false, false};
+        const ArgRef args = ev.args(i);
+        if (!args.empty()) {
+          d.external = read_id(ti.own_id, args, kExternal, &d.has_external);
+          d.correlation = read_id(ti.correlation, args, kCorrelation, &d.has_correlation);
+        }
+        part_links[part].push_back(d);
       }
+      ops += k & 1;
+      records += k >> 2;
+    }
+    first_op[part + 1] = ops;
+    first_record[part + 1] = records;
+  });
+  for (size_t p = 0; p < parts; ++p) {
+    first_op[p + 1] += first_op[p];
+    first_record[p + 1] += first_record[p];
+    for (DeviceLink d : part_links[p]) {
+      d.candidate += static_cast<uint32_t>(first_op[p]);
       links_.push_back(d);
     }
-    m += k & 1;
-    memory += k >> 2;
   }
+  const size_t m = first_op[parts], memory = first_record[parts];
   std::vector<int64_t> externals, correlations;
   for (const DeviceLink& d : links_) {
     if (d.has_external) externals.push_back(d.external);
@@ -551,49 +584,52 @@ void FunctionEventsBuilder::Scan() {
     seq_.assign(m, -1);
   }
   if (want_flops_) f_.flops_.assign(m, 0);
-  memory_.reserve(memory);
+  memory_.resize(memory);
 
   // Second pass: the columns, and each op or runtime call offered to the index under its id.
+  // Its parts write disjoint ranges of every column.
   const int64_t* ts = ev.ts_column().data();
-  size_t c = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const uint32_t t = event_template[i];
-    const TemplateInfo& ti = info[t];
-    if (ti.role == kIgnored) continue;
-    if (ti.role != kOperator) {
-      int64_t bytes = 0, device_type = 0;
-      reader_.GetInt(ev.args(i), kBytes, &bytes);
-      reader_.GetInt(ev.args(i), kDeviceType, &device_type);
-      memory_.push_back({ts[i], IsCpuMemoryDevice(device_type) ? bytes : 0,
-                         IsCudaMemoryDevice(device_type) ? bytes : 0, templates[t].track,
-                         ti.role == kOutOfMemory});
-      continue;
-    }
-    candidate_events_[c] = static_cast<uint32_t>(i);
-    f_.flags_[c] = ti.flags;
-    f_.start_[c] = ts[i];
-    f_.end_[c] = ts[i] + ev.dur(i);
-    f_.name_[c] = ti.name;
-    f_.track_[c] = templates[t].track;
-    if (want_shapes_) f_.shapes_[c] = ti.shapes;
-    if (want_stacks_) f_.stack_[c] = ti.stack;
-    if (!(ti.flags & FunctionEvents::kDevice) && templates[t].schema_plus_one != 0) {
-      const ArgRef args = ev.args(i);
-      if (linking) {
-        bool found;
-        if (ti.flags & FunctionEvents::kRuntime) {
-          int64_t id = read_id(ti.own_id, args, kCorrelation, &found);
-          if (found) runtime_by_correlation.Offer(id, static_cast<uint32_t>(c));
-        } else {
-          int64_t id = read_id(ti.own_id, args, kExternal, &found);
-          if (found) op_by_external.Offer(id, static_cast<uint32_t>(c));
-        }
+  RunInParts(parts, [&](size_t part) {
+    size_t c = first_op[part], r = first_record[part];
+    for (size_t i = PartBegin(n, part, parts), end = PartEnd(n, part, parts); i < end; ++i) {
+      const uint32_t t = event_template[i];
+      const TemplateInfo& ti = info[t];
+      if (ti.role == kIgnored) continue;
+      if (ti.role != kOperator) {
+        int64_t bytes = 0, device_type = 0;
+        reader_.GetInt(ev.args(i), kBytes, &bytes);
+        reader_.GetInt(ev.args(i), kDeviceType, &device_type);
+        memory_[r++] = {ts[i], IsCpuMemoryDevice(device_type) ? bytes : 0,
+                        IsCudaMemoryDevice(device_type) ? bytes : 0, templates[t].track,
+                        ti.role == kOutOfMemory};
+        continue;
       }
-      if (want_stacks_) reader_.GetInt(args, kSequence, &seq_[c]);
-      if (want_flops_) reader_.GetInt(args, kFlops, &f_.flops_[c]);
+      candidate_events_[c] = static_cast<uint32_t>(i);
+      f_.flags_[c] = ti.flags;
+      f_.start_[c] = ts[i];
+      f_.end_[c] = ts[i] + ev.dur(i);
+      f_.name_[c] = ti.name;
+      f_.track_[c] = templates[t].track;
+      if (want_shapes_) f_.shapes_[c] = ti.shapes;
+      if (want_stacks_) f_.stack_[c] = ti.stack;
+      if (!(ti.flags & FunctionEvents::kDevice) && templates[t].schema_plus_one != 0) {
+        const ArgRef args = ev.args(i);
+        if (linking) {
+          bool found;
+          if (ti.flags & FunctionEvents::kRuntime) {
+            int64_t id = read_id(ti.own_id, args, kCorrelation, &found);
+            if (found) runtime_by_correlation.Offer(id, static_cast<uint32_t>(c));
+          } else {
+            int64_t id = read_id(ti.own_id, args, kExternal, &found);
+            if (found) op_by_external.Offer(id, static_cast<uint32_t>(c));
+          }
+        }
+        if (want_stacks_) reader_.GetInt(args, kSequence, &seq_[c]);
+        if (want_flops_) reader_.GetInt(args, kFlops, &f_.flops_[c]);
+      }
+      ++c;
     }
-    ++c;
-  }
+  });
   for (const MemoryRecord& r : memory_) f_.memory_records += !r.oom;
   if (linking) LinkDeviceWork(op_by_external, runtime_by_correlation);
 }
