@@ -2,9 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <numeric>
 #include <optional>
 #include <unordered_map>
@@ -77,6 +74,7 @@ bool IsCudaMemoryDevice(int64_t device_type) {
 // table takes over when they are spread out.
 class IdIndex {
  public:
+  IdIndex() = default;
   explicit IdIndex(const std::vector<int64_t>& wanted) {
     if (wanted.empty()) return;
     int64_t lo = wanted[0], hi = wanted[0];
@@ -555,6 +553,9 @@ void FunctionEventsBuilder::Scan() {
     first_op[part + 1] = ops;
     first_record[part + 1] = records;
   });
+  size_t device_work = 0;
+  for (const auto& l : part_links) device_work += l.size();
+  links_.reserve(device_work);
   for (size_t p = 0; p < parts; ++p) {
     first_op[p + 1] += first_op[p];
     first_record[p + 1] += first_record[p];
@@ -565,6 +566,8 @@ void FunctionEventsBuilder::Scan() {
   }
   const size_t m = first_op[parts], memory = first_record[parts];
   std::vector<int64_t> externals, correlations;
+  externals.reserve(links_.size());
+  correlations.reserve(links_.size());
   for (const DeviceLink& d : links_) {
     if (d.has_external) externals.push_back(d.external);
     if (d.has_correlation) correlations.push_back(d.correlation);
@@ -733,8 +736,10 @@ void FunctionEventsBuilder::AttributeMemory() {
       keys[k] = key_of(memory_[order[k]].track, memory_[order[k]].ts);
     std::vector<uint32_t> by_key(order.size());
     for (uint32_t k = 0; k < by_key.size(); ++k) by_key[k] = k;
-    std::stable_sort(by_key.begin(), by_key.end(),
-                     [&](uint32_t a, uint32_t b) { return keys[a] < keys[b]; });
+    // Records come in time order per thread, so usually already sorted.
+    if (!std::is_sorted(keys.begin(), keys.end()))
+      std::stable_sort(by_key.begin(), by_key.end(),
+                       [&](uint32_t a, uint32_t b) { return keys[a] < keys[b]; });
     std::vector<Key> sorted(order.size());
     std::vector<int64_t> cpu_prefix(order.size() + 1, 0), cuda_prefix(order.size() + 1, 0);
     for (size_t k = 0; k < by_key.size(); ++k) {
@@ -745,23 +750,28 @@ void FunctionEventsBuilder::AttributeMemory() {
     }
     auto less = [](const Key& x, const Key& y) { return x < y; };
     auto less_equal = [](const Key& x, const Key& y) { return !(y < x); };
-    // Which records some op covers: +1 where a covered range starts, -1 after it ends.
-    std::vector<int32_t> marks(order.size() + 1, 0);
-    size_t hint_a = 0, hint_b = 0;
-    for (size_t c = 0; c < m; ++c) {
-      if (f_.flags_[c] & FunctionEvents::kDevice) continue;
-      const uint32_t track = f_.track_[c];
-      size_t a = hint_a = BoundFrom(sorted, key_of(track, f_.start_[c]), hint_a, less);
-      size_t b = hint_b = BoundFrom(sorted, key_of(track, f_.end_[c]), hint_b, less_equal);
-      if (a >= b) continue;
-      f_.cpu_memory_[c] += cpu_prefix[b] - cpu_prefix[a];
-      if (any_cuda) f_.cuda_memory_[c] += cuda_prefix[b] - cuda_prefix[a];
-      marks[a] += 1;
-      marks[b] -= 1;
-    }
+    // Which records some op covers: +1 where a covered range starts, -1 after it ends. The ops
+    // are split in parts, each with its own marks.
+    const size_t parts = PartsFor(m);
+    std::vector<std::vector<int32_t>> marks(parts, std::vector<int32_t>(order.size() + 1, 0));
+    RunInParts(parts, [&](size_t part) {
+      std::vector<int32_t>& mark = marks[part];
+      size_t hint_a = 0, hint_b = 0;
+      for (size_t c = PartBegin(m, part, parts), end = PartEnd(m, part, parts); c < end; ++c) {
+        if (f_.flags_[c] & FunctionEvents::kDevice) continue;
+        const uint32_t track = f_.track_[c];
+        size_t a = hint_a = BoundFrom(sorted, key_of(track, f_.start_[c]), hint_a, less);
+        size_t b = hint_b = BoundFrom(sorted, key_of(track, f_.end_[c]), hint_b, less_equal);
+        if (a >= b) continue;
+        f_.cpu_memory_[c] += cpu_prefix[b] - cpu_prefix[a];
+        if (any_cuda) f_.cuda_memory_[c] += cuda_prefix[b] - cuda_prefix[a];
+        mark[a] += 1;
+        mark[b] -= 1;
+      }
+    });
     int32_t running = 0;
     for (size_t k = 0; k < by_key.size(); ++k) {
-      running += marks[k];
+      for (const auto& mark : marks) running += mark[k];
       if (running > 0) used[order[by_key[k]]] = true;
     }
   };
@@ -927,20 +937,19 @@ void FunctionEventsBuilder::MergeLoneSameNameChildren() {
     while (p >= 0 && removed_[p]) p = parent[p];
     return p;
   };
-  bool changed = true;
-  while (changed) {
-    changed = false;
-    for (uint32_t c : order_) {
-      if (removed_[c] || parent[c] < 0) continue;
-      int32_t p = parent[c] = resolve(parent[c]);
-      if (p < 0) continue;
-      if (f_.name_[p] != f_.name_[c] || child_count_[p] != 1) continue;
-      child_count_[p] = child_count_[c];
-      if (!kernel_ns_.empty()) kernel_ns_[p] = kernel_ns_[c];
-      removed_[c] = 1;
-      any_removed_ = true;
-      changed = true;
-    }
+  // torch repeats its pass until nothing changes; one pass in this order gets there. A parent
+  // comes before its children, so by the time an event is visited its parent has been merged
+  // away or not for good, and a parent's child count changes only through a merge into it, which
+  // needs it to have had a single child, the one just visited.
+  for (uint32_t c : order_) {
+    if (parent[c] < 0) continue;
+    int32_t p = parent[c] = resolve(parent[c]);
+    if (p < 0) continue;
+    if (f_.name_[p] != f_.name_[c] || child_count_[p] != 1) continue;
+    child_count_[p] = child_count_[c];
+    if (!kernel_ns_.empty()) kernel_ns_[p] = kernel_ns_[c];
+    removed_[c] = 1;
+    any_removed_ = true;
   }
 }
 

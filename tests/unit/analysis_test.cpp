@@ -1,8 +1,12 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
 #include <map>
+#include <random>
+#include <set>
 #include <sstream>
+#include <tuple>
 
 #include "engine/analysis/averages_table.h"
 #include "engine/analysis/function_events.h"
@@ -78,6 +82,98 @@ TEST(FunctionEvents, LoneChildWithParentsNameMerges) {
   EXPECT_EQ(rows["aten::to"].count, 1);  // merged
   EXPECT_EQ(rows["aten::to"].self_cpu, 90);
   EXPECT_EQ(rows["aten::add"].count, 2);  // two children: no merge
+}
+
+// torch's _remove_dup_nodes, literally: passes over the events until one deletes nothing, each
+// lone same-name child handing its children to its parent. Returns (name, self time) per
+// remaining event.
+std::multiset<std::pair<std::string, int64_t>> TorchMerged(
+    const std::vector<std::tuple<std::string, int64_t, int64_t>>& ranges) {
+  struct Node {
+    std::string name;
+    int64_t start, end;
+    int parent = -1;
+    std::vector<int> children;
+  };
+  std::vector<Node> nodes;
+  for (const auto& [name, start, dur] : ranges) nodes.push_back({name, start, start + dur, -1, {}});
+  std::vector<int> order(nodes.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    if (nodes[a].start != nodes[b].start) return nodes[a].start < nodes[b].start;
+    return nodes[a].end > nodes[b].end;
+  });
+  std::vector<int> open;
+  for (int c : order) {
+    while (!open.empty() &&
+           (nodes[c].start >= nodes[open.back()].end || nodes[c].end > nodes[open.back()].end))
+      open.pop_back();
+    if (!open.empty()) {
+      nodes[c].parent = open.back();
+      nodes[open.back()].children.push_back(c);
+    }
+    open.push_back(c);
+  }
+  std::vector<int> events = order;
+  while (true) {
+    std::set<int> deleted;
+    for (int e : events) {
+      int p = nodes[e].parent;
+      if (p >= 0 && nodes[p].name == nodes[e].name && nodes[p].children.size() == 1) {
+        nodes[p].children = nodes[e].children;
+        for (int ch : nodes[e].children) nodes[ch].parent = p;
+        deleted.insert(e);
+      }
+    }
+    if (deleted.empty()) break;
+    std::vector<int> kept;
+    for (int e : events) {
+      if (!deleted.count(e)) kept.push_back(e);
+    }
+    events = kept;
+  }
+  std::multiset<std::pair<std::string, int64_t>> out;
+  for (int e : events) {
+    int64_t self = nodes[e].end - nodes[e].start;
+    for (int ch : nodes[e].children) self -= nodes[ch].end - nodes[ch].start;
+    out.insert({nodes[e].name, self});
+  }
+  return out;
+}
+
+TEST(FunctionEvents, MergingMatchesTorchsRepeatedPassesOnRandomTrees) {
+  std::mt19937 rng(11);
+  size_t merged = 0;
+  for (int round = 0; round < 200; ++round) {
+    // Random nested ranges with two names, so that chains of lone same-name children are common.
+    std::vector<std::tuple<std::string, int64_t, int64_t>> ranges;
+    std::function<void(int64_t, int64_t, int)> grow = [&](int64_t start, int64_t end, int depth) {
+      int64_t at = start;
+      while (at + 4 < end && ranges.size() < 60) {
+        int64_t len = 2 + static_cast<int64_t>(rng() % static_cast<uint64_t>(end - at - 2));
+        ranges.emplace_back(rng() % 2 ? "a" : "b", at, len);
+        if (depth < 6 && len > 6) grow(at + 1, at + len - 1, depth + 1);
+        at += len + static_cast<int64_t>(rng() % 3);
+        if (rng() % 3 == 0) break;  // often a single child
+      }
+    };
+    grow(0, 100000, 0);
+    std::vector<std::string> json;
+    for (const auto& [name, start, dur] : ranges) json.push_back(X(name, start, dur));
+    std::string trace = "{\"traceEvents\": [";
+    for (size_t i = 0; i < json.size(); ++i) trace += (i ? ",\n" : "") + json[i];
+    trace += "]}";
+    auto t = testing::MustImport(trace);
+    auto fe = BuildFunctionEvents(*t);
+    std::multiset<std::pair<std::string, int64_t>> got;
+    for (size_t i = 0; i < fe->size(); ++i) {
+      if (!fe->removed(i))
+        got.insert({std::string(fe->strings.Get(fe->name(i))), fe->self_cpu_ns(i) / 1000});
+    }
+    ASSERT_EQ(got, TorchMerged(ranges)) << "round " << round << ": " << trace;
+    merged += ranges.size() - got.size();
+  }
+  EXPECT_GT(merged, 1000u);  // chains of merges, not a few
 }
 
 TEST(FunctionEvents, MemoryCountsInsideIntervalsInclusiveAndLoneRecordsBecomeRows) {
