@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "engine/util/hash.h"
+#include "engine/util/parallel.h"
 
 namespace profsh {
 
@@ -68,22 +69,51 @@ KeyAverages ComputeKeyAverages(std::shared_ptr<const FunctionEvents> events,
     if (fe.end_ns(a) != fe.end_ns(b)) return fe.end_ns(a) > fe.end_ns(b);
     return fe.rank(a) < fe.rank(b);
   };
-  std::vector<AverageRow> rows(first.size());
-  for (size_t i = 0; i < n; ++i) {
-    if (fe.removed(i)) continue;
-    uint32_t r = row_of[i];
-    if (earlier(static_cast<uint32_t>(i), first[r])) first[r] = static_cast<uint32_t>(i);
-    AverageRow& row = rows[r];
-    row.count += 1;
-    row.cpu_time_total_ns += fe.cpu_total_ns(i);
-    row.cuda_time_total_ns += fe.cuda_total_ns(i);
-    row.self_cpu_time_total_ns += fe.self_cpu_ns(i);
-    row.self_cuda_time_total_ns += fe.self_cuda_ns(i);
-    row.cpu_memory_usage += fe.cpu_memory(i);
-    row.cuda_memory_usage += fe.cuda_memory(i);
-    row.self_cpu_memory_usage += fe.self_cpu_memory(i);
-    row.self_cuda_memory_usage += fe.self_cuda_memory(i);
-    row.flops += fe.flops(i);
+  // The sums, in parts over the events, each into its own rows; then the parts are added up.
+  const size_t parts = PartsFor(n);
+  std::vector<std::vector<AverageRow>> part_rows(parts, std::vector<AverageRow>(first.size()));
+  std::vector<std::vector<uint32_t>> part_first(parts, first);
+  RunInParts(parts, [&](size_t part) {
+    std::vector<AverageRow>& rows = part_rows[part];
+    std::vector<uint32_t>& earliest = part_first[part];
+    for (size_t i = PartBegin(n, part, parts), end = PartEnd(n, part, parts); i < end; ++i) {
+      if (fe.removed(i)) continue;
+      uint32_t r = row_of[i];
+      if (earlier(static_cast<uint32_t>(i), earliest[r])) earliest[r] = static_cast<uint32_t>(i);
+      AverageRow& row = rows[r];
+      row.count += 1;
+      row.cpu_time_total_ns += fe.cpu_total_ns(i);
+      row.cuda_time_total_ns += fe.cuda_total_ns(i);
+      row.self_cpu_time_total_ns += fe.self_cpu_ns(i);
+      row.self_cuda_time_total_ns += fe.self_cuda_ns(i);
+      row.cpu_memory_usage += fe.cpu_memory(i);
+      row.cuda_memory_usage += fe.cuda_memory(i);
+      row.self_cpu_memory_usage += fe.self_cpu_memory(i);
+      row.self_cuda_memory_usage += fe.self_cuda_memory(i);
+      row.flops += fe.flops(i);
+    }
+  });
+  std::vector<AverageRow> rows = std::move(part_rows[0]);
+  for (size_t part = 1; part < parts; ++part) {
+    for (size_t r = 0; r < rows.size(); ++r) {
+      const AverageRow& add = part_rows[part][r];
+      AverageRow& row = rows[r];
+      row.count += add.count;
+      row.cpu_time_total_ns += add.cpu_time_total_ns;
+      row.cuda_time_total_ns += add.cuda_time_total_ns;
+      row.self_cpu_time_total_ns += add.self_cpu_time_total_ns;
+      row.self_cuda_time_total_ns += add.self_cuda_time_total_ns;
+      row.cpu_memory_usage += add.cpu_memory_usage;
+      row.cuda_memory_usage += add.cuda_memory_usage;
+      row.self_cpu_memory_usage += add.self_cpu_memory_usage;
+      row.self_cuda_memory_usage += add.self_cuda_memory_usage;
+      row.flops += add.flops;
+    }
+  }
+  for (size_t r = 0; r < first.size(); ++r) {
+    for (size_t part = 0; part < parts; ++part) {
+      if (earlier(part_first[part][r], first[r])) first[r] = part_first[part][r];
+    }
   }
   for (size_t r = 0; r < rows.size(); ++r) {
     uint32_t e = first[r];
