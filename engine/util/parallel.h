@@ -3,19 +3,21 @@
 // machines profsh runs on have to spare, and what keeps each loop's merge step trivial.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <system_error>
 #include <thread>
 
 namespace profsh {
 
-// Below this many items a second thread costs more than it saves.
-inline constexpr size_t kParallelMinItems = size_t{1} << 20;
+// Below this many items a second thread costs more than it saves. Tests lower it, so that the
+// two-part paths run (and are compared with the one-part ones) on small inputs.
+inline std::atomic<size_t> parallel_min_items{size_t{1} << 20};
 
 // How many parts RunInParts will use for `items`.
 inline size_t PartsFor(size_t items) {
   static const unsigned cores = std::thread::hardware_concurrency();
-  return items >= kParallelMinItems && cores >= 2 ? 2 : 1;
+  return items >= parallel_min_items.load(std::memory_order_relaxed) && cores >= 2 ? 2 : 1;
 }
 
 // [begin, end) of part `part` out of `parts` over `items`.

@@ -13,6 +13,8 @@
 #include "engine/analysis/key_averages.h"
 #include "engine/analysis/memory_timeline.h"
 #include "engine/exporters/exporter.h"
+#include "engine/importers/importer.h"
+#include "engine/util/parallel.h"
 #include "tests/unit/test_util.h"
 
 namespace profsh {
@@ -174,6 +176,45 @@ TEST(FunctionEvents, MergingMatchesTorchsRepeatedPassesOnRandomTrees) {
     merged += ranges.size() - got.size();
   }
   EXPECT_GT(merged, 1000u);  // chains of merges, not a few
+}
+
+// Everything the operator view and the averages hold, as text, to compare two computations.
+std::string Everything(const class Trace& trace, bool by_shape) {
+  std::shared_ptr<const FunctionEvents> fe = BuildFunctionEvents(trace);
+  std::ostringstream out;
+  for (size_t i = 0; i < fe->size(); ++i) {
+    out << fe->strings.Get(fe->name(i)) << ' ' << fe->start_ns(i) << ' ' << fe->end_ns(i) << ' '
+        << fe->removed(i) << ' ' << fe->parent(i) << ' ' << fe->self_cpu_ns(i) << ' '
+        << fe->cuda_total_ns(i) << ' ' << fe->self_cuda_ns(i) << ' ' << fe->cpu_memory(i) << ' '
+        << fe->self_cpu_memory(i) << ' ' << fe->stack(i) << '\n';
+  }
+  KeyAverages avg = ComputeKeyAverages(fe, by_shape, 0);
+  TableOptions options;
+  options.sort_by = "cpu_time_total";
+  auto table = BuildAveragesTable(avg, options);
+  out << (table.ok() ? table.value() : table.error().message);
+  for (const AverageRow& r : avg.rows) out << fe->strings.Get(r.key) << ' ' << r.count << '\n';
+  return out.str();
+}
+
+TEST(FunctionEvents, TwoPartLoopsGiveWhatOnePartGives) {
+  // Real traces: GPU work linked both ways, memory records, stacks, many threads.
+  const char* files[] = {
+      "scripts/samples/alexnet_a100.pt.trace.json.gz",
+      "scripts/samples/mlp_training_cpu.pt.trace.json.gz",
+      "scripts/samples/resnet18_cpu.pt.trace.json.gz",
+      "tests/data/kineto/critical_path_cuda_event_sync_multi_stream_event_sync_trace.json.gz"};
+  for (const char* file : files) {
+    auto trace = LoadTrace(std::string(PROFSH_SOURCE_DIR) + "/" + file);
+    ASSERT_TRUE(trace.ok()) << trace.error().message;
+    const size_t saved = parallel_min_items.load();
+    std::string one = Everything(*trace.value(), true);
+    parallel_min_items = 1;  // every loop in two parts (on a machine with two cores)
+    std::string two = Everything(*trace.value(), true);
+    parallel_min_items = saved;
+    EXPECT_GT(one.size(), 1000u) << file;
+    EXPECT_EQ(one, two) << file;
+  }
 }
 
 TEST(FunctionEvents, MemoryCountsInsideIntervalsInclusiveAndLoneRecordsBecomeRows) {
