@@ -141,6 +141,7 @@ void EventTable::Assign(LargeVector<int64_t> ts, LargeVector<uint32_t> dur,
   templates_ = std::move(templates);
   long_durations_ = std::move(long_durations);
   last_template_ = 0;
+  recent_.assign(kRecentTemplates, RecentTemplate{});
   RehashTemplates();
 }
 

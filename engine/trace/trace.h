@@ -144,7 +144,18 @@ class EventTable {
  private:
   uint32_t InternTemplate(const EventTemplate& t) {
     if (!templates_.empty() && templates_[last_template_] == t) return last_template_;
-    return last_template_ = InternTemplateSlow(t);
+    // A small direct-mapped cache in front of the table: the events of a trace cycle through a
+    // few dozen templates, and the table's slots are a cache miss away.
+    RecentTemplate& recent = recent_[RecentSlot(t)];
+    if (recent.id != UINT32_MAX && recent.t == t) return last_template_ = recent.id;
+    last_template_ = InternTemplateSlow(t);
+    recent = RecentTemplate{t, last_template_};
+    return last_template_;
+  }
+  static size_t RecentSlot(const EventTemplate& t) {
+    uint64_t h = (static_cast<uint64_t>(t.name) * 0x9E3779B97F4A7C15ULL) ^
+                 (static_cast<uint64_t>(t.track ^ t.kind ^ (t.schema_plus_one << 7)) << 17);
+    return (h >> 54) & (kRecentTemplates - 1);
   }
   uint32_t InternTemplateSlow(const EventTemplate& t);
   void RehashTemplates();
@@ -156,6 +167,12 @@ class EventTable {
   LargeVector<uint32_t> args_;
   std::vector<EventTemplate> templates_;
   std::vector<uint32_t> template_slots_;  // open addressing: template index + 1
+  struct RecentTemplate {
+    EventTemplate t;
+    uint32_t id = UINT32_MAX;
+  };
+  static constexpr size_t kRecentTemplates = 1024;
+  std::vector<RecentTemplate> recent_ = std::vector<RecentTemplate>(kRecentTemplates);
   uint32_t last_template_ = 0;
   // Sorted by event.
   std::vector<LongDuration> long_durations_;
