@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <exception>
 #include <system_error>
 #include <thread>
 
@@ -29,22 +30,37 @@ inline size_t PartEnd(size_t items, size_t part, size_t parts) {
 }
 
 // Runs body(part) for part in [0, parts): the last part on a second thread, the others on this
-// one. The body must not throw. Without a thread to spare, the parts run one after the other.
+// one. An exception thrown by any part (an allocation that fails) is rethrown here once both
+// are done. Without a thread to spare, the parts run one after the other.
 template <typename Body>
 void RunInParts(size_t parts, Body&& body) {
   if (parts <= 1) {
     body(size_t{0});
     return;
   }
+  std::exception_ptr helper_error;
   std::thread helper;
   try {
-    helper = std::thread([&body, parts] { body(parts - 1); });
+    helper = std::thread([&body, &helper_error, parts] {
+      try {
+        body(parts - 1);
+      } catch (...) {
+        helper_error = std::current_exception();
+      }
+    });
   } catch (const std::system_error&) {
     for (size_t p = 0; p < parts; ++p) body(p);
     return;
   }
-  for (size_t p = 0; p + 1 < parts; ++p) body(p);
+  std::exception_ptr own_error;
+  try {
+    for (size_t p = 0; p + 1 < parts; ++p) body(p);
+  } catch (...) {
+    own_error = std::current_exception();
+  }
   helper.join();
+  if (own_error) std::rethrow_exception(own_error);
+  if (helper_error) std::rethrow_exception(helper_error);
 }
 
 }  // namespace profsh
