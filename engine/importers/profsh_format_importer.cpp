@@ -1,5 +1,6 @@
 // Reader for profsh's binary trace format (see engine/trace/profsh_format.h). Every count, offset
 // and id is checked before use, so a damaged file is an error message, never a crash.
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -263,6 +264,7 @@ class ProfshFormatImporter final : public Importer {
                     std::move(events.args), std::move(events.templates),
                     std::move(events.long_durations));
     t.RebuildDerived();
+    TrimLargeBlockCache();  // as a JSON load does: the blocks cached before are not the trace's
     return trace;
   }
 
@@ -313,6 +315,11 @@ class ProfshFormatImporter final : public Importer {
         uint32_t inline_words = (w[1] >> 10) & 3;
         if (is_inline && (inline_words < 1 || inline_words > 2))
           return fail("section ARGS: bad inline width");
+        // Only numbers are kept inline; an inline string would be an unchecked string id.
+        if (is_inline && type != static_cast<uint32_t>(ArgType::kInt) &&
+            type != static_cast<uint32_t>(ArgType::kUInt) &&
+            type != static_cast<uint32_t>(ArgType::kDouble))
+          return fail("section ARGS: an inline value must be a number");
         if (!is_inline &&
             (type == static_cast<uint32_t>(ArgType::kString) ||
              type == static_cast<uint32_t>(ArgType::kJson)) &&
@@ -357,6 +364,8 @@ class ProfshFormatImporter final : public Importer {
           (k > 0 && d.event <= previous)) {
         return fail("section LDUR: entry " + std::to_string(k) + " names no long event");
       }
+      if (d.ns < EventTable::kLongDuration || ev.ts[d.event] > INT64_MAX - d.ns)
+        return fail("section LDUR: entry " + std::to_string(k) + " has a duration out of range");
       previous = d.event;
     }
     if (long_events != ev.long_durations.size())

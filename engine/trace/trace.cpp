@@ -93,6 +93,34 @@ void EventTable::SetDuration(size_t i, int64_t dur) {
   }
 }
 
+void EventTable::SetDurations(const std::vector<LongDuration>& durations) {
+  constexpr uint64_t kGone = UINT64_MAX;
+  const auto sorted = static_cast<ptrdiff_t>(long_durations_.size());
+  for (const LongDuration& d : durations) {
+    const bool is_long = d.ns < 0 || d.ns >= kLongDuration;
+    if (dur_[d.event] == kLongDuration) {
+      // Already long: its entry is among the first `sorted`, which are still in order.
+      auto it = std::lower_bound(long_durations_.begin(), long_durations_.begin() + sorted, d.event,
+                                 [](const LongDuration& e, uint64_t v) { return e.event < v; });
+      if (is_long) {
+        it->ns = d.ns;
+      } else {
+        it->event = kGone;
+        dur_[d.event] = static_cast<uint32_t>(d.ns);
+      }
+    } else if (!is_long) {
+      dur_[d.event] = static_cast<uint32_t>(d.ns);
+    } else {
+      dur_[d.event] = kLongDuration;
+      long_durations_.push_back(d);
+    }
+  }
+  std::sort(long_durations_.begin(), long_durations_.end(),
+            [](const LongDuration& a, const LongDuration& b) { return a.event < b.event; });
+  while (!long_durations_.empty() && long_durations_.back().event == kGone)
+    long_durations_.pop_back();
+}
+
 void EventTable::SetPhase(size_t i, char phase) {
   EventTemplate t = event_template(i);
   t.kind = PackKind(phase, CategoryOf(t.kind), FlagsOf(t.kind));

@@ -110,6 +110,8 @@ class EventTable {
   // Returns the pages of reserved, unused capacity (once the table is complete).
   void ReleaseUnusedCapacity();
   void SetDuration(size_t i, int64_t dur);
+  // Many at once (each event at most once): long ones are sorted in once, not inserted one by one.
+  void SetDurations(const std::vector<LongDuration>& durations);
   void SetPhase(size_t i, char phase);
   void AddFlags(size_t i, uint8_t f);
   // Removes the events marked in `drop`, keeping the order of the rest.

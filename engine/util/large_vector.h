@@ -6,8 +6,10 @@
 // Freed blocks are kept for reuse (at most kLargeBlockCacheBytes, marked MADV_FREE so that the
 // kernel can still take their pages back under memory pressure): an analysis allocates and frees
 // the same large columns every time it runs, and zeroing fresh pages costs these machines about
-// as much as the analysis itself. Loading a trace trims the cache, so that what a loaded trace
-// holds is its data, not the blocks its columns outgrew.
+// as much as the analysis itself. Loading a trace (any format, and each window of a recording)
+// trims the cache, so that what a loaded trace holds is its data, not the blocks its columns
+// outgrew; until then, up to kLargeBlockCacheBytes of freed blocks stay resident unless the
+// kernel takes them back.
 #pragma once
 
 #include <cstddef>

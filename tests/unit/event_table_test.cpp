@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <string>
 
 #include "engine/exporters/exporter.h"
 #include "engine/importers/importer.h"
@@ -53,6 +54,50 @@ TEST(EventTable, LongDurationsSurviveSettersAndCompaction) {
   EXPECT_EQ(ev.dur(0), kTenSeconds);
   EXPECT_EQ(ev.dur(1), 2 * kTenSeconds);
   EXPECT_EQ(ev.ts(1), 7);
+}
+
+TEST(EventTable, DurationsSetTogetherStayInOrder) {
+  EventTable ev;
+  for (int i = 0; i < 8; ++i)
+    ev.Append(i, i == 2 || i == 5 ? kTenSeconds : 1, 1, 0, ArgRef{}, 'X', 0);
+  // In the order B/E matching produces them: not by event.
+  ev.SetDurations({LongDuration{7, 3 * kTenSeconds}, LongDuration{5, 4},
+                   LongDuration{0, 2 * kTenSeconds}, LongDuration{2, 5 * kTenSeconds},
+                   LongDuration{4, 6}});
+  EXPECT_EQ(ev.dur(0), 2 * kTenSeconds);
+  EXPECT_EQ(ev.dur(2), 5 * kTenSeconds);
+  EXPECT_EQ(ev.dur(4), 6);
+  EXPECT_EQ(ev.dur(5), 4);
+  EXPECT_EQ(ev.dur(7), 3 * kTenSeconds);
+  ASSERT_EQ(ev.long_durations().size(), 3u);
+  EXPECT_EQ(ev.long_durations()[0].event, 0u);
+  EXPECT_EQ(ev.long_durations()[1].event, 2u);
+  EXPECT_EQ(ev.long_durations()[2].event, 7u);
+}
+
+TEST(EventTable, ManyLongBeginEndPairsOnTwoThreads) {
+  // Ends match the latest begin first, so long durations are found out of event order.
+  std::string json = "{\"traceEvents\": [";
+  const int pairs = 2000;
+  for (int k = 0; k < pairs; ++k) {
+    int tid = k % 2;
+    int64_t ts = int64_t{k} * 10;
+    json += (k ? "," : "") + std::string("{\"ph\": \"B\", \"name\": \"r\", \"pid\": 1, \"tid\": ") +
+            std::to_string(tid) + ", \"ts\": " + std::to_string(ts) + "}";
+  }
+  for (int k = pairs - 1; k >= 0; --k) {
+    int tid = k % 2;
+    json += ",{\"ph\": \"E\", \"pid\": 1, \"tid\": " + std::to_string(tid) +
+            ", \"ts\": " + std::to_string(int64_t{10'000'000} + (pairs - k) * 10) + "}";
+  }
+  json += "]}";
+  auto t = testing::MustImport(json);
+  ASSERT_EQ(t->events.size(), static_cast<size_t>(pairs));
+  for (int k = 0; k < pairs; ++k) {
+    int64_t begin_us = int64_t{k} * 10, end_us = int64_t{10'000'000} + (pairs - k) * 10;
+    ASSERT_EQ(t->events.dur(k), (end_us - begin_us) * 1000) << k;
+  }
+  EXPECT_EQ(t->events.long_durations().size(), static_cast<size_t>(pairs));
 }
 
 TEST(EventTable, ColumnsCostTwentyBytesAnEvent) {

@@ -8,6 +8,7 @@
 #include "engine/exporters/exporter.h"
 #include "engine/importers/importer.h"
 #include "engine/io/atomic_writer.h"
+#include "engine/trace/trace_builder.h"
 #include "tests/unit/test_util.h"
 
 namespace profsh {
@@ -94,6 +95,40 @@ TEST_F(ProfshFormatDamage, WrongVersionIsNamed) {
   std::string e = LoadError(b);
   EXPECT_NE(e.find("version 99 is not supported"), std::string::npos) << e;
   EXPECT_NE(e.find(path_), std::string::npos);
+}
+
+TEST_F(ProfshFormatDamage, AnInlineStringIsRejected) {
+  // No writer keeps strings inline; a file that does would hand an unchecked string id out.
+  Trace t;
+  TraceBuilder b(t);
+  b.BeginArgs();
+  ArgValue v;
+  v.type = ArgType::kString;
+  b.AddArg("name", false, v, "", true);
+  uint32_t schema = b.BuildSchema();
+  EventFields e;
+  e.name = "x";
+  uint32_t words[] = {123456789};
+  b.AddEvent(e, schema, words);
+  ASSERT_TRUE(b.Finish().ok());
+  ASSERT_TRUE(ExportTrace(t, "profsh", path_).ok());
+  auto r = LoadTrace(path_);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("inline value must be a number"), std::string::npos)
+      << r.error().message;
+}
+
+TEST_F(ProfshFormatDamage, ALongDurationOutOfRangeIsRejected) {
+  auto t = testing::MustImport(R"({"traceEvents": [
+    {"ph": "X", "name": "step", "pid": 1, "tid": 1, "ts": 0, "dur": 12000000}]})");
+  ASSERT_TRUE(ExportTrace(*t, "profsh", path_).ok());
+  std::string b = Slurp(path_);
+  size_t at = b.find("LDUR");
+  ASSERT_NE(at, std::string::npos);
+  int64_t ns = 5;  // below the 32-bit column's range: must have been stored there
+  std::memcpy(&b[at + 16 + 8 + 8], &ns, 8);
+  std::string e = LoadError(b);
+  EXPECT_NE(e.find("section LDUR: entry 0 has a duration out of range"), std::string::npos) << e;
 }
 
 TEST_F(ProfshFormatDamage, EveryTruncationIsAnError) {
