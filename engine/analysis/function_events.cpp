@@ -74,7 +74,6 @@ bool IsCudaMemoryDevice(int64_t device_type) {
 // table takes over when they are spread out.
 class IdIndex {
  public:
-  IdIndex() = default;
   explicit IdIndex(const std::vector<int64_t>& wanted) {
     if (wanted.empty()) return;
     int64_t lo = wanted[0], hi = wanted[0];
