@@ -98,10 +98,11 @@ void EventTable::SetDurations(const std::vector<LongDuration>& durations) {
   const auto sorted = static_cast<ptrdiff_t>(long_durations_.size());
   for (const LongDuration& d : durations) {
     const bool is_long = d.ns < 0 || d.ns >= kLongDuration;
-    if (dur_[d.event] == kLongDuration) {
+    auto it = std::lower_bound(long_durations_.begin(), long_durations_.begin() + sorted, d.event,
+                               [](const LongDuration& e, uint64_t v) { return e.event < v; });
+    if (dur_[d.event] == kLongDuration && it != long_durations_.begin() + sorted &&
+        it->event == d.event) {
       // Already long: its entry is among the first `sorted`, which are still in order.
-      auto it = std::lower_bound(long_durations_.begin(), long_durations_.begin() + sorted, d.event,
-                                 [](const LongDuration& e, uint64_t v) { return e.event < v; });
       if (is_long) {
         it->ns = d.ns;
       } else {
