@@ -348,8 +348,8 @@ int Processes(lua_State* L) {
 }
 
 // trace:memory_timeline(): every allocation and free ("[memory]" events: torch's profile_memory
-// or profsh's), in time order, with each process's running total, its peak and what it still
-// held at the end.
+// or profsh's), in time order, with its process's running total on its device; per process the
+// host memory's peak and what it still held at the end, and the same per GPU in `devices`.
 int MemoryTimeline(lua_State* L) {
   return Protect(L, [&] {
     TraceHandle* h = CheckTrace(L, 1, "memory_timeline");
@@ -359,7 +359,7 @@ int MemoryTimeline(lua_State* L) {
     for (size_t k = 0; k < m.points.size(); ++k) {
       const MemoryPoint& p = m.points[k];
       const Track& track = t.tracks[p.track];
-      lua_createtable(L, 0, 5);
+      lua_createtable(L, 0, 6);
       lua_pushnumber(L, NsToUs(p.ts - t.begin_ns()));
       lua_setfield(L, -2, "ts");
       lua_pushinteger(L, p.bytes);
@@ -370,18 +370,43 @@ int MemoryTimeline(lua_State* L) {
       lua_setfield(L, -2, "pid");
       PushIdent(L, t, track.tid);
       lua_setfield(L, -2, "tid");
+      lua_pushstring(L, m.devices[p.device].c_str());
+      lua_setfield(L, -2, "device");
       lua_rawseti(L, -2, static_cast<lua_Integer>(k + 1));
     }
-    lua_createtable(L, 0, static_cast<int>(m.processes.size()));
-    for (const ProcessMemory& process : m.processes) {
-      lua_createtable(L, 0, 3);
-      lua_pushinteger(L, process.peak);
+    auto push_figures = [&](const ProcessMemory& figures) {
+      lua_pushinteger(L, figures.peak);
       lua_setfield(L, -2, "peak");
-      lua_pushnumber(L, NsToUs(process.peak_ts - t.begin_ns()));
+      lua_pushnumber(L, NsToUs(figures.peak_ts - t.begin_ns()));
       lua_setfield(L, -2, "peak_ts");
-      lua_pushinteger(L, process.at_end);
+      lua_pushinteger(L, figures.at_end);
       lua_setfield(L, -2, "at_end");
-      lua_setfield(L, -2, process.pid.c_str());
+    };
+    // processes[pid] = {peak, peak_ts, at_end (host memory), devices = {["cuda:0"] = {...}}}
+    lua_createtable(L, 0, static_cast<int>(m.processes.size()));
+    for (const ProcessMemory& figures : m.processes) {
+      if (lua_getfield(L, -1, figures.pid.c_str()) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_createtable(L, 0, 4);
+        lua_pushinteger(L, 0);
+        lua_setfield(L, -2, "peak");
+        lua_pushinteger(L, 0);
+        lua_setfield(L, -2, "at_end");
+        lua_newtable(L);
+        lua_setfield(L, -2, "devices");
+        lua_pushvalue(L, -1);
+        lua_setfield(L, -3, figures.pid.c_str());
+      }
+      if (figures.device == "cpu") {
+        push_figures(figures);
+      } else {
+        lua_getfield(L, -1, "devices");
+        lua_createtable(L, 0, 3);
+        push_figures(figures);
+        lua_setfield(L, -2, figures.device.c_str());
+        lua_pop(L, 1);
+      }
+      lua_pop(L, 1);
     }
     lua_setfield(L, -2, "processes");
     lua_pushinteger(L, m.peak);

@@ -169,11 +169,13 @@ p = profsh.profile{profile_memory=true}   |   profsh run --profile-memory -- CMD
   torch's meaning; allocations outside any range are "[memory]" events. In Python processes
   profiled with the torch activity (the default) only c10's tensor storage counts, as in
   torch.profiler; a script without torch gets every allocation with activities={"nvtx","itt"}.
-trace:memory_timeline() -> {{ts=, pid=, tid=, bytes=, total=}, ..., peak=, at_end=,
-                            processes={[pid]={peak=, peak_ts=, at_end=}}}
+trace:memory_timeline() -> {{ts=, pid=, tid=, bytes=, total=, device=}, ..., peak=, at_end=,
+                   processes={[pid]={peak=, peak_ts=, at_end=, devices={["cuda:0"]={...}}}}}
   Every allocation (bytes > 0) and free (bytes < 0) in time order with the process's running
-  total (also a "CPU Memory" counter track in the Chrome export), the peaks, and what was
-  still allocated when each process's stream ended. Reads torch's profile_memory traces too.]]
+  total on its device ("cpu", or "cuda:N" in torch's GPU traces; also a "CPU Memory" counter
+  track in the Chrome export), the peaks, and what was still allocated when each process's
+  stream ended. peak and at_end are host memory; each GPU's are under devices. Reads torch's
+  profile_memory traces too.]]
 
 topics.schedule = [[
 s = profsh.schedule{skip_first=0, wait=0, warmup=0, active=1, ["repeat"]=0, skip_first_wait=0}

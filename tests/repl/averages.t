@@ -25,3 +25,10 @@ profsh> t:events{limit="all"}
 stdin:1: bad option 'limit' to 'events' (integer expected, got string)
 profsh> t:export_stacks("/nonexistent-dir/stacks.txt")
 stdin:1: /nonexistent-dir/stacks.txt: cannot create output file: No such file or directory
+profsh> gpu = os.tmpname()
+profsh> f = io.open(gpu, "w") f:write('{"traceEvents": [') for i, r in ipairs{{0, 0, 64}, {1, 0, 4096}, {1, 0, -4096}, {0, 0, -64}, {1, 1, 512}} do f:write((i > 1 and "," or "") .. string.format('{"ph": "i", "name": "[memory]", "pid": 7, "tid": 1, "ts": %d, "args": {"Bytes": %d, "Device Type": %d, "Device Id": %d}}', i, r[3], r[1], r[2])) end f:write("]}") f:close()
+profsh> m = profsh.load(gpu):memory_timeline()
+profsh> m[2].device, m[2].total, m[5].device, m.peak, m.processes["7"].peak, m.processes["7"].devices["cuda:0"].peak, m.processes["7"].devices["cuda:1"].at_end
+cuda:0	4096	cuda:1	64	64	4096	512
+profsh> os.remove(gpu)
+true

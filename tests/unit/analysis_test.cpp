@@ -256,6 +256,35 @@ TEST(MemoryTimeline, RunningTotalsInTimeOrderWithPeakAndBytesAtEnd) {
   EXPECT_EQ(m.processes[0].peak_ts, m.points[2].ts);
 }
 
+TEST(MemoryTimeline, HostAndEachGpuAreCountedApart) {
+  auto gpu = [](int64_t ts, int64_t bytes, int device) {
+    return R"({"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 1, "tid": 1, "ts": )" +
+           std::to_string(ts) + R"(, "args": {"Bytes": )" + std::to_string(bytes) +
+           R"(, "Device Type": 1, "Device Id": )" + std::to_string(device) + "}}";
+  };
+  auto trace = testing::MustImport(Trace({Mem(10, 100), gpu(20, 4096, 0), Mem(30, 50),
+                                          gpu(40, 512, 1), gpu(50, -4096, 0), Mem(60, -100)}));
+  MemoryTimeline m = BuildMemoryTimeline(*trace);
+  ASSERT_EQ(m.points.size(), 6u);
+  std::vector<std::string> devices;
+  std::vector<int64_t> totals;
+  for (const MemoryPoint& p : m.points) {
+    devices.push_back(m.devices[p.device]);
+    totals.push_back(p.total);
+  }
+  EXPECT_EQ(devices, (std::vector<std::string>{"cpu", "cuda:0", "cpu", "cuda:1", "cuda:0", "cpu"}));
+  EXPECT_EQ(totals, (std::vector<int64_t>{100, 4096, 150, 512, 0, 50}));
+  EXPECT_EQ(m.peak, 150);  // host memory only
+  EXPECT_EQ(m.at_end, 50);
+  ASSERT_EQ(m.processes.size(), 3u);
+  EXPECT_EQ(m.processes[1].device, "cuda:0");
+  EXPECT_EQ(m.processes[1].peak, 4096);
+  EXPECT_EQ(m.processes[1].at_end, 0);
+  EXPECT_EQ(m.processes[2].device, "cuda:1");
+  EXPECT_EQ(MemoryDeviceName(2, 0), "cpu");  // MKLDNN tensors live in host memory
+  EXPECT_EQ(MemoryDeviceName(6, 3), "hip:3");
+}
+
 TEST(FunctionEvents, FilteredNamesAndProfilerStepsFollowTorch) {
   auto rows = Rows(Trace({X("ProfilerStep#3", 0, 10, 1, "{}", "user_annotation"),
                           X("ProfilerStep#4", 20, 10, 1, "{}", "user_annotation"),
