@@ -341,11 +341,7 @@ class ProfshFormatImporter final : public Importer {
       if (tp.schema_plus_one == 0) continue;
       uint32_t schema = tp.schema_plus_one - 1;
       if (schema >= offsets.size()) return fail(where + "schema id out of range");
-      const uint32_t* s = &words[offsets[schema]];
-      for (uint32_t f = 0; f < s[0]; ++f) {
-        uint32_t flags = s[1 + f * 4 + 1];
-        if ((flags >> 9) & 1) need[k] += (flags >> 10) & 3;
-      }
+      need[k] = ArgStore::InlineWordCount(&words[offsets[schema]]);
     }
     const size_t arena = args.arena.size();
     size_t long_events = 0;

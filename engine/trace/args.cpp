@@ -127,8 +127,7 @@ uint32_t ArgStore::AddSchema(std::span<const SchemaField> fields) {
   return id;
 }
 
-uint32_t ArgStore::inline_word_count(uint32_t schema) const {
-  const uint32_t* s = &schema_words_[schema_offsets_[schema]];
+uint32_t ArgStore::InlineWordCount(const uint32_t* s) {
   uint32_t words = 0;
   for (uint32_t f = 0; f < s[0]; ++f) {
     uint32_t flags = s[1 + f * kWordsPerField + 1];

@@ -92,8 +92,10 @@ class ArgStore {
   uint32_t schema_count() const { return static_cast<uint32_t>(schema_offsets_.size()); }
   size_t field_count(uint32_t schema) const { return schema_words_[schema_offsets_[schema]]; }
   SchemaField field(uint32_t schema, size_t index) const;
-  // The words an event of this schema keeps in the arena.
-  uint32_t inline_word_count(uint32_t schema) const;
+  // The words an event keeps in the arena for a schema stored as `schema_words` ([count,
+  // (key, flags, lo, hi) * count], the layout of schema_words()); the caller has checked that
+  // the count's fields are there.
+  static uint32_t InlineWordCount(const uint32_t* schema_words);
 
   // Number of 32-bit words an inline value of this type takes (1 for ints that fit in int32).
   static uint32_t InlineWords(const ArgValue& v);

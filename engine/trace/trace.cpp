@@ -67,30 +67,17 @@ void EventTable::RehashTemplates() {
 }
 
 namespace {
-template <typename Vector>
-auto LongDurationAt(Vector& v, size_t i) {
-  return std::lower_bound(v.begin(), v.end(), i,
-                          [](const LongDuration& d, size_t e) { return d.event < e; });
+// The first entry at or after event i in [begin, end), which is sorted by event.
+template <typename Iterator>
+Iterator LongDurationAt(Iterator begin, Iterator end, uint64_t i) {
+  return std::lower_bound(begin, end, i,
+                          [](const LongDuration& d, uint64_t e) { return d.event < e; });
 }
 }  // namespace
 
 int64_t EventTable::FindLongDuration(size_t i) const {
-  auto it = LongDurationAt(long_durations_, i);
+  auto it = LongDurationAt(long_durations_.begin(), long_durations_.end(), i);
   return it != long_durations_.end() && it->event == i ? it->ns : 0;
-}
-
-void EventTable::SetDuration(size_t i, int64_t dur) {
-  auto it = LongDurationAt(long_durations_, i);
-  bool had = dur_[i] == kLongDuration && it != long_durations_.end() && it->event == i;
-  if (dur >= 0 && dur < kLongDuration) {
-    if (had) long_durations_.erase(it);
-    dur_[i] = static_cast<uint32_t>(dur);
-  } else if (had) {
-    it->ns = dur;
-  } else {
-    long_durations_.insert(it, LongDuration{i, dur});
-    dur_[i] = kLongDuration;
-  }
 }
 
 void EventTable::SetDurations(const std::vector<LongDuration>& durations) {
@@ -98,8 +85,7 @@ void EventTable::SetDurations(const std::vector<LongDuration>& durations) {
   const auto sorted = static_cast<ptrdiff_t>(long_durations_.size());
   for (const LongDuration& d : durations) {
     const bool is_long = d.ns < 0 || d.ns >= kLongDuration;
-    auto it = std::lower_bound(long_durations_.begin(), long_durations_.begin() + sorted, d.event,
-                               [](const LongDuration& e, uint64_t v) { return e.event < v; });
+    auto it = LongDurationAt(long_durations_.begin(), long_durations_.begin() + sorted, d.event);
     if (dur_[d.event] == kLongDuration && it != long_durations_.begin() + sorted &&
         it->event == d.event) {
       // Already long: its entry is among the first `sorted`, which are still in order.

@@ -109,8 +109,8 @@ class EventTable {
   void Reserve(size_t n);
   // Returns the pages of reserved, unused capacity (once the table is complete).
   void ReleaseUnusedCapacity();
-  void SetDuration(size_t i, int64_t dur);
-  // Many at once (each event at most once): long ones are sorted in once, not inserted one by one.
+  // Sets the durations of the events named (each at most once); long ones are sorted in once,
+  // not inserted one by one.
   void SetDurations(const std::vector<LongDuration>& durations);
   void SetPhase(size_t i, char phase);
   void AddFlags(size_t i, uint8_t f);

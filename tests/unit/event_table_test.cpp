@@ -40,10 +40,10 @@ TEST(EventTable, LongDurationsSurviveSettersAndCompaction) {
   EXPECT_EQ(ev.dur(1), 3);
   EXPECT_EQ(ev.dur(2), int64_t{UINT32_MAX});
   EXPECT_EQ(ev.end(0), kTenSeconds);
-  ev.SetDuration(3, 2 * kTenSeconds);
+  ev.SetDurations({LongDuration{3, 2 * kTenSeconds}});
   ev.SetPhase(3, 'X');
   ev.AddFlags(3, kFlagUnterminated);
-  ev.SetDuration(2, 4);  // long to short drops the side entry
+  ev.SetDurations({LongDuration{2, 4}});  // long to short drops the side entry
   EXPECT_EQ(ev.dur(3), 2 * kTenSeconds);
   EXPECT_EQ(ev.phase(3), 'X');
   EXPECT_EQ(ev.flags(3), kFlagUnterminated);
