@@ -11,12 +11,28 @@ uint64_t EventTemplates::ShapeKey(uint32_t prefix_id, std::string_view first_hol
   return HashBytes(first_hole, prefix_id * 0x9E3779B97F4A7C15ULL + 1);
 }
 
+void EventTemplates::HashIndex::Insert(uint64_t hash, int32_t index) {
+  if ((used_ + 1) * 2 > slots_.size()) {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(old.empty() ? 64 : old.size() * 2, Slot{});
+    mask_ = slots_.size() - 1;
+    used_ = 0;
+    for (const Slot& s : old) {
+      if (s.index >= 0) Insert(s.hash, s.index);
+    }
+  }
+  size_t pos = hash & mask_;
+  while (slots_[pos].index >= 0) pos = (pos + 1) & mask_;
+  slots_[pos] = Slot{hash, index};
+  ++used_;
+}
+
 const EventTemplates::Prefix* EventTemplates::FindPrefix(const char* input, const char* end,
                                                          uint32_t* prefix_id) {
   if (end - input < static_cast<ptrdiff_t>(kKeyBytes)) return nullptr;
-  auto it = prefix_index_.find(HashBytes(input, kKeyBytes));
-  if (it == prefix_index_.end()) return nullptr;
-  PrefixSlots& slots = it->second;
+  int32_t index = prefix_index_.Find(HashBytes(input, kKeyBytes));
+  if (index < 0) return nullptr;
+  PrefixSlots& slots = prefix_slots_[index];
   for (uint32_t i = 0; i < slots.count; ++i) {
     const Prefix& p = prefixes_[slots.ids[i]];
     if (static_cast<size_t>(end - input) > p.text.size() &&
@@ -29,24 +45,18 @@ const EventTemplates::Prefix* EventTemplates::FindPrefix(const char* input, cons
   return nullptr;
 }
 
-std::span<const int32_t> EventTemplates::Candidates(uint32_t prefix_id,
-                                                    std::string_view first_hole) {
-  auto it = shape_index_.find(ShapeKey(prefix_id, first_hole));
-  if (it == shape_index_.end() || !it->second.enabled()) return {};
-  return std::span<const int32_t>(it->second.ids.data(), it->second.count);
+EventTemplates::ShapeSlots* EventTemplates::Candidates(uint32_t prefix_id,
+                                                       std::string_view first_hole) {
+  int32_t index = shape_index_.Find(ShapeKey(prefix_id, first_hole));
+  if (index < 0 || !shape_slots_[index].enabled()) return nullptr;
+  return &shape_slots_[index];
 }
 
-void EventTemplates::Matched(uint32_t prefix_id, std::string_view first_hole, int32_t shape_id) {
-  ShapeSlots& slots = shape_index_[ShapeKey(prefix_id, first_hole)];
+void EventTemplates::Matched(ShapeSlots& slots, int32_t shape_id) {
   ++slots.attempts;
   ++slots.hits;
   auto pos = std::find(slots.ids.begin(), slots.ids.begin() + slots.count, shape_id);
   std::rotate(slots.ids.begin(), pos, pos + 1);  // most recently used first
-}
-
-void EventTemplates::Missed(uint32_t prefix_id, std::string_view first_hole) {
-  auto it = shape_index_.find(ShapeKey(prefix_id, first_hole));
-  if (it != shape_index_.end()) ++it->second.attempts;
 }
 
 void EventTemplates::Remember(const char* begin, const char* end,
@@ -57,7 +67,14 @@ void EventTemplates::Remember(const char* begin, const char* end,
   std::string_view prefix_text(begin, static_cast<size_t>(prefix_end - begin));
 
   // Find or add the prefix.
-  PrefixSlots& pslots = prefix_index_[HashBytes(begin, kKeyBytes)];
+  const uint64_t prefix_hash = HashBytes(begin, kKeyBytes);
+  int32_t pslots_index = prefix_index_.Find(prefix_hash);
+  if (pslots_index < 0) {
+    pslots_index = static_cast<int32_t>(prefix_slots_.size());
+    prefix_slots_.emplace_back();
+    prefix_index_.Insert(prefix_hash, pslots_index);
+  }
+  PrefixSlots& pslots = prefix_slots_[pslots_index];
   int32_t prefix_id = -1;
   for (uint32_t i = 0; i < pslots.count; ++i) {
     const Prefix& p = prefixes_[pslots.ids[i]];
@@ -83,8 +100,14 @@ void EventTemplates::Remember(const char* begin, const char* end,
           ? std::string_view()
           : std::string_view(holes[0].begin, static_cast<size_t>(holes[0].end - holes[0].begin));
   if (holes.empty() || holes[0].hole.kind != HoleKind::kName) first_hole = std::string_view();
-  ShapeSlots& slots = shape_index_[ShapeKey(static_cast<uint32_t>(prefix_id), first_hole)];
-  if (slots.count == 0) slots.ids.fill(-1);
+  const uint64_t shape_key = ShapeKey(static_cast<uint32_t>(prefix_id), first_hole);
+  int32_t slots_index = shape_index_.Find(shape_key);
+  if (slots_index < 0) {
+    slots_index = static_cast<int32_t>(shape_slots_.size());
+    shape_slots_.emplace_back().ids.fill(-1);
+    shape_index_.Insert(shape_key, slots_index);
+  }
+  ShapeSlots& slots = shape_slots_[slots_index];
   if (!slots.enabled()) return;
 
   for (size_t i = 0; i < holes.size(); ++i) {

@@ -19,7 +19,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "engine/trace/trace.h"
@@ -50,11 +49,16 @@ struct EventShape {
   bool has_ts = false;
   bool has_dur = false;
   uint32_t schema = 0;  // the argument schema; TraceBuilder::kNoArgs when none
+  // The trace's EventTemplate of the last event committed with this shape. Only the name can
+  // differ between two events of one shape, so the next one reuses it once its name compares
+  // equal.
+  uint32_t last_event_template = UINT32_MAX;
 };
 
 class EventTemplates {
  public:
   static constexpr size_t kKeyBytes = 16;
+  static constexpr size_t kShapesPerKey = 4;
 
   struct Prefix {
     std::string text;
@@ -64,13 +68,25 @@ class EventTemplates {
 
   // The prefix that starts `input` (which begins at the event's '{'), or nullptr.
   const Prefix* FindPrefix(const char* input, const char* end, uint32_t* prefix_id);
-  // Candidate shapes for an event with this prefix whose first hole's text is `first_hole`.
-  std::span<const int32_t> Candidates(uint32_t prefix_id, std::string_view first_hole);
-  const EventShape& shape(int32_t id) const { return shapes_[id]; }
+  // Up to kShapesPerKey shapes of events that share a prefix and a name, most recently used first.
+  struct ShapeSlots {
+    std::array<int32_t, kShapesPerKey> ids;
+    uint32_t count = 0;
+    uint32_t attempts = 0;
+    uint32_t hits = 0;
+    bool enabled() const { return attempts < 64 || hits * 2 >= attempts; }
+  };
+  // The candidate shapes for an event with this prefix whose first hole's text is `first_hole`,
+  // or nullptr.
+  ShapeSlots* Candidates(uint32_t prefix_id, std::string_view first_hole);
+  static std::span<const int32_t> Ids(const ShapeSlots& slots) {
+    return std::span<const int32_t>(slots.ids.data(), slots.count);
+  }
+  EventShape& shape(int32_t id) { return shapes_[id]; }
   // Reports the outcome of trying the candidates, for ordering and for giving up on names whose
   // events never repeat.
-  void Matched(uint32_t prefix_id, std::string_view first_hole, int32_t shape_id);
-  void Missed(uint32_t prefix_id, std::string_view first_hole);
+  static void Matched(ShapeSlots& slots, int32_t shape_id);
+  static void Missed(ShapeSlots& slots) { ++slots.attempts; }
 
   // Records the shape of a generically parsed event spanning [begin, end).
   void Remember(const char* begin, const char* end, std::span<const RecordedHole> holes,
@@ -80,26 +96,43 @@ class EventTemplates {
 
  private:
   static constexpr size_t kPrefixesPerKey = 8;
-  static constexpr size_t kShapesPerKey = 4;
   static constexpr size_t kMaxShapes = 1 << 15;
 
-  struct ShapeSlots {
-    std::array<int32_t, kShapesPerKey> ids;
-    uint32_t count = 0;
-    uint32_t attempts = 0;
-    uint32_t hits = 0;
-    bool enabled() const { return attempts < 64 || hits * 2 >= attempts; }
-  };
   struct PrefixSlots {
     std::array<int32_t, kPrefixesPerKey> ids;
     uint32_t count = 0;
   };
   static uint64_t ShapeKey(uint32_t prefix_id, std::string_view first_hole);
 
+  // Open addressing from a 64-bit hash to an index into a vector: one probe in the common case,
+  // where std::unordered_map chases a node pointer.
+  class HashIndex {
+   public:
+    // The index stored under `hash`, or -1.
+    int32_t Find(uint64_t hash) const {
+      if (slots_.empty()) return -1;
+      for (size_t pos = hash & mask_;; pos = (pos + 1) & mask_) {
+        const Slot& s = slots_[pos];
+        if (s.index < 0 || s.hash == hash) return s.index;
+      }
+    }
+    void Insert(uint64_t hash, int32_t index);
+
+   private:
+    struct Slot {
+      uint64_t hash = 0;
+      int32_t index = -1;
+    };
+    std::vector<Slot> slots_;
+    size_t mask_ = 0, used_ = 0;
+  };
+
   std::vector<Prefix> prefixes_;
-  std::unordered_map<uint64_t, PrefixSlots> prefix_index_;  // hash of the first kKeyBytes
+  std::vector<PrefixSlots> prefix_slots_;
+  HashIndex prefix_index_;  // hash of the first kKeyBytes -> prefix_slots_
   std::vector<EventShape> shapes_;
-  std::unordered_map<uint64_t, ShapeSlots> shape_index_;
+  std::vector<ShapeSlots> shape_slots_;
+  HashIndex shape_index_;  // ShapeKey -> shape_slots_
 };
 
 }  // namespace profsh

@@ -215,7 +215,7 @@ class JsonTraceParser {
   EventTemplates templates_;
   std::vector<RecordedHole> holes_;
   const char* event_end_ = nullptr;
-  const EventShape* matched_shape_ = nullptr;  // set when the event came from a template
+  EventShape* matched_shape_ = nullptr;  // set when the event came from a template
 };
 
 std::string JsonTraceParser::Position(const char* at) const {
@@ -761,17 +761,27 @@ Step JsonTraceParser::ParseTime(int64_t* out, const char* field) {
 Step JsonTraceParser::CommitEvent(bool* committed) {
   if (matched_shape_ != nullptr) {
     // Everything but the holes is the template's, which was valid when it was recorded.
-    const EventShape& shape = *matched_shape_;
+    EventShape& shape = *matched_shape_;
+    const std::string_view name = has_name_ ? View(name_) : std::string_view();
+    signature_.InlineWords(&inline_words_);
+    const int64_t dur = shape.phase == 'X' ? dur_ : 0;
+    if (shape.last_event_template != UINT32_MAX &&
+        builder_.TemplateName(shape.last_event_template) == name) {
+      builder_.AddEventWithTemplate(shape.last_event_template, shape.has_ts ? ts_ : 0, dur,
+                                    inline_words_);
+      *committed = true;
+      return Step::kOk;
+    }
     EventFields e;
     e.phase = shape.phase;
     e.ts = shape.has_ts ? ts_ : 0;
-    e.dur = shape.phase == 'X' ? dur_ : 0;
-    e.name = has_name_ ? View(name_) : std::string_view();
+    e.dur = dur;
+    e.name = name;
     e.category = shape.category;
     e.pid = shape.pid;
     e.tid = shape.tid;
-    signature_.InlineWords(&inline_words_);
-    builder_.AddEvent(e, shape.schema, inline_words_);
+    shape.last_event_template = builder_.TemplateOf(e, shape.schema);
+    builder_.AddEventWithTemplate(shape.last_event_template, e.ts, e.dur, inline_words_);
     *committed = true;
     return Step::kOk;
   }
@@ -878,21 +888,26 @@ bool JsonTraceParser::TryEventTemplate() {
     q = p_;
     p_ = saved;
   }
-  for (int32_t id : templates_.Candidates(prefix_id, first_text)) {
-    const EventShape& shape = templates_.shape(id);
+  EventTemplates::ShapeSlots* slots = templates_.Candidates(prefix_id, first_text);
+  if (slots == nullptr) {
+    p_ = event_start_;
+    return false;
+  }
+  for (int32_t id : EventTemplates::Ids(*slots)) {
+    EventShape& shape = templates_.shape(id);
     if (prefix->has_hole && prefix->first.kind == HoleKind::kInline &&
         shape.holes[0].inline_type != signature_.inline_type(0)) {
       continue;
     }
     size_t inlines = signature_.inline_count();
     if (MatchShape(shape, q)) {
-      templates_.Matched(prefix_id, first_text, id);
+      EventTemplates::Matched(*slots, id);
       matched_shape_ = &shape;
       return true;
     }
     signature_.Truncate(0, inlines);
   }
-  templates_.Missed(prefix_id, first_text);
+  EventTemplates::Missed(*slots);
   p_ = event_start_;
   return false;
 }

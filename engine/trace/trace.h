@@ -94,8 +94,13 @@ class EventTable {
   // `args` is what ArgStore::Append returned (0 for an event without arguments).
   void Append(int64_t ts, int64_t dur, uint32_t name, uint32_t track, ArgRef args, char phase,
               uint16_t category, uint8_t flags = 0) {
-    uint32_t t = InternTemplate(
-        EventTemplate{name, track, PackKind(phase, category, flags), args.schema_plus_one});
+    AppendWithTemplate(ts, dur,
+                       InternTemplate(EventTemplate{name, track, PackKind(phase, category, flags),
+                                                    args.schema_plus_one}),
+                       args.offset);
+  }
+  // `event_template` is what InternTemplate returned.
+  void AppendWithTemplate(int64_t ts, int64_t dur, uint32_t event_template, uint32_t args_offset) {
     if (dur < 0 || dur >= kLongDuration) {
       long_durations_.push_back(LongDuration{ts_.size(), dur});
       dur_.push_back(kLongDuration);
@@ -103,8 +108,18 @@ class EventTable {
       dur_.push_back(static_cast<uint32_t>(dur));
     }
     ts_.push_back(ts);
-    template_.push_back(t);
-    args_.push_back(args.offset);
+    template_.push_back(event_template);
+    args_.push_back(args_offset);
+  }
+  uint32_t InternTemplate(const EventTemplate& t) {
+    if (!templates_.empty() && templates_[last_template_] == t) return last_template_;
+    // A small direct-mapped cache in front of the table: the events of a trace cycle through a
+    // few dozen templates, and the table's slots are a cache miss away.
+    RecentTemplate& recent = recent_[RecentSlot(t)];
+    if (recent.id != UINT32_MAX && recent.t == t) return last_template_ = recent.id;
+    last_template_ = InternTemplateSlow(t);
+    recent = RecentTemplate{t, last_template_};
+    return last_template_;
   }
   void Reserve(size_t n);
   // Returns the pages of reserved, unused capacity (once the table is complete).
@@ -144,16 +159,6 @@ class EventTable {
               std::vector<LongDuration> long_durations);
 
  private:
-  uint32_t InternTemplate(const EventTemplate& t) {
-    if (!templates_.empty() && templates_[last_template_] == t) return last_template_;
-    // A small direct-mapped cache in front of the table: the events of a trace cycle through a
-    // few dozen templates, and the table's slots are a cache miss away.
-    RecentTemplate& recent = recent_[RecentSlot(t)];
-    if (recent.id != UINT32_MAX && recent.t == t) return last_template_ = recent.id;
-    last_template_ = InternTemplateSlow(t);
-    recent = RecentTemplate{t, last_template_};
-    return last_template_;
-  }
   static size_t RecentSlot(const EventTemplate& t) {
     uint64_t h = (static_cast<uint64_t>(t.name) * 0x9E3779B97F4A7C15ULL) ^
                  (static_cast<uint64_t>(t.track ^ t.kind ^ (t.schema_plus_one << 7)) << 17);

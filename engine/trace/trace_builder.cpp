@@ -182,8 +182,7 @@ uint32_t TraceBuilder::InternName(std::string_view name) {
   return id;
 }
 
-void TraceBuilder::AddEvent(const EventFields& e, uint32_t schema,
-                            std::span<const uint32_t> inline_words) {
+uint32_t TraceBuilder::TemplateOf(const EventFields& e, uint32_t schema) {
   uint16_t category = 0;
   if (!e.category.empty()) {
     if (has_last_category_ && e.category == last_category_) {
@@ -205,11 +204,10 @@ void TraceBuilder::AddEvent(const EventFields& e, uint32_t schema,
     last_track_ = track;
     has_last_track_ = true;
   }
-  uint32_t name = InternName(e.name);
-  ArgRef args = schema == kNoArgs ? ArgRef{} : trace_.args.Append(schema, inline_words);
-  int64_t dur = e.dur < 0 ? 0 : e.dur;
   if (e.phase == 'B' || e.phase == 'E') has_begin_end_ = true;
-  trace_.events.Append(e.ts, dur, name, track, args, e.phase, category, e.flags);
+  return trace_.events.InternTemplate(
+      EventTemplate{InternName(e.name), track, EventTable::PackKind(e.phase, category, e.flags),
+                    schema == kNoArgs ? 0 : schema + 1});
 }
 
 void TraceBuilder::MatchBeginEnd() {

@@ -95,7 +95,24 @@ class TraceBuilder {
   uint32_t BuildSchema();
 
   // Appends an event; `schema` is kNoArgs for an event without arguments.
-  void AddEvent(const EventFields& e, uint32_t schema, std::span<const uint32_t> inline_words);
+  void AddEvent(const EventFields& e, uint32_t schema, std::span<const uint32_t> inline_words) {
+    AddEventWithTemplate(TemplateOf(e, schema), e.ts, e.dur, inline_words);
+  }
+  // The same in two steps, for importers that know which events share everything but their
+  // times and inline argument words: TemplateOf interns the shared part (the id stays valid
+  // for the trace's lifetime), AddEventWithTemplate appends an event that has it.
+  uint32_t TemplateOf(const EventFields& e, uint32_t schema);
+  void AddEventWithTemplate(uint32_t event_template, int64_t ts, int64_t dur,
+                            std::span<const uint32_t> inline_words) {
+    const uint32_t schema_plus_one = trace_.events.templates()[event_template].schema_plus_one;
+    const ArgRef args =
+        schema_plus_one == 0 ? ArgRef{} : trace_.args.Append(schema_plus_one - 1, inline_words);
+    trace_.events.AppendWithTemplate(ts, dur < 0 ? 0 : dur, event_template, args.offset);
+  }
+  // The name of the events that have a template.
+  std::string_view TemplateName(uint32_t event_template) const {
+    return trace_.str(trace_.events.templates()[event_template].name);
+  }
 
   // Matches B/E pairs into complete events and builds the derived tables.
   Status Finish();

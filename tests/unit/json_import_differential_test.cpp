@@ -17,7 +17,8 @@ using nlohmann::json;
 
 // Random events drawn from few shapes, so that templates form, with variations that must each
 // defeat a template: ids past 32 bits, doubles, a changed constant, an escaped name, fields in
-// another order, counters whose "ph" comes last, odd whitespace.
+// another order, counters whose "ph" comes last, odd whitespace, and events of one shape whose
+// names differ after their first hole.
 struct Generated {
   std::string text;
   std::vector<std::pair<std::string, std::string>> times;  // the text of "ts" and "dur" per event
@@ -44,7 +45,7 @@ Generated RandomTrace(uint32_t seed, size_t events) {
     std::string ws = pick(20) == 0 ? "  " : " ";
     std::string dur = std::to_string(pick(5000));
     g.times.emplace_back(tss, dur);
-    switch (pick(6)) {
+    switch (pick(7)) {
       case 0:  // a flow event with a top-level id
         out += "  {\"ph\": \"" + std::string(pick(2) ? "s" : "f") + "\", \"id\":" + ws +
                std::to_string(ext) + ", \"pid\": 1, \"tid\": " + std::to_string(1 + pick(2)) +
@@ -55,6 +56,10 @@ Generated RandomTrace(uint32_t seed, size_t events) {
         out += "  {\"name\": \"mem\", \"pid\": 1, \"tid\": 1, \"ts\": " + tss +
                ", \"args\": {\"allocated\": " + std::to_string(pick(100000)) +
                ", \"reserved\": " + std::to_string(pick(3)) + ".5}, \"ph\": \"C\"}";
+        break;
+      case 2:  // an instant whose name comes after a varying number: one shape, many names
+        out += "  {\"ph\": \"i\", \"s\": \"t\", \"pid\": 1, \"tid\": 1, \"ts\": " + tss +
+               ", \"name\": \"" + name + "\"}";
         break;
       default: {
         std::string args = "{\"External id\": " + std::to_string(ext) + ", \"correlation\": " +
