@@ -211,6 +211,7 @@ class JsonTraceParser {
   // Event templates (see event_templates.h) and what this event's parse recorded for them.
   bool TryEventTemplate();
   bool MatchShape(const EventShape& shape, const char* q);
+  bool FastSmallInt(const char* at);
   Step ParseHole(const Hole& hole, const char* at);
   EventTemplates templates_;
   std::vector<RecordedHole> holes_;
@@ -863,7 +864,9 @@ bool JsonTraceParser::TryEventTemplate() {
     // The first hole decides the candidates; for an inline number its type is checked per shape.
     Hole first = prefix->first;
     const char* saved = p_;
-    if (first.kind == HoleKind::kInline) {
+    if (first.kind == HoleKind::kInline && FastSmallInt(q)) {
+      // An id or a count, the usual first hole of flow events.
+    } else if (first.kind == HoleKind::kInline) {
       p_ = q;
       const char* begin;
       bool is_integer;
@@ -937,6 +940,24 @@ bool JsonTraceParser::MatchShape(const EventShape& shape, const char* q) {
   return true;
 }
 
+// A non-negative integer of up to nine digits at `at` (ids and counts: most inline numbers) is
+// added to the signature as a one-word int, and p_ ends after it. Anything else is left to the
+// general path, which also reports what is wrong with it.
+bool JsonTraceParser::FastSmallInt(const char* at) {
+  if (end_ - at < 10) return false;
+  uint32_t v = 0;
+  int n = 0;
+  while (n < 9 && IsDigit(at[n])) v = v * 10 + static_cast<uint32_t>(at[n++] - '0');
+  const char next = at[n];
+  if (n == 0 || (at[0] == '0' && n > 1) || IsDigit(next) || next == '.' || next == 'e' ||
+      next == 'E') {
+    return false;
+  }
+  signature_.AddInlineInt(static_cast<int32_t>(v));
+  p_ = at + n;
+  return true;
+}
+
 // Parses one hole's value at `at`; p_ ends after it. Inline numbers must have the hole's type.
 Step JsonTraceParser::ParseHole(const Hole& hole, const char* at) {
   p_ = at;
@@ -949,6 +970,9 @@ Step JsonTraceParser::ParseHole(const Hole& hole, const char* at) {
     case HoleKind::kDur:
       return FastMicros(&dur_) ? Step::kOk : ParseTime(&dur_, "dur");
     case HoleKind::kInline: {
+      if (hole.inline_type == static_cast<uint8_t>(ArgType::kInt) && FastSmallInt(at)) {
+        return Step::kOk;
+      }
       const char* begin;
       bool is_integer;
       PROFSH_TRY(ScanNumber(&begin, &is_integer));

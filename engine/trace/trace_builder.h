@@ -48,6 +48,11 @@ class ArgSignature {
     types_.push_back(static_cast<uint8_t>(v.type) | wide);
     bits_.push_back(bits);
   }
+  // The same for an int that is known to fit one word.
+  void AddInlineInt(int32_t v) {
+    types_.push_back(static_cast<uint8_t>(ArgType::kInt));
+    bits_.push_back(static_cast<uint64_t>(static_cast<int64_t>(v)));
+  }
   bool empty() const { return pieces_.empty() && types_.empty(); }
   size_t piece_count() const { return pieces_.size(); }
   std::string_view piece(size_t i) const { return pieces_[i]; }
