@@ -8,7 +8,15 @@
 namespace profsh {
 
 uint64_t EventTemplates::ShapeKey(uint32_t prefix_id, std::string_view first_hole) {
-  return HashBytes(first_hole, prefix_id * 0x9E3779B97F4A7C15ULL + 1);
+  const uint64_t seed = prefix_id * 0x9E3779B97F4A7C15ULL + 1;
+  if (first_hole.size() <= 2 * kKeyBytes) return HashBytes(first_hole, seed);
+  // Long names (kernel signatures) are keyed by their length and both ends. Names that agree on
+  // all three share their candidates, which is harmless: a shape holds no name, and the name of
+  // each event is checked against its template's.
+  char ends[2 * kKeyBytes];
+  std::memcpy(ends, first_hole.data(), kKeyBytes);
+  std::memcpy(ends + kKeyBytes, first_hole.data() + first_hole.size() - kKeyBytes, kKeyBytes);
+  return HashBytes(ends, sizeof(ends), seed ^ first_hole.size());
 }
 
 void EventTemplates::HashIndex::Insert(uint64_t hash, int32_t index) {
