@@ -760,8 +760,11 @@ void FunctionEventsBuilder::AttributeMemory() {
         if (f_.flags_[c] & FunctionEvents::kDevice) continue;
         const uint32_t track = f_.track_[c];
         size_t a = hint_a = BoundFrom(sorted, key_of(track, f_.start_[c]), hint_a, less);
-        size_t b = hint_b = BoundFrom(sorted, key_of(track, f_.end_[c]), hint_b, less_equal);
-        if (a >= b) continue;
+        const Key end_key = key_of(track, f_.end_[c]);
+        // Most ops hold no record: the first record at or after the start already lies beyond
+        // the end.
+        if (a == sorted.size() || !less_equal(sorted[a], end_key)) continue;
+        size_t b = hint_b = BoundFrom(sorted, end_key, hint_b, less_equal);
         f_.cpu_memory_[c] += cpu_prefix[b] - cpu_prefix[a];
         if (any_cuda) f_.cuda_memory_[c] += cuda_prefix[b] - cuda_prefix[a];
         mark[a] += 1;
