@@ -448,6 +448,8 @@ void FunctionEventsBuilder::Scan() {
     Role role = kIgnored;
     uint8_t flags = 0;
     uint32_t name = 0;  // display name
+    uint32_t track = 0;
+    bool has_args = false;
     uint32_t shapes = 0, stack = 0;
     struct Id {
       uint32_t word = 0, words = 0;  // words == 0: not inline, read it the slow way
@@ -468,6 +470,8 @@ void FunctionEventsBuilder::Scan() {
       ti.name = NameOf(tp.name, &filtered);
       if (filtered) continue;
       ti.role = kOperator;
+      ti.track = tp.track;
+      ti.has_args = tp.schema_plus_one != 0;
       ti.flags = cls == CategoryClass::kDevice ? FunctionEvents::kDevice
                  : cls == CategoryClass::kDeviceAnnotation
                      ? FunctionEvents::kDevice | FunctionEvents::kAnnotation
@@ -591,6 +595,17 @@ void FunctionEventsBuilder::Scan() {
   // Second pass: the columns, and each op or runtime call offered to the index under its id.
   // Its parts write disjoint ranges of every column.
   const int64_t* ts = ev.ts_column().data();
+  const uint32_t* dur = ev.dur_column().data();
+  // Raw column pointers: through the vectors, every store would make the compiler load each
+  // vector's data pointer again.
+  uint32_t* candidate_event = candidate_events_.data();
+  uint8_t* flags = f_.flags_.data();
+  int64_t* start = f_.start_.data();
+  int64_t* finish = f_.end_.data();
+  uint32_t* name = f_.name_.data();
+  uint32_t* track = f_.track_.data();
+  uint32_t* shapes = want_shapes_ ? f_.shapes_.data() : nullptr;
+  uint32_t* stack = want_stacks_ ? f_.stack_.data() : nullptr;
   RunInParts(parts, [&](size_t part) {
     size_t c = first_op[part], r = first_record[part];
     for (size_t i = PartBegin(n, part, parts), end = PartEnd(n, part, parts); i < end; ++i) {
@@ -606,15 +621,15 @@ void FunctionEventsBuilder::Scan() {
                         ti.role == kOutOfMemory};
         continue;
       }
-      candidate_events_[c] = static_cast<uint32_t>(i);
-      f_.flags_[c] = ti.flags;
-      f_.start_[c] = ts[i];
-      f_.end_[c] = ts[i] + ev.dur(i);
-      f_.name_[c] = ti.name;
-      f_.track_[c] = templates[t].track;
-      if (want_shapes_) f_.shapes_[c] = ti.shapes;
-      if (want_stacks_) f_.stack_[c] = ti.stack;
-      if (!(ti.flags & FunctionEvents::kDevice) && templates[t].schema_plus_one != 0) {
+      candidate_event[c] = static_cast<uint32_t>(i);
+      flags[c] = ti.flags;
+      start[c] = ts[i];
+      finish[c] = ts[i] + (dur[i] != EventTable::kLongDuration ? dur[i] : ev.dur(i));
+      name[c] = ti.name;
+      track[c] = ti.track;
+      if (shapes != nullptr) shapes[c] = ti.shapes;
+      if (stack != nullptr) stack[c] = ti.stack;
+      if (!(ti.flags & FunctionEvents::kDevice) && ti.has_args) {
         const ArgRef args = ev.args(i);
         if (linking) {
           bool found;
