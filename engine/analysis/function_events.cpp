@@ -871,19 +871,24 @@ void FunctionEventsBuilder::Nest() {
   const size_t n = f_.start_.size();
   f_.parent_.assign(n, -1);
   child_count_.assign(n, 0);
+  // Raw pointers: a byte store would make the compiler load each vector's data pointer again.
+  const int64_t* start = f_.start_.data();
+  const int64_t* end = f_.end_.data();
+  const uint32_t* order = order_.data();
+  int32_t* parent = f_.parent_.data();
+  uint8_t* child_count = child_count_.data();
   std::vector<uint32_t> open;
   for (auto [b, e] : segments_) {
     open.clear();
     for (uint32_t k = b; k < e; ++k) {
-      uint32_t c = order_[k];
-      if (f_.flags_[c] & FunctionEvents::kDevice) continue;
+      uint32_t c = order[k];  // CPU events only
       while (!open.empty()) {
         uint32_t p = open.back();
-        if (f_.start_[c] >= f_.end_[p] || f_.end_[c] > f_.end_[p]) {
+        if (start[c] >= end[p] || end[c] > end[p]) {
           open.pop_back();
         } else {
-          f_.parent_[c] = static_cast<int32_t>(p);
-          if (child_count_[p] < 255) child_count_[p] += 1;
+          parent[c] = static_cast<int32_t>(p);
+          if (child_count[p] < 255) child_count[p] += 1;
           break;
         }
       }
@@ -948,10 +953,14 @@ void FunctionEventsBuilder::AttachDeviceWork() {
 // takes over its children and kernels. A removed event's children find their new parent by
 // following removed links, as torch's re-parenting within the same pass does.
 void FunctionEventsBuilder::MergeLoneSameNameChildren() {
-  LargeVector<int32_t>& parent = f_.parent_;
   removed_.assign(f_.start_.size(), 0);
+  int32_t* parent = f_.parent_.data();
+  uint8_t* removed = removed_.data();
+  uint8_t* child_count = child_count_.data();
+  const uint32_t* name = f_.name_.data();
+  int64_t* kernel_ns = kernel_ns_.empty() ? nullptr : kernel_ns_.data();
   auto resolve = [&](int32_t p) {
-    while (p >= 0 && removed_[p]) p = parent[p];
+    while (p >= 0 && removed[p]) p = parent[p];
     return p;
   };
   // torch repeats its pass until nothing changes; one pass in this order gets there. A parent
@@ -962,10 +971,10 @@ void FunctionEventsBuilder::MergeLoneSameNameChildren() {
     if (parent[c] < 0) continue;
     int32_t p = parent[c] = resolve(parent[c]);
     if (p < 0) continue;
-    if (f_.name_[p] != f_.name_[c] || child_count_[p] != 1) continue;
-    child_count_[p] = child_count_[c];
-    if (!kernel_ns_.empty()) kernel_ns_[p] = kernel_ns_[c];
-    removed_[c] = 1;
+    if (name[p] != name[c] || child_count[p] != 1) continue;
+    child_count[p] = child_count[c];
+    if (kernel_ns != nullptr) kernel_ns[p] = kernel_ns[c];
+    removed[c] = 1;
     any_removed_ = true;
   }
 }
