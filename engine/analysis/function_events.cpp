@@ -74,26 +74,30 @@ bool IsCudaMemoryDevice(int64_t device_type) {
 // table takes over when they are spread out.
 class IdIndex {
  public:
-  explicit IdIndex(const std::vector<int64_t>& wanted) {
-    if (wanted.empty()) return;
-    int64_t lo = wanted[0], hi = wanted[0];
-    for (int64_t id : wanted) {
+  // `for_each_wanted(f)` calls f(id) for every wanted id; it is called twice.
+  template <typename ForEachWanted>
+  explicit IdIndex(ForEachWanted for_each_wanted) {
+    size_t count = 0;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for_each_wanted([&](int64_t id) {
+      ++count;
       lo = std::min(lo, id);
       hi = std::max(hi, id);
-    }
+    });
+    if (count == 0) return;
     uint64_t range = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) + 1;
-    if (range <= wanted.size() * 8 + 4096) {
+    if (range <= count * 8 + 4096) {
       dense_ = true;
       min_ = lo;
       dense_values_.assign(range, kNotWanted);
-      for (int64_t id : wanted) dense_values_[static_cast<uint64_t>(id - lo)] = kUnset;
+      for_each_wanted([&](int64_t id) { dense_values_[static_cast<uint64_t>(id - lo)] = kUnset; });
       return;
     }
     size_t n = 16;
-    while (n < wanted.size() * 2) n <<= 1;
+    while (n < count * 2) n <<= 1;
     keys_.assign(n, kEmpty);
     values_.assign(n, kUnset);
-    for (int64_t id : wanted) keys_[Slot(id)] = id;
+    for_each_wanted([&](int64_t id) { keys_[Slot(id)] = id; });
   }
   // Keeps the earliest candidate offered for a wanted id, as the reference's dicts keep the
   // first; the parts of a parallel loop may offer at the same time.
@@ -556,26 +560,33 @@ void FunctionEventsBuilder::Scan() {
     first_op[part + 1] = ops;
     first_record[part + 1] = records;
   });
-  size_t device_work = 0;
-  for (const auto& l : part_links) device_work += l.size();
-  links_.reserve(device_work);
+  std::vector<size_t> first_link(parts + 1, 0);
   for (size_t p = 0; p < parts; ++p) {
     first_op[p + 1] += first_op[p];
     first_record[p + 1] += first_record[p];
-    for (DeviceLink d : part_links[p]) {
-      d.candidate += static_cast<uint32_t>(first_op[p]);
-      links_.push_back(d);
+    first_link[p + 1] = first_link[p] + part_links[p].size();
+  }
+  links_.resize(first_link[parts]);
+  RunInParts(parts, [&](size_t part) {
+    DeviceLink* out = links_.data() + first_link[part];
+    const uint32_t op_offset = static_cast<uint32_t>(first_op[part]);
+    for (DeviceLink d : part_links[part]) {
+      d.candidate += op_offset;
+      *out++ = d;
     }
-  }
+    LargeVector<DeviceLink>().swap(part_links[part]);
+  });
   const size_t m = first_op[parts], memory = first_record[parts];
-  std::vector<int64_t> externals, correlations;
-  externals.reserve(links_.size());
-  correlations.reserve(links_.size());
-  for (const DeviceLink& d : links_) {
-    if (d.has_external) externals.push_back(d.external);
-    if (d.has_correlation) correlations.push_back(d.correlation);
-  }
-  IdIndex op_by_external(externals), runtime_by_correlation(correlations);
+  IdIndex op_by_external([&](auto&& f) {
+    for (const DeviceLink& d : links_) {
+      if (d.has_external) f(d.external);
+    }
+  });
+  IdIndex runtime_by_correlation([&](auto&& f) {
+    for (const DeviceLink& d : links_) {
+      if (d.has_correlation) f(d.correlation);
+    }
+  });
   const bool linking = !links_.empty();
 
   candidate_events_.resize(m);
@@ -658,22 +669,27 @@ void FunctionEventsBuilder::LinkDeviceWork(const IdIndex& op_by_external,
                                            const IdIndex& runtime_by_correlation) {
   link_op_.assign(links_.size(), -1);
   runtime_of_link_.assign(links_.size(), -1);
-  for (size_t k = 0; k < links_.size(); ++k) {
-    const DeviceLink& d = links_[k];
-    if (d.has_correlation) runtime_of_link_[k] = runtime_by_correlation.Find(d.correlation);
-    if (d.has_external && (!d.has_correlation || d.external != d.correlation)) {
-      int32_t op = op_by_external.Find(d.external);
-      if (op >= 0) {
-        link_op_[k] = op;
-        if (d.has_correlation && runtime_of_link_[k] >= 0) {
-          const LargeVector<uint32_t>& thread = thread_.empty() ? f_.track_ : thread_;
-          const uint32_t runtime = static_cast<uint32_t>(runtime_of_link_[k]);
-          if (thread[runtime] != thread[op]) {
-            if (thread_.empty()) thread_ = f_.track_;
-            thread_[runtime] = thread_[op];
-          }
-        }
+  // The lookups are independent and go to random places: they run in parts. Moving runtime
+  // calls to their op's thread writes shared state, so it comes after, in one pass.
+  const size_t parts = PartsFor(links_.size());
+  RunInParts(parts, [&](size_t part) {
+    for (size_t k = PartBegin(links_.size(), part, parts),
+                end = PartEnd(links_.size(), part, parts);
+         k < end; ++k) {
+      const DeviceLink& d = links_[k];
+      if (d.has_correlation) runtime_of_link_[k] = runtime_by_correlation.Find(d.correlation);
+      if (d.has_external && (!d.has_correlation || d.external != d.correlation)) {
+        link_op_[k] = op_by_external.Find(d.external);
       }
+    }
+  });
+  for (size_t k = 0; k < links_.size(); ++k) {
+    const int32_t op = link_op_[k], runtime = runtime_of_link_[k];
+    if (op < 0 || runtime < 0) continue;
+    const LargeVector<uint32_t>& thread = thread_.empty() ? f_.track_ : thread_;
+    if (thread[runtime] != thread[op]) {
+      if (thread_.empty()) thread_ = f_.track_;
+      thread_[runtime] = thread_[op];
     }
   }
 }
