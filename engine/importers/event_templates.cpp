@@ -119,9 +119,11 @@ void EventTemplates::Remember(const char* begin, const char* end,
   if (!slots.enabled()) return;
 
   for (size_t i = 0; i < holes.size(); ++i) {
-    shape.holes.push_back(holes[i].hole);
     const char* piece_end = i + 1 < holes.size() ? holes[i + 1].begin : end;
-    shape.pieces.emplace_back(holes[i].end, static_cast<size_t>(piece_end - holes[i].end));
+    shape.text.append(holes[i].end, static_cast<size_t>(piece_end - holes[i].end));
+    shape.parts.push_back(
+        EventShape::Part{holes[i].hole, static_cast<uint32_t>(shape.text.size())});
+    shape.has_name_hole |= holes[i].hole.kind == HoleKind::kName;
   }
   int32_t id = static_cast<int32_t>(shapes_.size());
   shapes_.push_back(std::move(shape));

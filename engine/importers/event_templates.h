@@ -41,18 +41,26 @@ struct RecordedHole {
 
 // Everything about an event that a matching event shares.
 struct EventShape {
-  std::vector<std::string> pieces;  // text after hole i (i >= 0): pieces[i] follows holes[i]
-  std::vector<Hole> holes;          // holes[0] is the prefix's first hole
+  // Hole i is followed by piece i: text[parts[i - 1].piece_end, parts[i].piece_end). Pieces and
+  // holes sit in two allocations, so a match follows few pointers.
+  struct Part {
+    Hole hole;
+    uint32_t piece_end = 0;
+  };
+  std::vector<Part> parts;  // parts[0].hole is the prefix's first hole
+  std::string text;
+  bool has_name_hole = false;
   char phase = 0;
   std::string category;
   Ident pid, tid;
   bool has_ts = false;
   bool has_dur = false;
   uint32_t schema = 0;  // the argument schema; TraceBuilder::kNoArgs when none
-  // The trace's EventTemplate of the last event committed with this shape. Only the name can
-  // differ between two events of one shape, so the next one reuses it once its name compares
-  // equal.
+  // The trace's EventTemplate of the last event committed with this shape, and its name (in the
+  // trace's string pool). Only the name can differ between two events of one shape, so the next
+  // one reuses the template once its name compares equal.
   uint32_t last_event_template = UINT32_MAX;
+  std::string_view last_name;
 };
 
 class EventTemplates {

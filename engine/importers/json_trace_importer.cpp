@@ -766,8 +766,7 @@ Step JsonTraceParser::CommitEvent(bool* committed) {
     const std::string_view name = has_name_ ? View(name_) : std::string_view();
     signature_.InlineWords(&inline_words_);
     const int64_t dur = shape.phase == 'X' ? dur_ : 0;
-    if (shape.last_event_template != UINT32_MAX &&
-        builder_.TemplateName(shape.last_event_template) == name) {
+    if (shape.last_event_template != UINT32_MAX && shape.last_name == name) {
       builder_.AddEventWithTemplate(shape.last_event_template, shape.has_ts ? ts_ : 0, dur,
                                     inline_words_);
       *committed = true;
@@ -782,6 +781,7 @@ Step JsonTraceParser::CommitEvent(bool* committed) {
     e.pid = shape.pid;
     e.tid = shape.tid;
     shape.last_event_template = builder_.TemplateOf(e, shape.schema);
+    shape.last_name = builder_.TemplateName(shape.last_event_template);
     builder_.AddEventWithTemplate(shape.last_event_template, e.ts, e.dur, inline_words_);
     *committed = true;
     return Step::kOk;
@@ -899,7 +899,7 @@ bool JsonTraceParser::TryEventTemplate() {
   for (int32_t id : EventTemplates::Ids(*slots)) {
     EventShape& shape = templates_.shape(id);
     if (prefix->has_hole && prefix->first.kind == HoleKind::kInline &&
-        shape.holes[0].inline_type != signature_.inline_type(0)) {
+        shape.parts[0].hole.inline_type != signature_.inline_type(0)) {
       continue;
     }
     size_t inlines = signature_.inline_count();
@@ -918,24 +918,26 @@ bool JsonTraceParser::TryEventTemplate() {
 // Matches the rest of an event (after its first hole) against one shape.
 bool JsonTraceParser::MatchShape(const EventShape& shape, const char* q) {
   const char* saved = p_;
-  for (size_t i = 0; i < shape.holes.size(); ++i) {
+  const char* text = shape.text.data();
+  uint32_t piece_begin = 0;
+  for (size_t i = 0; i < shape.parts.size(); ++i) {
+    const EventShape::Part& part = shape.parts[i];
     if (i > 0) {
-      if (ParseHole(shape.holes[i], q) != Step::kOk) {
+      if (ParseHole(part.hole, q) != Step::kOk) {
         p_ = saved;
         return false;
       }
       q = p_;
     }
-    const std::string& piece = shape.pieces[i];
-    if (static_cast<size_t>(end_ - q) < piece.size() ||
-        std::memcmp(q, piece.data(), piece.size()) != 0) {
+    const size_t size = part.piece_end - piece_begin;
+    if (static_cast<size_t>(end_ - q) < size || std::memcmp(q, text + piece_begin, size) != 0) {
       p_ = saved;
       return false;
     }
-    q += piece.size();
+    q += size;
+    piece_begin = part.piece_end;
   }
-  has_name_ = false;
-  for (const Hole& h : shape.holes) has_name_ |= h.kind == HoleKind::kName;
+  has_name_ = shape.has_name_hole;
   p_ = q;
   return true;
 }
