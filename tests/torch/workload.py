@@ -79,10 +79,13 @@ def main():
             ambiguous[key] = ambiguous.get(key, 0) + abs(e.cpu_memory_usage)
     allocations = [e for e in prof.events() if e.name == "[memory]"
                    and measured.start <= e.time_range.start <= measured.end]
+    # torch counts a record for every operator of the process whose range holds its time, so a
+    # record on any thread is ambiguous for the operators that start or end in its microsecond
+    # (an allocation freed by the autograd engine at the end of an evaluate_function range).
     for m in allocations:
         at = m.time_range.start
         for e in events:
-            if e.thread == m.thread and at in (e.time_range.start, e.time_range.end):
+            if at in (e.time_range.start, e.time_range.end):
                 key = (e.key, str(e.input_shapes))
                 ambiguous[key] = ambiguous.get(key, 0) + abs(m.cpu_memory_usage)
     rows = [{"key": k, "shapes": s, "count": g[0], "cpu_memory_usage": g[1], "self_cpu_memory_usage": g[2],
