@@ -42,6 +42,112 @@ void WriteValue(JsonOut& j, const Trace& t, const ArgValue& v) {
   }
 }
 
+// What an event shares with the other events of its template, as text made once: its head up to
+// its times, and per argument schema the arguments with holes where the event's inline values
+// go. An event then costs its times and its inline values, not the escaping of its name, keys
+// and constant values again.
+class EventTexts {
+ public:
+  struct Args {
+    struct Hole {
+      uint32_t text_end;  // the text before the hole ends here
+      ArgType type;
+      uint8_t words;  // 1 or 2
+      uint32_t word;  // where the value starts among the event's inline words
+    };
+    bool built = false;
+    std::string text;
+    std::vector<Hole> holes;
+  };
+
+  explicit EventTexts(const Trace& t)
+      : t_(t), heads_(t.events.templates().size()), args_(t.args.schema_count()) {}
+
+  const std::string& Head(uint32_t event_template) {
+    std::string& head = heads_[event_template];
+    if (head.empty()) BuildHead(event_template, &head);
+    return head;
+  }
+  const Args& ArgsOf(uint32_t schema) {
+    Args& args = args_[schema];
+    if (!args.built) BuildArgs(schema, &args);
+    return args;
+  }
+
+ private:
+  void BuildHead(uint32_t event_template, std::string* head) const {
+    const EventTemplate& tp = t_.events.templates()[event_template];
+    JsonOut j(head);
+    j.Raw("{\"ph\": \"");
+    j.Char(EventTable::PhaseOf(tp.kind));
+    j.Char('"');
+    const uint16_t cat = EventTable::CategoryOf(tp.kind);
+    if (cat != 0) {
+      j.Raw(", \"cat\": ");
+      j.String(t_.category_name(cat));
+    }
+    j.Raw(", \"name\": ");
+    j.String(t_.str(tp.name));
+    const Track& track = t_.tracks[tp.track];
+    j.Raw(", \"pid\": ");
+    WriteIdent(j, t_, track.pid);
+    j.Raw(", \"tid\": ");
+    WriteIdent(j, t_, track.tid);
+  }
+
+  // Top-level fields first, then the "args" object, each in schema order.
+  void BuildArgs(uint32_t schema, Args* args) const {
+    const size_t n = t_.args.field_count(schema);
+    std::vector<SchemaField> fields(n);
+    std::vector<uint32_t> word(n);
+    uint32_t words = 0;
+    bool has_args = false;
+    for (size_t i = 0; i < n; ++i) {
+      fields[i] = t_.args.field(schema, i);
+      word[i] = words;
+      if (fields[i].inline_value) words += fields[i].inline_words;
+      has_args |= !fields[i].top_level;
+    }
+    JsonOut j(&args->text);
+    auto value = [&](size_t i) {
+      const SchemaField& f = fields[i];
+      if (!f.inline_value) {
+        WriteValue(j, t_, f.value);
+        return;
+      }
+      j.Flush();
+      args->holes.push_back(Args::Hole{static_cast<uint32_t>(args->text.size()), f.value.type,
+                                       f.inline_words, word[i]});
+    };
+    for (size_t i = 0; i < n; ++i) {
+      if (!fields[i].top_level) continue;
+      j.Raw(", ");
+      j.String(t_.str(fields[i].key));
+      j.Raw(": ");
+      value(i);
+    }
+    if (has_args) {
+      j.Raw(", \"args\": {");
+      bool first = true;
+      for (size_t i = 0; i < n; ++i) {
+        if (fields[i].top_level) continue;
+        if (!first) j.Raw(", ");
+        first = false;
+        j.String(t_.str(fields[i].key));
+        j.Raw(": ");
+        value(i);
+      }
+      j.Char('}');
+    }
+    j.Flush();
+    args->built = true;
+  }
+
+  const Trace& t_;
+  std::vector<std::string> heads_;  // per event template; empty until first needed
+  std::vector<Args> args_;          // per argument schema
+};
+
 class ChromeTraceExporter final : public Exporter {
  public:
   std::string_view name() const override { return "chrome"; }
@@ -65,57 +171,35 @@ class ChromeTraceExporter final : public Exporter {
     j.Raw("  \"traceEvents\": [");
     const EventTable& ev = t.events;
     const size_t n = ev.size();
+    const uint32_t* event_template = ev.template_column().data();
+    const uint32_t* args_offset = ev.args_column().data();
+    const uint32_t* arena = t.args.arena().data();
+    EventTexts texts(t);
     for (size_t i = 0; i < n; ++i) {
-      j.Raw(i == 0 ? "\n  {\"ph\": \"" : ",\n  {\"ph\": \"");
-      j.Char(ev.phase(i));
-      j.Char('"');
-      uint16_t cat = ev.category(i);
-      if (cat != 0) {
-        j.Raw(", \"cat\": ");
-        j.String(t.category_name(cat));
-      }
-      j.Raw(", \"name\": ");
-      j.String(t.str(ev.name(i)));
-      const Track& track = t.tracks[ev.track(i)];
-      j.Raw(", \"pid\": ");
-      WriteIdent(j, t, track.pid);
-      j.Raw(", \"tid\": ");
-      WriteIdent(j, t, track.tid);
-      if (ev.phase(i) != 'M' || ev.ts(i) != 0) {
+      const uint32_t tp = event_template[i];
+      j.Raw(i == 0 ? "\n  " : ",\n  ");
+      j.Raw(texts.Head(tp));
+      const char phase = ev.phase(i);
+      if (phase != 'M' || ev.ts(i) != 0) {
         j.Raw(", \"ts\": ");
         j.Micros(ev.ts(i));
       }
-      if (ev.phase(i) == 'X') {
+      if (phase == 'X') {
         j.Raw(", \"dur\": ");
         j.Micros(ev.dur(i));
       }
-      ArgRef ref = ev.args(i);
-      if (!ref.empty()) {
-        auto view = t.args.Get(ref);
-        bool has_args = false;
-        for (auto item : view) {
-          if (!item.top_level) {
-            has_args = true;
-            continue;
-          }
-          j.Raw(", ");
-          j.String(t.str(item.key));
-          j.Raw(": ");
-          WriteValue(j, t, item.value);
+      const uint32_t schema_plus_one = ev.templates()[tp].schema_plus_one;
+      if (schema_plus_one != 0) {
+        const EventTexts::Args& args = texts.ArgsOf(schema_plus_one - 1);
+        const std::string_view text = args.text;
+        const uint32_t* words = arena + args_offset[i];
+        uint32_t at = 0;
+        for (const EventTexts::Args::Hole& hole : args.holes) {
+          j.Raw(text.substr(at, hole.text_end - at));
+          WriteValue(j, t, ArgStore::InlineValue(hole.type, words + hole.word, hole.words));
+          at = hole.text_end;
         }
-        if (has_args) {
-          j.Raw(", \"args\": {");
-          bool first = true;
-          for (auto item : view) {
-            if (item.top_level) continue;
-            if (!first) j.Raw(", ");
-            first = false;
-            j.String(t.str(item.key));
-            j.Raw(": ");
-            WriteValue(j, t, item.value);
-          }
-          j.Char('}');
-        }
+        j.Raw(text.substr(at));
       }
       j.Char('}');
     }

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <string_view>
 
 #include "engine/io/atomic_writer.h"
@@ -13,14 +14,16 @@ namespace profsh {
 
 class JsonOut {
  public:
-  explicit JsonOut(AtomicWriter& out) : out_(out) {}
+  explicit JsonOut(AtomicWriter& out) : out_(&out) {}
+  // Text kept for later (fragments an exporter reuses): Flush appends it to *text.
+  explicit JsonOut(std::string* text) : text_(text) {}
   ~JsonOut() { Flush(); }
 
   void Raw(std::string_view s) {
     if (s.size() > kSize - used_) {
       Flush();
       if (s.size() > kSize) {
-        out_.Write(s);
+        Write(s.data(), s.size());
         return;
       }
     }
@@ -62,7 +65,7 @@ class JsonOut {
   }
   void String(std::string_view s);
   void Flush() {
-    if (used_ > 0) out_.Write(buf_, used_);
+    if (used_ > 0) Write(buf_, used_);
     used_ = 0;
   }
 
@@ -71,7 +74,15 @@ class JsonOut {
   void Reserve(size_t n) {
     if (kSize - used_ < n) Flush();
   }
-  AtomicWriter& out_;
+  void Write(const char* data, size_t size) {
+    if (text_ != nullptr) {
+      text_->append(data, size);
+    } else {
+      out_->Write(data, size);
+    }
+  }
+  AtomicWriter* out_ = nullptr;
+  std::string* text_ = nullptr;
   char buf_[kSize];
   size_t used_ = 0;
 };

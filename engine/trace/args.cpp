@@ -136,6 +136,14 @@ uint32_t ArgStore::InlineWordCount(const uint32_t* s) {
   return words;
 }
 
+ArgValue ArgStore::InlineValue(ArgType type, const uint32_t* words, uint32_t nwords) {
+  // One word: an int that fits in 32 bits, sign-extended.
+  const uint64_t bits =
+      nwords == 1 ? static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(words[0])))
+                  : static_cast<uint64_t>(words[0]) | (static_cast<uint64_t>(words[1]) << 32);
+  return DecodeValue(type, bits);
+}
+
 SchemaField ArgStore::field(uint32_t schema, size_t index) const {
   const uint32_t* w = &schema_words_[schema_offsets_[schema] + 1 + index * kWordsPerField];
   SchemaField f;
@@ -163,15 +171,7 @@ ArgStore::View::Item ArgStore::View::Iterator::operator*() const {
   item.top_level = (w[1] >> 8) & 1;
   ArgType type = static_cast<ArgType>(w[1] & 0xff);
   if ((w[1] >> 9) & 1) {
-    uint32_t nwords = (w[1] >> 10) & 3;
-    const uint32_t* v = view_->inline_ + word_;
-    uint64_t bits;
-    if (nwords == 1) {
-      bits = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(v[0])));
-    } else {
-      bits = static_cast<uint64_t>(v[0]) | (static_cast<uint64_t>(v[1]) << 32);
-    }
-    item.value = DecodeValue(type, bits);
+    item.value = InlineValue(type, view_->inline_ + word_, (w[1] >> 10) & 3);
   } else {
     item.value =
         DecodeValue(type, static_cast<uint64_t>(w[2]) | (static_cast<uint64_t>(w[3]) << 32));

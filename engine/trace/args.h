@@ -97,6 +97,9 @@ class ArgStore {
   // the count's fields are there.
   static uint32_t InlineWordCount(const uint32_t* schema_words);
 
+  // The value of an inline field of this type from its `nwords` (1 or 2) words in the arena.
+  static ArgValue InlineValue(ArgType type, const uint32_t* words, uint32_t nwords);
+
   // Number of 32-bit words an inline value of this type takes (1 for ints that fit in int32).
   static uint32_t InlineWords(const ArgValue& v);
 
