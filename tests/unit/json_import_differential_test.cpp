@@ -177,6 +177,30 @@ TEST_P(DifferentialImport, MatchesAnIndependentParser) {
   }
 }
 
+// The Chrome export writes what an event shares with its template once and fills in the rest:
+// every event must come back with the fields, arguments and values it was read with.
+TEST_P(DifferentialImport, ExportWritesBackWhatWasRead) {
+  Generated g = RandomTrace(GetParam(), 3000);
+  json original = json::parse(g.text)["traceEvents"];
+  auto trace = testing::MustImport(g.text);
+  const std::string exported = testing::ExportText(*trace);
+  json written = json::parse(exported)["traceEvents"];
+  ASSERT_EQ(written.size(), original.size());
+  auto without_times = [](json e) {
+    e.erase("ts");
+    e.erase("dur");
+    return e;
+  };
+  for (size_t i = 0; i < original.size(); ++i) {
+    ASSERT_EQ(without_times(written[i]), without_times(original[i])) << "event " << i;
+  }
+  auto again = testing::MustImport(exported);
+  ASSERT_EQ(again->events.size(), trace->events.size());
+  for (size_t i = 0; i < trace->events.size(); ++i) {
+    ASSERT_EQ(EventAsJson(*again, i), EventAsJson(*trace, i)) << "event " << i;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Seeds, DifferentialImport, ::testing::Values(1u, 2u, 3u, 4u, 5u, 6u));
 
 }  // namespace

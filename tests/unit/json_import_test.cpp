@@ -10,6 +10,7 @@
 namespace profsh {
 namespace {
 
+using testing::ExportText;
 using testing::ImportString;
 using testing::MustImport;
 using testing::TrickleInput;
@@ -32,22 +33,6 @@ std::string ArgText(const Trace& t, size_t event, std::string_view key, bool top
     default:
       return "null";
   }
-}
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::string ExportText(const Trace& t) {
-  std::string path = testing::TempPath("export.json");
-  Status s = ExportTrace(t, "chrome", path);
-  EXPECT_TRUE(s.ok()) << s.message();
-  std::string text = Slurp(path);
-  std::remove(path.c_str());
-  return text;
 }
 
 const char kKineto[] = R"json({

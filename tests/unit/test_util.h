@@ -45,5 +45,7 @@ inline std::unique_ptr<Trace> MustImport(const std::string& json) {
 }
 
 std::string TempPath(const std::string& name);
+// The trace as the Chrome exporter writes it.
+std::string ExportText(const Trace& t);
 
 }  // namespace profsh::testing
