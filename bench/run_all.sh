@@ -19,6 +19,8 @@ python3 "$here/python_json_load.py" "$big"
 echo
 echo "== key_averages over 10 million events"
 "$build/bench/key_averages_bench" 10 5
+echo "-- what fresh pages cost here (the first run above pays for about 700 MB of them)"
+"$build/bench/fresh_memory" 1024 3
 echo
 echo "== Chrome JSON export and profsh's own format (100 MB trace)"
 "$build/bench/export_bench" "$small" 5
