@@ -18,7 +18,7 @@ echo "== import of Kineto JSON (1 GB), profsh vs Python json.load"
 python3 "$here/python_json_load.py" "$big"
 echo
 echo "== key_averages over 10 million events"
-"$build/bench/key_averages_bench" 10 5
+"$build/bench/key_averages_bench" 10 7
 echo "-- what fresh pages cost here (the first run above pays for about 700 MB of them)"
 "$build/bench/fresh_memory" 1024 3
 echo

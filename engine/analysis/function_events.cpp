@@ -85,11 +85,12 @@ class IdIndex {
       hi = std::max(hi, id);
     });
     if (count == 0) return;
-    uint64_t range = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) + 1;
-    if (range <= count * 8 + 4096) {
+    // hi - lo, not the count of values in [lo, hi], which wraps to 0 for the whole int64 range.
+    const uint64_t span = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
+    if (span < count * 8 + 4096) {
       dense_ = true;
       min_ = lo;
-      dense_values_.assign(range, kNotWanted);
+      dense_values_.assign(span + 1, kNotWanted);
       for_each_wanted([&](int64_t id) { dense_values_[static_cast<uint64_t>(id - lo)] = kUnset; });
       return;
     }

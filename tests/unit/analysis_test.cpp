@@ -321,6 +321,18 @@ TEST(FunctionEvents, KernelsAttachByExternalIdInNewerTraces) {
   EXPECT_EQ(rows["aten::other"].cuda_total, 0);
 }
 
+TEST(FunctionEvents, IdsAtBothEndsOfTheIntegerRangeStillLink) {
+  // The ids' range does not fit in 64 bits: the index must not take it for a small dense one.
+  auto rows = Rows(Trace(
+      {X("aten::mm", 0, 100, 1, R"({"External id": 9223372036854775807})"),
+       X("aten::add", 200, 100, 1, R"({"External id": -9223372036854775808})"),
+       X("k1", 400, 30, 7, R"({"External id": 9223372036854775807, "correlation": 1})", "kernel"),
+       X("k2", 500, 20, 7, R"({"External id": -9223372036854775808, "correlation": 2})",
+         "kernel")}));
+  EXPECT_EQ(rows["aten::mm"].self_cuda, 30);
+  EXPECT_EQ(rows["aten::add"].self_cuda, 20);
+}
+
 TEST(AveragesTable, FormatsLikeTorch) {
   EXPECT_EQ(FormatTime(13600), "13.600ms");
   EXPECT_EQ(FormatTime(165), "165.000us");
