@@ -1,6 +1,5 @@
 #include "repl/run_command.h"
 
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>

@@ -1,6 +1,5 @@
 #include "repl/trace_command.h"
 
-
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>

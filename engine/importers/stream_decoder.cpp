@@ -8,6 +8,7 @@
 #include "engine/collector/schedule.h"
 #include "engine/collector/stream_format.h"
 #include "engine/importers/stream_blocks.h"
+#include "engine/util/hash.h"
 
 namespace profsh {
 
@@ -40,11 +41,10 @@ struct SchemaKey {
 };
 struct SchemaKeyHash {
   size_t operator()(const SchemaKey& k) const {
-    uint64_t h = k.a * 0x9e3779b97f4a7c15ull;
-    for (uint64_t v : {k.b, k.c, k.d}) h = (h ^ v) * 0xff51afd7ed558ccdull + (h >> 29);
-    return static_cast<size_t>(h);
+    return static_cast<size_t>(HashBytes(reinterpret_cast<const char*>(&k), sizeof(k)));
   }
 };
+static_assert(sizeof(SchemaKey) == 32, "hashed as bytes: no padding");
 
 }  // namespace
 
