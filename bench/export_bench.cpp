@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "engine/exporters/exporter.h"
-#include "engine/importers/importer.h"
+#include "engine/load/trace_loader.h"
 
 namespace {
 

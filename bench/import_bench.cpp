@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/importers/importer.h"
+#include "engine/load/trace_loader.h"
 
 namespace {
 

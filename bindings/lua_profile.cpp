@@ -12,9 +12,9 @@
 #include "bindings/lua_api.h"
 #include "bindings/lua_schedule.h"
 #include "bindings/lua_support.h"
-#include "engine/collector/on_demand.h"
-#include "engine/collector/recording.h"
-#include "engine/importers/importer.h"
+#include "engine/session/on_demand.h"
+#include "engine/session/recording.h"
+#include "engine/load/trace_loader.h"
 #include "engine/io/paths.h"
 #include "engine/trace/trace_builder.h"
 

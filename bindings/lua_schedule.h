@@ -5,7 +5,7 @@ extern "C" {
 #include <lua.h>
 }
 
-#include "engine/collector/schedule.h"
+#include "engine/stream/schedule.h"
 
 namespace profsh::lua {
 

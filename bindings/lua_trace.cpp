@@ -9,7 +9,7 @@
 #include "engine/analysis/function_events.h"
 #include "engine/analysis/memory_timeline.h"
 #include "engine/exporters/exporter.h"
-#include "engine/importers/importer.h"
+#include "engine/load/trace_loader.h"
 
 namespace profsh::lua {
 

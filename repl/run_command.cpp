@@ -9,8 +9,8 @@
 
 #include "engine/analysis/averages_table.h"
 #include "engine/analysis/function_events.h"
-#include "engine/collector/on_demand.h"
-#include "engine/collector/recording.h"
+#include "engine/session/on_demand.h"
+#include "engine/session/recording.h"
 #include "engine/exporters/exporter.h"
 #include "engine/io/paths.h"
 

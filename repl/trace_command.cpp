@@ -7,8 +7,8 @@
 
 #include "engine/analysis/averages_table.h"
 #include "engine/analysis/function_events.h"
-#include "engine/collector/on_demand.h"
-#include "engine/importers/importer.h"
+#include "engine/session/on_demand.h"
+#include "engine/load/trace_loader.h"
 #include "engine/io/paths.h"
 
 namespace profsh::repl {

@@ -5,7 +5,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "engine/importers/importer.h"
+#include "engine/load/trace_loader.h"
 #include "engine/util/hash.h"
 
 namespace profsh {
@@ -183,7 +183,7 @@ Result<FoldedStacks> TraceStacks(const Trace& trace, const FunctionEvents& f,
 
 bool IsTraceFile(const std::string& path) {
   auto input = OpenInput(path);
-  return input.ok() && ImporterRegistry::Instance().Find(input.value()->Head()) != nullptr;
+  return input.ok() && TraceReaders().Find(input.value()->Head()) != nullptr;
 }
 
 Result<FoldedStacks> StacksFromFile(const std::string& path, const TraceStackOptions& options) {

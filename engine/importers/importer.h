@@ -1,6 +1,7 @@
 // Importers turn a file's bytes into a Trace. Each format registers one Importer; the registry
 // picks the first whose CanRead() accepts the file's first (decompressed) bytes, so formats are
-// detected from content, never from file names.
+// detected from content, never from file names. Opening any trace (files, session folders and
+// streams) is engine/load's job: it registers these importers and the session layer's.
 #pragma once
 
 #include <memory>
@@ -24,8 +25,6 @@ class Importer {
 
 class ImporterRegistry {
  public:
-  // The registry with every built-in importer.
-  static ImporterRegistry& Instance();
   void Register(std::unique_ptr<Importer> importer);
   const Importer* Find(std::string_view head) const;
   std::vector<std::string_view> names() const;
@@ -34,11 +33,9 @@ class ImporterRegistry {
   std::vector<std::unique_ptr<Importer>> importers_;
 };
 
-// Opens, detects and imports `path`.
-Result<std::unique_ptr<Trace>> LoadTrace(const std::string& path);
-Result<std::unique_ptr<Trace>> LoadTraceFrom(InputSource& input);
-
 std::unique_ptr<Importer> MakeJsonTraceImporter();
 std::unique_ptr<Importer> MakeProfshFormatImporter();
+// Registers the file formats of this layer (Kineto/Chrome JSON, the profsh format).
+void RegisterFileImporters(ImporterRegistry& registry);
 
 }  // namespace profsh

@@ -14,7 +14,7 @@
 
 #include "engine/importers/event_templates.h"
 #include "engine/importers/importer.h"
-#include "engine/importers/json_scan.h"
+#include "engine/util/json_scan.h"
 #include "engine/trace/trace_builder.h"
 #include "engine/util/hash.h"
 #include "engine/util/utf8.h"

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <numeric>
 
-#include "engine/importers/json_scan.h"
+#include "engine/util/json_scan.h"
 #include "engine/util/hash.h"
 
 namespace profsh {

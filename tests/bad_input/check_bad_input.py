@@ -99,7 +99,7 @@ def main():
             blob = open(saved, "rb").read()
             case("truncated.profsh", ["truncated profsh trace"], data=blob[: len(blob) - 40])
 
-        # Streams of the collector, crafted here block by block (engine/collector/stream_format.h).
+        # Streams of the collector, crafted here block by block (engine/stream/stream_format.h).
         def block(kind, payload):
             return struct.pack("<II", kind, len(payload)) + payload
 

@@ -13,7 +13,7 @@
 #include "engine/analysis/key_averages.h"
 #include "engine/analysis/memory_timeline.h"
 #include "engine/exporters/exporter.h"
-#include "engine/importers/importer.h"
+#include "engine/load/trace_loader.h"
 #include "engine/util/parallel.h"
 #include "tests/unit/test_util.h"
 

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "engine/exporters/exporter.h"
-#include "engine/importers/importer.h"
+#include "engine/load/trace_loader.h"
 #include "engine/trace/trace.h"
 #include "tests/unit/test_util.h"
 

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "engine/importers/importer.h"
+#include "engine/load/trace_loader.h"
 #include "tests/unit/test_util.h"
 
 namespace profsh {

@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "engine/exporters/exporter.h"
-#include "engine/importers/importer.h"
+#include "engine/load/trace_loader.h"
 #include "tests/unit/test_util.h"
 
 namespace profsh {

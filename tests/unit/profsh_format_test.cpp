@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "engine/exporters/exporter.h"
-#include "engine/importers/importer.h"
+#include "engine/load/trace_loader.h"
 #include "engine/io/atomic_writer.h"
 #include "engine/trace/trace_builder.h"
 #include "tests/unit/test_util.h"

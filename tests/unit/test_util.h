@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "engine/importers/importer.h"
+#include "engine/load/trace_loader.h"
 #include "engine/io/input_source.h"
 
 namespace profsh::testing {

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "engine/collector/runtime/process.h"
-#include "engine/collector/stream_format.h"
+#include "engine/stream/stream_format.h"
 
 extern char** environ;
 

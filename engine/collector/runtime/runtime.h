@@ -13,7 +13,7 @@
 #endif
 #include <time.h>
 
-#include "engine/collector/stream_format.h"
+#include "engine/stream/stream_format.h"
 
 namespace profsh::runtime {
 

@@ -8,7 +8,7 @@
 #include <atomic>
 
 #include "engine/collector/runtime/drain.h"
-#include "engine/collector/runtime/pattern.h"
+#include "engine/stream/pattern.h"
 #include "engine/collector/runtime/runtime.h"
 
 namespace profsh::runtime {
@@ -86,7 +86,7 @@ bool ConfigureSteps() {
     g_config.has_schedule = true;
   }
   if (const char* m = getenv(stream::kEnvStepMarker); m && *m) {
-    if (!PatternValid(m)) return false;
+    if (!stream::PatternValid(m)) return false;
     g_config.marker = m;
   }
   if (const char* c = getenv(stream::kEnvCaptureRange); c && *c) {
@@ -103,7 +103,7 @@ bool ConfigureSteps() {
 
 uint32_t TagsForName(const char* text, size_t length) {
   uint32_t tags = 0;
-  if (g_config.marker && PatternFind(g_config.marker, text, length)) tags |= kTagStepMarker;
+  if (g_config.marker && stream::PatternFind(g_config.marker, text, length)) tags |= kTagStepMarker;
   if (g_config.capture && length == g_capture_length &&
       memcmp(text, g_config.capture, length) == 0) {
     tags |= kTagCaptureRange;

@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "engine/collector/schedule.h"
+#include "engine/stream/schedule.h"
 
 namespace profsh::runtime {
 

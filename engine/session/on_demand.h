@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/collector/launcher.h"
-#include "engine/importers/live_session.h"
+#include "engine/session/launcher.h"
+#include "engine/session/live_session.h"
 
 namespace profsh {
 

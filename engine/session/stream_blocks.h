@@ -1,4 +1,4 @@
-// Reading the blocks of a collector stream (engine/collector/stream_format.h): a bounds-checked
+// Reading the blocks of a collector stream (engine/stream/stream_format.h): a bounds-checked
 // cursor over a block's payload, and the text helpers both the session reader and the stream
 // decoder use.
 #pragma once

@@ -1,4 +1,4 @@
-#include "engine/collector/on_demand.h"
+#include "engine/session/on_demand.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +12,7 @@
 #include <cstring>
 #include <sstream>
 
-#include "engine/collector/stream_format.h"
+#include "engine/stream/stream_format.h"
 #include "engine/exporters/exporter.h"
 
 namespace profsh {

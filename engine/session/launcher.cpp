@@ -1,4 +1,4 @@
-#include "engine/collector/launcher.h"
+#include "engine/session/launcher.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -14,8 +14,8 @@
 
 #include <algorithm>
 
-#include "engine/collector/runtime/pattern.h"
-#include "engine/collector/stream_format.h"
+#include "engine/stream/pattern.h"
+#include "engine/stream/stream_format.h"
 
 namespace profsh {
 
@@ -108,7 +108,7 @@ void RemoveSessionFolder(const std::string& folder) {
 
 Status CheckStepMarker(const std::string& pattern) {
   if (pattern.empty()) return Error{"the step marker pattern is empty"};
-  if (!runtime::PatternValid(pattern.c_str()))
+  if (!stream::PatternValid(pattern.c_str()))
     return Error{"malformed step marker pattern '" + pattern + "'"};
   return Status::Ok();
 }

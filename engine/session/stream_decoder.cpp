@@ -1,13 +1,13 @@
-#include "engine/importers/stream_decoder.h"
+#include "engine/session/stream_decoder.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <deque>
 
-#include "engine/collector/schedule.h"
-#include "engine/collector/stream_format.h"
-#include "engine/importers/stream_blocks.h"
+#include "engine/stream/schedule.h"
+#include "engine/stream/stream_format.h"
+#include "engine/session/stream_blocks.h"
 #include "engine/util/hash.h"
 
 namespace profsh {

@@ -1,8 +1,8 @@
-#include "engine/collector/runtime/pattern.h"
+#include "engine/stream/pattern.h"
 
 #include <ctype.h>
 
-namespace profsh::runtime {
+namespace profsh::stream {
 
 namespace {
 
@@ -200,4 +200,4 @@ bool PatternValid(const char* pattern) {
   return !m.malformed;
 }
 
-}  // namespace profsh::runtime
+}  // namespace profsh::stream

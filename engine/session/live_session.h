@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/importers/stream_decoder.h"
+#include "engine/session/stream_decoder.h"
 
 namespace profsh {
 

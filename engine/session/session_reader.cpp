@@ -1,4 +1,4 @@
-#include "engine/importers/session_reader.h"
+#include "engine/session/session_reader.h"
 
 #include <dirent.h>
 #include <sys/stat.h>
@@ -11,9 +11,9 @@
 #include <queue>
 #include <unordered_map>
 
-#include "engine/collector/stream_format.h"
-#include "engine/importers/stream_blocks.h"
-#include "engine/importers/stream_decoder.h"
+#include "engine/stream/stream_format.h"
+#include "engine/session/stream_blocks.h"
+#include "engine/session/stream_decoder.h"
 #include "engine/trace/trace_builder.h"
 #include "engine/util/json_text.h"
 #include "engine/util/utf8.h"

@@ -1,4 +1,4 @@
-// Decodes one process's stream (engine/collector/stream_format.h) into traces, block by block,
+// Decodes one process's stream (engine/stream/stream_format.h) into traces, block by block,
 // so that it works on a finished file and on one that is still being written.
 //
 // Windows: a stream recorded with a schedule, capture ranges or on-demand requests is cut into
@@ -19,7 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "engine/importers/session_reader.h"
+#include "engine/session/session_reader.h"
 #include "engine/trace/trace.h"
 #include "engine/trace/trace_builder.h"
 #include "engine/util/result.h"

@@ -1,4 +1,4 @@
-#include "engine/importers/json_scan.h"
+#include "engine/util/json_scan.h"
 
 #include <charconv>
 #include <cmath>

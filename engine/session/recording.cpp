@@ -1,4 +1,4 @@
-#include "engine/collector/recording.h"
+#include "engine/session/recording.h"
 
 namespace profsh {
 

@@ -6,9 +6,9 @@
 #include <memory>
 #include <string>
 
-#include "engine/collector/launcher.h"
-#include "engine/importers/live_session.h"
-#include "engine/importers/session_reader.h"
+#include "engine/session/launcher.h"
+#include "engine/session/live_session.h"
+#include "engine/session/session_reader.h"
 
 namespace profsh {
 

@@ -6,7 +6,7 @@
 
 #include <cstddef>
 
-namespace profsh::runtime {
+namespace profsh::stream {
 
 // Whether `pattern` matches somewhere in `text` (anywhere, or at the start when anchored),
 // as string.find(text, pattern) would. A malformed pattern matches nothing.
@@ -15,4 +15,4 @@ bool PatternFind(const char* pattern, const char* text, size_t length);
 // Whether `pattern` is well formed (checked when the runtime starts).
 bool PatternValid(const char* pattern);
 
-}  // namespace profsh::runtime
+}  // namespace profsh::stream

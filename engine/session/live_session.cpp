@@ -1,4 +1,4 @@
-#include "engine/importers/live_session.h"
+#include "engine/session/live_session.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -8,7 +8,7 @@
 
 #include <cstring>
 
-#include "engine/collector/stream_format.h"
+#include "engine/stream/stream_format.h"
 #include "engine/util/json_text.h"
 
 namespace profsh {

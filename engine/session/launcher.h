@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/collector/schedule.h"
+#include "engine/stream/schedule.h"
 #include "engine/util/result.h"
 
 namespace profsh {
