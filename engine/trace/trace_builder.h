@@ -99,6 +99,41 @@ class TraceBuilder {
               bool inline_value);
   uint32_t BuildSchema();
 
+  // Typed forms of AddArg. Fixed values are part of the schema (every event that has it shares
+  // them); an inline value is each event's own, passed to AddEvent as two words.
+  enum class Place : bool { kArgs, kTopLevel };  // inside "args", or a member of the event
+  void AddStringArg(std::string_view key, std::string_view text, Place place = Place::kArgs) {
+    ArgValue v;
+    v.type = ArgType::kString;
+    AddArg(key, place == Place::kTopLevel, v, text, false);
+  }
+  // `json` is the value's JSON text (a list of shapes, say).
+  void AddJsonArg(std::string_view key, std::string_view json) {
+    ArgValue v;
+    v.type = ArgType::kJson;
+    AddArg(key, false, v, json, false);
+  }
+  void AddIntArg(std::string_view key, int64_t value) {
+    ArgValue v;
+    v.type = ArgType::kInt;
+    v.int_value = value;
+    AddArg(key, false, v, "", false);
+  }
+  void AddDoubleArg(std::string_view key, double value) {
+    ArgValue v;
+    v.type = ArgType::kDouble;
+    v.double_value = value;
+    AddArg(key, false, v, "", false);
+  }
+  // An int64 (kInt), uint64 (kUInt) or double (kDouble) that every event gives in two words.
+  void AddInlineArg(std::string_view key, ArgType type, Place place = Place::kArgs) {
+    ArgValue v;
+    v.type = type;
+    // Values that need two words whatever they are, so that every event's take the same room.
+    v.int_value = type == ArgType::kUInt ? -1 : INT64_MIN;
+    AddArg(key, place == Place::kTopLevel, v, "", true);
+  }
+
   // Appends an event; `schema` is kNoArgs for an event without arguments.
   void AddEvent(const EventFields& e, uint32_t schema, std::span<const uint32_t> inline_words) {
     AddEventWithTemplate(TemplateOf(e, schema), e.ts, e.dur, inline_words);
