@@ -1,6 +1,8 @@
 // torch.profiler.schedule, exactly: which steps are skipped, waited, warmed up, recorded, and
-// which one ends a window (RECORD_AND_SAVE). Header-only and dependency-free: the injected
-// runtime evaluates it at every step boundary, the Lua binding exposes it as profsh.schedule.
+// which one ends a window (RECORD_AND_SAVE); and the window rule that turns actions into
+// windows. Header-only and dependency-free: the injected runtime evaluates the schedule at every
+// step boundary, the session layer's decoder and the in-process recorder apply the window rule,
+// the Lua binding exposes the schedule as profsh.schedule.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +23,27 @@ inline const char* ActionName(ProfilerAction a) {
     default:
       return "RECORD_AND_SAVE";
   }
+}
+
+inline bool Records(ProfilerAction a) {
+  return a == ProfilerAction::kRecord || a == ProfilerAction::kRecordAndSave;
+}
+
+// What a step boundary does to the recording window, as torch's profiler does it: an open
+// window ends after its RECORD_AND_SAVE step, or when the next action does not record; a new
+// window begins at a recording step when none is open (or the last one just ended). Warmup
+// steps record nothing that is kept.
+struct WindowChange {
+  bool end_window = false;
+  bool begin_window = false;
+};
+inline WindowChange StepWindowChange(bool window_open, ProfilerAction window_last_action,
+                                     ProfilerAction next) {
+  WindowChange c;
+  c.end_window =
+      window_open && (window_last_action == ProfilerAction::kRecordAndSave || !Records(next));
+  c.begin_window = Records(next) && (!window_open || c.end_window);
+  return c;
 }
 
 struct Schedule {
