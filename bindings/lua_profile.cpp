@@ -12,10 +12,10 @@
 #include "bindings/lua_api.h"
 #include "bindings/lua_schedule.h"
 #include "bindings/lua_support.h"
+#include "engine/io/paths.h"
+#include "engine/load/trace_loader.h"
 #include "engine/session/on_demand.h"
 #include "engine/session/recording.h"
-#include "engine/load/trace_loader.h"
-#include "engine/io/paths.h"
 #include "engine/trace/trace_builder.h"
 
 namespace profsh::lua {
@@ -279,10 +279,6 @@ int64_t NowNs() {
 }
 
 const char* const kCurrentProfile = "profsh.current_profile";
-
-bool Records(ProfilerAction a) {
-  return a == ProfilerAction::kRecord || a == ProfilerAction::kRecordAndSave;
-}
 
 // The in-process window as a trace: the ranges record_function recorded, on this thread.
 std::shared_ptr<Trace> WindowTraceOf(ProfileHandle* h, int64_t end_ns) {
