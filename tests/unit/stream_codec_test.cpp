@@ -7,22 +7,12 @@
 #include <vector>
 
 #include "engine/stream/stream_codec.h"
+#include "test_util.h"
 
 namespace profsh::stream {
 namespace {
 
-struct Sink {
-  std::string bytes;
-  size_t used = 0;
-  uint8_t* Room(size_t n) {
-    if (bytes.size() < used + n) bytes.resize(used + n);
-    return reinterpret_cast<uint8_t*>(bytes.data()) + used;
-  }
-  void Advance(size_t n) { used += n; }
-  size_t size() const { return used; }
-  uint8_t* At(size_t offset) { return reinterpret_cast<uint8_t*>(bytes.data()) + offset; }
-  std::string_view view() const { return std::string_view(bytes).substr(0, used); }
-};
+using Sink = testing::CodecSink;
 
 // Writes `block` as a whole block and reads it back through the block iterator. The bytes
 // stay alive: a decoded block's strings point into them.

@@ -23,21 +23,9 @@ namespace {
 namespace st = stream;
 using nlohmann::json;
 
-// The codec's sink over a string.
-struct StringSink {
-  std::string bytes;
-  size_t used = 0;
-  uint8_t* Room(size_t n) {
-    if (bytes.size() < used + n) bytes.resize(used + n);
-    return reinterpret_cast<uint8_t*>(bytes.data()) + used;
-  }
-  void Advance(size_t n) { used += n; }
-  size_t size() const { return used; }
-  uint8_t* At(size_t offset) { return reinterpret_cast<uint8_t*>(bytes.data()) + offset; }
-  std::string str() const { return bytes.substr(0, used); }
+struct StringSink : testing::CodecSink {
   void Append(std::string_view s) { st::PutBytes(*this, s.data(), s.size()); }
 };
-
 // Writes one process's stream as the runtime would, block by block.
 class StreamWriter {
  public:
