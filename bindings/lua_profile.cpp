@@ -280,10 +280,6 @@ int64_t NowNs() {
 
 const char* const kCurrentProfile = "profsh.current_profile";
 
-bool Records(ProfilerAction a) {
-  return a == ProfilerAction::kRecord || a == ProfilerAction::kRecordAndSave;
-}
-
 // The in-process window as a trace: the ranges record_function recorded, on this thread.
 std::shared_ptr<Trace> WindowTraceOf(ProfileHandle* h, int64_t end_ns) {
   auto trace = std::make_shared<Trace>();
