@@ -16,6 +16,7 @@
 #include "engine/load/trace_loader.h"
 #include "engine/session/on_demand.h"
 #include "engine/session/recording.h"
+#include "engine/trace/kineto_schema.h"
 #include "engine/trace/trace_builder.h"
 
 namespace profsh::lua {
@@ -298,19 +299,17 @@ std::shared_ptr<Trace> WindowTraceOf(ProfileHandle* h, int64_t end_ns) {
     e.ts = r.begin_ns - h->window_begin_ns;
     e.dur = (r.end_ns < 0 ? end_ns : r.end_ns) - r.begin_ns;
     e.name = r.name;
-    e.category = "user_annotation";
+    e.category = kineto::kUserAnnotation;
     e.pid = pid;
     e.tid = tid;
     e.flags = r.end_ns < 0 ? kFlagUnterminated : 0;
     b.AddEvent(e, TraceBuilder::kNoArgs, {});
   }
   b.BeginArgs();
-  ArgValue v;
-  v.type = ArgType::kString;
-  b.AddArg("name", false, v, "profsh (in-process)", false);
+  b.AddStringArg(kineto::kMetaName, "profsh (in-process)");
   EventFields m;
   m.phase = 'M';
-  m.name = "process_name";
+  m.name = kineto::kProcessName;
   m.pid = pid;
   m.tid = tid;
   b.AddEvent(m, b.BuildSchema(), {});
