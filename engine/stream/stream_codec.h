@@ -540,17 +540,79 @@ struct StreamEvent {
   OpFields op;             // kOpBegin
 };
 
-template <typename Sink>
-void PutAttrs(Sink& out, const EventAttrs& a) {
+// The most bytes one event takes: its head and at most nine varints of up to ten bytes, and a
+// byte (payload type or scope).
+inline constexpr size_t kMaxEventBytes = 10 + 9 * 10 + 1;
+
+inline uint8_t* PutAttrsAt(uint8_t* p, const EventAttrs& a) {
   const uint8_t flags = a.flags & (kAttrCategory | kAttrColor | kAttrPayload);
-  PutVarintTo(out, flags);
-  if (flags & kAttrCategory) PutVarintTo(out, a.category);
-  if (flags & kAttrColor) PutVarintTo(out, a.color);
+  *p++ = flags;  // below 0x80: one varint byte
+  if (flags & kAttrCategory) p = PutVarint(p, a.category);
+  if (flags & kAttrColor) p = PutVarint(p, a.color);
   if (flags & kAttrPayload) {
-    PutFixed(out, a.payload_type);
+    *p++ = a.payload_type;
     const bool is_signed = a.payload_type == kPayloadI64 || a.payload_type == kPayloadI32;
-    PutVarintTo(out, is_signed ? ZigZag(static_cast<int64_t>(a.payload)) : a.payload);
+    p = PutVarint(p, is_signed ? ZigZag(static_cast<int64_t>(a.payload)) : a.payload);
   }
+  return p;
+}
+
+// Writes `e` at `p` (kMaxEventBytes of room) after an event at `previous_ticks` (the block's
+// first_ticks for its first event); returns the byte after it. Times never go backwards within
+// a block: an earlier one is written as the previous time. One reservation per event, not per
+// field: the drain encodes tens of millions of events a second.
+inline uint8_t* EncodeEventAt(uint8_t* p, uint64_t previous_ticks, const StreamEvent& e) {
+  const uint64_t delta = e.ticks >= previous_ticks ? e.ticks - previous_ticks : 0;
+  p = PutVarint(p, delta << 4 | e.kind);
+  switch (e.kind) {
+    case kPush:
+    case kMark:
+      p = PutVarint(p, e.domain);
+      p = PutVarint(p, e.name);
+      return PutAttrsAt(p, e.attrs);
+    case kRangeStart:
+      p = PutVarint(p, e.range_id);
+      p = PutVarint(p, e.domain);
+      p = PutVarint(p, e.name);
+      return PutAttrsAt(p, e.attrs);
+    case kPop:
+    case kTaskEnd:
+      return PutVarint(p, e.domain);
+    case kRangeEnd:
+      return PutVarint(p, e.range_id);
+    case kFrameBegin:
+    case kFrameEnd:
+      p = PutVarint(p, e.domain);
+      return PutVarint(p, e.frame_id);
+    case kCounterSet:
+      p = PutVarint(p, e.name);
+      return PutVarint(p, e.value);
+    case kTaskBegin:
+      p = PutVarint(p, e.domain);
+      p = PutVarint(p, e.name);
+      p = PutVarint(p, e.task_id);
+      return PutVarint(p, e.parent_id);
+    case kOpBegin:
+      p = PutVarint(p, e.name);
+      p = PutVarint(p, e.op.shapes);
+      p = PutVarint(p, e.op.dtypes);
+      p = PutVarint(p, e.op.stack);
+      p = PutVarint(p, ZigZag(e.op.sequence));
+      p = PutVarint(p, e.op.forward_thread);
+      *p++ = e.op.scope;
+      return PutVarint(p, e.op.flops);
+    case kMemory:
+      p = PutVarint(p, ZigZag(e.bytes));
+      return PutVarint(p, e.address);
+    default:  // kPause, kResume, kThreadEnd: no fields
+      return p;
+  }
+}
+
+template <typename Sink>
+void EncodeEvent(Sink& out, uint64_t previous_ticks, const StreamEvent& e) {
+  if (uint8_t* p = out.Room(kMaxEventBytes))
+    out.Advance(static_cast<size_t>(EncodeEventAt(p, previous_ticks, e) - p));
 }
 
 inline bool GetAttrs(Cursor& c, EventAttrs* a) {
@@ -564,66 +626,6 @@ inline bool GetAttrs(Cursor& c, EventAttrs* a) {
     a->payload = is_signed ? static_cast<uint64_t>(UnZigZag(bits)) : bits;
   }
   return c.ok;
-}
-
-// Writes `e` after an event at `previous_ticks` (the block's first_ticks for its first event).
-// Times never go backwards within a block: an earlier one is written as the previous time.
-template <typename Sink>
-void EncodeEvent(Sink& out, uint64_t previous_ticks, const StreamEvent& e) {
-  const uint64_t delta = e.ticks >= previous_ticks ? e.ticks - previous_ticks : 0;
-  PutVarintTo(out, delta << 4 | e.kind);
-  switch (e.kind) {
-    case kPush:
-    case kMark:
-      PutVarintTo(out, e.domain);
-      PutVarintTo(out, e.name);
-      PutAttrs(out, e.attrs);
-      break;
-    case kRangeStart:
-      PutVarintTo(out, e.range_id);
-      PutVarintTo(out, e.domain);
-      PutVarintTo(out, e.name);
-      PutAttrs(out, e.attrs);
-      break;
-    case kPop:
-    case kTaskEnd:
-      PutVarintTo(out, e.domain);
-      break;
-    case kRangeEnd:
-      PutVarintTo(out, e.range_id);
-      break;
-    case kFrameBegin:
-    case kFrameEnd:
-      PutVarintTo(out, e.domain);
-      PutVarintTo(out, e.frame_id);
-      break;
-    case kCounterSet:
-      PutVarintTo(out, e.name);
-      PutVarintTo(out, e.value);
-      break;
-    case kTaskBegin:
-      PutVarintTo(out, e.domain);
-      PutVarintTo(out, e.name);
-      PutVarintTo(out, e.task_id);
-      PutVarintTo(out, e.parent_id);
-      break;
-    case kOpBegin:
-      PutVarintTo(out, e.name);
-      PutVarintTo(out, e.op.shapes);
-      PutVarintTo(out, e.op.dtypes);
-      PutVarintTo(out, e.op.stack);
-      PutVarintTo(out, ZigZag(e.op.sequence));
-      PutVarintTo(out, e.op.forward_thread);
-      PutFixed(out, e.op.scope);
-      PutVarintTo(out, e.op.flops);
-      break;
-    case kMemory:
-      PutVarintTo(out, ZigZag(e.bytes));
-      PutVarintTo(out, e.address);
-      break;
-    default:  // kPause, kResume, kThreadEnd: no fields
-      break;
-  }
 }
 
 enum class EventStatus : uint8_t { kOk, kMalformed, kUnknownKind };

@@ -71,26 +71,29 @@ void AppendPayload(BlockBuffer& into, stream::BlockType type) {
   g_block.used = 0;
 }
 
-stream::EventAttrs AttrsOf(const Record& r, const RecordExt* ext, const RecordExt* payload) {
-  stream::EventAttrs a;
-  if (!ext) return a;
-  a.flags = r.flags & 7;
-  a.category = ext->category;
-  a.color = ext->color;
-  a.payload_type = (r.flags >> 3) & 7;
-  a.payload = payload ? payload->value : ext->value;
+void FillAttrs(const Record& r, const RecordExt* ext, const RecordExt* payload,
+               stream::EventAttrs* a) {
+  if (!ext) {
+    a->flags = 0;
+    return;
+  }
+  a->flags = r.flags & 7;
+  a->category = ext->category;
+  a->color = ext->color;
+  a->payload_type = (r.flags >> 3) & 7;
+  a->payload = payload ? payload->value : ext->value;
   // Signed payloads were stored as their own width; the codec takes them sign-extended.
-  if (a.payload_type == stream::kPayloadI32)
-    a.payload = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(a.payload)));
-  return a;
+  if (a->payload_type == stream::kPayloadI32)
+    a->payload = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(a->payload)));
 }
 
-// The stream event of the ring record at `i` (which takes RecordsOf() slots).
-stream::StreamEvent EventOf(const ThreadSlot& s, uint64_t i, const Record& r) {
-  const uint64_t n = RecordsOf(r);
+// The stream event of the ring record at `i` (which takes `n` slots). Only the fields the
+// event's kind has are set: the encoder reads no others, and the drain fills one event tens of
+// millions of times a second.
+void FillEvent(const ThreadSlot& s, uint64_t i, uint64_t n, const Record& r,
+               stream::StreamEvent& e) {
   const RecordExt* ext =
       (r.flags & kHasExt) ? reinterpret_cast<const RecordExt*>(&s.ring[(i + 1) & s.mask]) : nullptr;
-  stream::StreamEvent e;
   e.ticks = r.ticks;
   e.kind = r.kind;
   e.domain = r.domain;
@@ -98,12 +101,13 @@ stream::StreamEvent EventOf(const ThreadSlot& s, uint64_t i, const Record& r) {
   switch (r.kind) {
     case stream::kPush:
     case stream::kMark:
-      e.attrs = AttrsOf(r, ext, nullptr);
+      FillAttrs(r, ext, nullptr, &e.attrs);
       break;
     case stream::kRangeStart:
       e.range_id = ext ? ext->value : 0;
-      e.attrs = AttrsOf(
-          r, ext, n == 3 ? reinterpret_cast<const RecordExt*>(&s.ring[(i + 2) & s.mask]) : nullptr);
+      FillAttrs(r, ext,
+                n == 3 ? reinterpret_cast<const RecordExt*>(&s.ring[(i + 2) & s.mask]) : nullptr,
+                &e.attrs);
       break;
     case stream::kRangeEnd:
       e.range_id = ext ? ext->value : 0;
@@ -115,16 +119,18 @@ stream::StreamEvent EventOf(const ThreadSlot& s, uint64_t i, const Record& r) {
     case stream::kCounterSet:
       e.value = ext ? ext->value : 0;
       break;
+    case stream::kTaskBegin:
+      e.task_id = e.parent_id = 0;
+      break;
     case kTaskBeginFn:
       e.kind = stream::kTaskBegin;
       e.name = FunctionName(ext ? ext->value : 0);
+      e.task_id = e.parent_id = 0;
       break;
     case kTaskBeginIds:
       e.kind = stream::kTaskBegin;
-      if (ext) {
-        e.task_id = ext->value;
-        e.parent_id = uint64_t{ext->category} << 32 | ext->color;
-      }
+      e.task_id = ext ? ext->value : 0;
+      e.parent_id = ext ? uint64_t{ext->category} << 32 | ext->color : 0;
       break;
     case stream::kOpBegin: {
       // [op][shapes, dtypes, sequence][stack, forward thread, flops]
@@ -147,7 +153,6 @@ stream::StreamEvent EventOf(const ThreadSlot& s, uint64_t i, const Record& r) {
     default:
       break;
   }
-  return e;
 }
 
 // Encodes one slot's records [tail, head) as a kEvents block.
@@ -160,11 +165,12 @@ void EncodeEvents(ThreadSlot& s, uint64_t tail, uint64_t head) {
   const size_t count_at = g_block.used - sizeof header.count;
   uint32_t count = 0;
   uint64_t previous = header.first_ticks;
+  stream::StreamEvent e;
   for (uint64_t i = tail; i < head;) {
     const Record r = s.ring[i & s.mask];
     const uint64_t n = RecordsOf(r);
     if (r.kind < stream::kKindCount || r.kind == kTaskBeginFn || r.kind == kTaskBeginIds) {
-      const stream::StreamEvent e = EventOf(s, i, r);
+      FillEvent(s, i, n, r, e);
       stream::EncodeEvent(g_block, previous, e);
       previous = e.ticks >= previous ? e.ticks : previous;
       ++count;
