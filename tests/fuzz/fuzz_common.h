@@ -1,0 +1,69 @@
+// What every fuzz target does with a trace that loaded: the analyses a user reaches first (the
+// operator table by name, shapes and stack, the memory timeline). A reader or an analysis
+// that crashes, hangs or leaks on what another reader accepted is a bug either way.
+#pragma once
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "engine/analysis/averages_table.h"
+#include "engine/analysis/function_events.h"
+#include "engine/analysis/key_averages.h"
+#include "engine/analysis/memory_timeline.h"
+#include "engine/io/input_source.h"
+#include "engine/load/trace_loader.h"
+#include "engine/trace/trace.h"
+
+namespace profsh::fuzz {
+
+// Every table of `trace` (sorted by total CPU time, no row limit), one after the other.
+inline std::string Tables(const Trace& trace) {
+  std::shared_ptr<const FunctionEvents> events = BuildFunctionEvents(trace);
+  std::string out;
+  TableOptions options;
+  options.sort_by = "cpu_time_total";
+  options.row_limit = -1;
+  for (const auto& [shapes, stack] :
+       {std::pair{false, 0}, std::pair{true, 0}, std::pair{false, 5}}) {
+    KeyAverages averages = ComputeKeyAverages(events, shapes, stack);
+    auto table = BuildAveragesTable(averages, options);
+    out += table.ok() ? table.value() : "error: " + table.error().message;
+  }
+  return out;
+}
+
+inline void Analyse(const Trace& trace) {
+  (void)Tables(trace);
+  (void)BuildMemoryTimeline(trace);
+}
+
+// A scratch file of this process (readers that detect gzip or folders need a path).
+inline std::string ScratchPath(const char* what) {
+  const char* dir = std::getenv("TMPDIR");
+  return std::string(dir ? dir : "/tmp") + "/profsh_fuzz_" + std::to_string(getpid()) + "_" + what;
+}
+
+inline void WriteFile(const std::string& path, const uint8_t* data, size_t size) {
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
+}
+
+// The input as a user hands a trace over: gzip goes through a file, as `profsh FILE` reads it.
+inline Result<std::unique_ptr<Trace>> LoadInput(const uint8_t* data, size_t size) {
+  if (size >= 2 && data[0] == 0x1f && data[1] == 0x8b) {
+    const std::string path = ScratchPath("input.gz");
+    WriteFile(path, data, size);
+    auto trace = LoadTrace(path);
+    std::remove(path.c_str());
+    return trace;
+  }
+  auto input = MemoryInput("fuzz", std::string(reinterpret_cast<const char*>(data), size));
+  return LoadTraceFrom(*input);
+}
+
+}  // namespace profsh::fuzz
