@@ -14,6 +14,7 @@
 #include "bindings/lua_support.h"
 #include "engine/session/on_demand.h"
 #include "engine/session/recording.h"
+#include "engine/session/session_summary.h"
 #include "engine/load/trace_loader.h"
 #include "engine/io/paths.h"
 #include "engine/trace/trace_builder.h"
@@ -449,36 +450,13 @@ int RecordFunction(lua_State* L) {
 }
 
 void PushSummary(lua_State* L, const SessionSummary& s) {
-  lua_createtable(L, 0, 24);
-  auto field = [&](const char* name, uint64_t v) {
-    lua_pushinteger(L, static_cast<lua_Integer>(v));
-    lua_setfield(L, -2, name);
-  };
-  field("processes", s.processes);
-  field("threads", s.threads);
-  field("ranges", s.ranges);
-  field("marks", s.marks);
-  field("counter_values", s.counter_values);
-  field("dropped_ranges", s.dropped_ranges);
-  field("dropped_events", s.dropped_events);
-  field("events_without_thread_slot", s.events_without_slot);
-  field("strings_refused", s.strings_refused);
-  field("pops_without_push", s.unmatched_pops);
-  field("ends_of_unknown_ranges", s.unknown_range_ends);
-  field("ranges_open_at_thread_exit", s.open_at_thread_exit);
-  field("ranges_open_at_end", s.open_at_end);
-  field("streams_cut_short", s.cut_streams);
-  field("stream_bytes", s.stream_bytes);
-  field("operators", s.operators);
-  field("memory_events", s.memory_events);
-  lua_pushinteger(L, s.memory_peak);
-  lua_setfield(L, -2, "memory_peak");
-  lua_pushinteger(L, s.memory_at_end);  // may be negative: frees of memory allocated before
-  lua_setfield(L, -2, "memory_at_end");
-  field("metadata_refused", s.metadata_refused);
-  field("events_after_close", s.events_after_close);
-  field("late_events", s.late_events);
-  lua_pushstring(L, DescribeRecording(s).c_str());
+  lua_createtable(L, 0, static_cast<int>(std::size(kSummaryCounts)) + 1);
+  for (const SummaryCount& c : kSummaryCounts) {
+    lua_pushinteger(L, static_cast<lua_Integer>(c.Value(s)));
+    lua_setfield(L, -2, c.key);
+  }
+  std::string text = DescribeRecording(s);
+  lua_pushlstring(L, text.data(), text.size());
   lua_setfield(L, -2, "text");
 }
 
