@@ -383,7 +383,8 @@ void PushSummary(lua_State* L, const SessionSummary& s) {
   lua_setfield(L, -2, "text");
 }
 
-// Trace methods called on the profile: the trace takes the place of `self`.
+// A Trace method called on the profile: the trace takes the place of `self`. Upvalues: the
+// method's name and the Trace's function.
 int ForwardToTrace(lua_State* L) {
   ProfileHandle* h = static_cast<ProfileHandle*>(luaL_testudata(L, 1, kProfileType));
   const char* method = lua_tostring(L, lua_upvalueindex(1));
@@ -397,11 +398,8 @@ int ForwardToTrace(lua_State* L) {
     return luaL_error(L, "the profile has no trace: no window was recorded (were there steps?)");
   }
   lua_replace(L, 1);
-  luaL_getmetatable(L, kTraceType);
-  lua_getfield(L, -1, "__methods");
-  lua_getfield(L, -1, method);
+  lua_pushvalue(L, lua_upvalueindex(2));
   lua_insert(L, 1);
-  lua_pop(L, 2);
   lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
   return lua_gettop(L);
 }
@@ -475,17 +473,6 @@ int ProfileToString(lua_State* L) {
   return 1;
 }
 
-const char* const kForwarded[] = {"key_averages",
-                                  "export_chrome_trace",
-                                  "export_stacks",
-                                  "save",
-                                  "events",
-                                  "processes",
-                                  "threads",
-                                  "flamegraph",
-                                  "export_speedscope",
-                                  "memory_timeline"};
-
 }  // namespace
 
 void RegisterProfile(lua_State* L) {
@@ -494,15 +481,30 @@ void RegisterProfile(lua_State* L) {
                {"exit_code", "signal", "session", "summary", "activities", "windows", "trace",
                 "duration", "warnings", "metadata"},
                {{"__gc", GcUserdata<ProfileHandle>}, {"__tostring", ProfileToString}});
-  // The trace's methods, called on the profile (closures that know their name).
+  // Every method of the Trace (registered before) is also the profile's, unless the profile has
+  // its own of that name; the closures live in __methods, where :help and completion look.
   luaL_getmetatable(L, kProfileType);
   lua_getfield(L, -1, "__methods");
-  for (const char* m : kForwarded) {
-    lua_pushstring(L, m);
-    lua_pushcclosure(L, ForwardToTrace, 1);
-    lua_setfield(L, -2, m);
+  const int profile_methods = lua_gettop(L);
+  luaL_getmetatable(L, kTraceType);
+  lua_getfield(L, -1, "__methods");
+  const int trace_methods = lua_gettop(L);
+  lua_pushnil(L);
+  while (lua_next(L, trace_methods) != 0) {  // name, function
+    lua_pushvalue(L, -2);
+    const bool taken = lua_rawget(L, profile_methods) != LUA_TNIL;
+    lua_pop(L, 1);
+    if (!taken) {
+      lua_pushvalue(L, -2);
+      lua_pushvalue(L, -2);
+      lua_pushcclosure(L, ForwardToTrace, 2);
+      lua_pushvalue(L, -3);
+      lua_insert(L, -2);
+      lua_rawset(L, profile_methods);
+    }
+    lua_pop(L, 1);
   }
-  lua_pop(L, 2);
+  lua_pop(L, 4);
   lua_pushcfunction(L, Profile);
   lua_setfield(L, -2, "profile");
   lua_pushcfunction(L, RecordFunction);
