@@ -3,7 +3,6 @@
 // answers everything a Trace does (p:key_averages(), p:export_chrome_trace(...), p.duration),
 // as torch's profile object does after its `with` block.
 #include <algorithm>
-#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -41,7 +40,7 @@ struct ProfileHandle {
   // Profiling Lua code (p:start(), profsh.record_function, p:step(), p:stop()) rather than a
   // workload.
   bool in_process = false;
-  std::optional<InProcessRecorder> recorder;  // made with the profile; optional for its schedule
+  std::optional<InProcessRecorder> recorder;  // set once the options (its schedule) are read
 
   bool started() const { return recorder && recorder->started(); }
 };
@@ -367,7 +366,7 @@ int RecordFunction(lua_State* L) {
   }
   const int base = 3;  // the profile, the name, fn
   const int status = lua_pcall(L, lua_gettop(L) - base, LUA_MULTRET, 0);
-  if (range && h->recorder) h->recorder->EndRange(*range);
+  if (range) h->recorder->EndRange(*range);
   if (status != LUA_OK) return lua_error(L);
   return lua_gettop(L) - 2;
 }
