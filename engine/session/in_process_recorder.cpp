@@ -68,7 +68,7 @@ std::optional<InProcessRecorder::RangeToken> InProcessRecorder::BeginRange(std::
   return RangeToken{window_serial_, ranges_.size() - 1};
 }
 
-void InProcessRecorder::EndRange(RangeToken token) {
+void InProcessRecorder::EndRange(RangeToken token) noexcept {
   if (!window_open_ || token.window != window_serial_ || token.index >= ranges_.size()) return;
   ranges_[token.index].end_ns = clock_();
 }

@@ -44,7 +44,7 @@ class InProcessRecorder {
     size_t index;
   };
   std::optional<RangeToken> BeginRange(std::string_view name);
-  void EndRange(RangeToken token);
+  void EndRange(RangeToken token) noexcept;  // the binding calls it outside Protect()
 
  private:
   struct Range {
