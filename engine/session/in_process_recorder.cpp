@@ -5,6 +5,7 @@
 #include <chrono>
 #include <utility>
 
+#include "engine/trace/kineto_schema.h"
 #include "engine/trace/trace_builder.h"
 
 namespace profsh {
@@ -91,7 +92,7 @@ std::unique_ptr<Trace> InProcessRecorder::WindowTrace(int64_t end_ns) const {
     e.ts = r.begin_ns - window_begin_ns_;
     e.dur = r.end_ns.value_or(end_ns) - r.begin_ns;
     e.name = r.name;
-    e.category = "user_annotation";
+    e.category = kineto::kUserAnnotation;
     e.pid = pid;
     e.tid = tid;
     e.flags = r.end_ns ? 0 : kFlagUnterminated;
