@@ -93,18 +93,21 @@ struct FakeClock {
   }
 };
 
+void Take(std::vector<Window>& out, std::unique_ptr<Trace> t) {
+  if (t) out.push_back({t->first_step, t->last_step});
+}
+
 std::vector<Window> RecorderWindows(std::optional<Schedule> s, int steps) {
   InProcessRecorder r(s);
   std::vector<Window> out;
-  auto take = [&](std::unique_ptr<Trace> t) {
-    if (t) out.push_back({t->first_step, t->last_step});
-  };
   r.Start();
-  for (int i = 0; i < steps; ++i) take(r.Step());
-  take(r.Stop());
+  for (int i = 0; i < steps; ++i) Take(out, r.Step());
+  Take(out, r.Stop());
   return out;
 }
 
+// Every stop step of one schedule in one run: before each step the recorder and the model are
+// copied, and the copies stopped.
 TEST(InProcessRecorder, WindowsMatchTorchForEveryScheduleAndStopStep) {
   int cases = 0;
   for (int64_t wait : {0, 1, 2})
@@ -112,21 +115,32 @@ TEST(InProcessRecorder, WindowsMatchTorchForEveryScheduleAndStopStep) {
       for (int64_t active : {1, 2, 5})
         for (int64_t repeat : {0, 1, 3})
           for (int64_t skip_first : {0, 2, 7})
-            for (int64_t skip_first_wait : {0, 1})
+            for (int64_t skip_first_wait : {0, 1}) {
+              const Schedule s{skip_first, wait, warmup, active, repeat, skip_first_wait};
+              TorchModel torch(s);
+              InProcessRecorder recorder(s);
+              std::vector<Window> windows;
+              torch.Start();
+              recorder.Start();
               for (int steps = 0; steps <= 30; ++steps) {
-                Schedule s{skip_first, wait, warmup, active, repeat, skip_first_wait};
-                TorchModel torch(s);
-                torch.Start();
-                for (int i = 0; i < steps; ++i) torch.Step();
-                torch.Stop();
-                const std::vector<Window> got = RecorderWindows(s, steps);
-                ASSERT_EQ(got, torch.windows())
+                if (steps > 0) {
+                  torch.Step();
+                  Take(windows, recorder.Step());
+                }
+                TorchModel torch_stopped = torch;
+                torch_stopped.Stop();
+                InProcessRecorder stopped = recorder;
+                std::vector<Window> got = windows;
+                Take(got, stopped.Stop());
+                ASSERT_EQ(got, torch_stopped.windows())
                     << "wait=" << wait << " warmup=" << warmup << " active=" << active
                     << " repeat=" << repeat << " skip_first=" << skip_first
-                    << " skip_first_wait=" << skip_first_wait << " steps=" << steps
-                    << "\n got:  " << Describe(got) << "\n want: " << Describe(torch.windows());
+                    << " skip_first_wait=" << skip_first_wait << " stopped after step " << steps
+                    << "\n got:  " << Describe(got)
+                    << "\n want: " << Describe(torch_stopped.windows());
                 ++cases;
               }
+            }
   EXPECT_GT(cases, 10000);
 }
 
