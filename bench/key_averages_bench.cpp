@@ -22,6 +22,7 @@
 #include "engine/analysis/averages_table.h"
 #include "engine/analysis/function_events.h"
 #include "engine/analysis/key_averages.h"
+#include "engine/trace/kineto_schema.h"
 #include "engine/trace/trace_builder.h"
 
 namespace {
@@ -52,44 +53,32 @@ std::unique_ptr<profsh::Trace> BuildTrace(size_t target_events) {
   const char* shapes[] = {"[[512],[512,1408],[1408,512],[],[]]", "[[32,128,768],[768,768]]",
                           "[[32,64,56,56]]"};
   std::vector<uint32_t> words;
-  auto schema_with = [&](std::initializer_list<std::pair<const char*, const char*>> constants,
-                         std::initializer_list<const char*> inline_ints) {
-    b.BeginArgs();
-    for (const char* k : inline_ints) {
-      ArgValue v;
-      v.type = ArgType::kInt;
-      b.AddArg(k, false, v, "", true);
-    }
-    for (const auto& [k, json] : constants) {
-      ArgValue v;
-      v.type = ArgType::kJson;
-      b.AddArg(k, false, v, json, false);
-    }
-    return b.BuildSchema();
-  };
+  auto schema_with =
+      [&](std::initializer_list<std::pair<std::string_view, std::string_view>> constants,
+          std::initializer_list<std::string_view> inline_ints) {
+        b.BeginArgs();
+        for (std::string_view k : inline_ints) b.AddInlineInt32Arg(k);
+        for (const auto& [k, json] : constants) b.AddJsonArg(k, json);
+        return b.BuildSchema();
+      };
   std::vector<uint32_t> op_schemas;
   for (const char* s : shapes)
-    op_schemas.push_back(
-        schema_with({{"Input Dims", s}}, {"External id", "Sequence number", "Ev Idx"}));
-  uint32_t runtime_schema = schema_with({}, {"External id", "correlation"});
-  uint32_t kernel_schema =
-      schema_with({{"grid", "[512,1,1]"}, {"block", "[512,1,1]"}}, {"External id", "correlation"});
-  uint32_t flow_schema;
-  {
-    b.BeginArgs();
-    ArgValue v;
-    v.type = ArgType::kInt;
-    b.AddArg("id", true, v, "", true);
-    flow_schema = b.BuildSchema();
-  }
-  uint32_t memory_schema = schema_with({}, {"Bytes", "Device Type"});
+    op_schemas.push_back(schema_with(
+        {{kineto::kInputDims, s}}, {kineto::kExternalId, kineto::kSequenceNumber, kineto::kEvIdx}));
+  uint32_t runtime_schema = schema_with({}, {kineto::kExternalId, kineto::kCorrelation});
+  uint32_t kernel_schema = schema_with({{"grid", "[512,1,1]"}, {"block", "[512,1,1]"}},
+                                       {kineto::kExternalId, kineto::kCorrelation});
+  b.BeginArgs();
+  b.AddInlineInt32Arg(kineto::kFlowId, TraceBuilder::Place::kTopLevel);
+  const uint32_t flow_schema = b.BuildSchema();
+  uint32_t memory_schema = schema_with({}, {kineto::kBytes, kineto::kDeviceType});
 
   Ident pid{4242, 0, false}, tid{4243, 0, false}, gpu{0, 0, false}, stream{7, 0, false};
   int64_t t = 0, gpu_t = 0;
   uint32_t ext = 1, corr = 100000, seq = 0;
   size_t events = 0;
-  auto add = [&](char ph, const char* cat, std::string_view name, Ident p, Ident th, int64_t ts,
-                 int64_t dur, uint32_t schema, std::initializer_list<uint32_t> w) {
+  auto add = [&](char ph, std::string_view cat, std::string_view name, Ident p, Ident th,
+                 int64_t ts, int64_t dur, uint32_t schema, std::initializer_list<uint32_t> w) {
     EventFields e;
     e.phase = ph;
     e.category = cat;
@@ -110,28 +99,28 @@ std::unique_ptr<profsh::Trace> BuildTrace(size_t target_events) {
       int64_t end = start + 20000 + static_cast<int64_t>(rng() % 20000);
       for (int d = 0; d < depth; ++d) {
         int64_t s = start + d * 500, e = end - d * 500;
-        add('X', "cpu_op", ops[rng() % std::size(ops)], pid, tid, s, e - s,
+        add('X', kineto::kCpuOp, ops[rng() % std::size(ops)], pid, tid, s, e - s,
             op_schemas[rng() % op_schemas.size()], {ext, seq++, ext});
         ++ext;
       }
       int64_t launch = start + depth * 500 + 100;
-      add('X', "cuda_runtime", "cudaLaunchKernel", pid, tid, launch, 3000, runtime_schema,
+      add('X', kineto::kCudaRuntime, "cudaLaunchKernel", pid, tid, launch, 3000, runtime_schema,
           {ext - 1, corr});
-      add('s', "ac2g", "ac2g", pid, tid, launch, 0, flow_schema, {corr});
+      add('s', kineto::kAc2g, kineto::kAc2g, pid, tid, launch, 0, flow_schema, {corr});
       gpu_t = std::max(gpu_t, launch + 2000);
       int64_t kdur = 5000 + static_cast<int64_t>(rng() % 50000);
-      add('X', "kernel",
+      add('X', kineto::kKernel,
           rng() % 2 ? "ampere_sgemm_128x64_tn" : "void at::native::vectorized_elementwise_kernel",
           gpu, stream, gpu_t, kdur, kernel_schema, {ext - 1, corr});
-      add('f', "ac2g", "ac2g", gpu, stream, gpu_t, 0, flow_schema, {corr});
+      add('f', kineto::kAc2g, kineto::kAc2g, gpu, stream, gpu_t, 0, flow_schema, {corr});
       gpu_t += kdur;
       ++corr;
       if (rng() % 4 == 0)
-        add('i', "cpu_instant_event", "[memory]", pid, tid, start + 700, 0, memory_schema,
-            {4096, 0});
+        add('i', kineto::kCpuInstantEvent, kineto::kMemoryEvent, pid, tid, start + 700, 0,
+            memory_schema, {4096, 0});
       t = end + 1000;
     }
-    add('X', "user_annotation", "ProfilerStep#" + std::to_string(ext), pid, tid, step_start,
+    add('X', kineto::kUserAnnotation, "ProfilerStep#" + std::to_string(ext), pid, tid, step_start,
         t - step_start, TraceBuilder::kNoArgs, {});
   }
   b.Finish();

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "engine/analysis/arg_reader.h"
+#include "engine/trace/kineto_schema.h"
 #include "engine/util/hash.h"
 #include "engine/util/parallel.h"
 
@@ -19,18 +20,20 @@ enum class CategoryClass : uint8_t { kCpu, kRuntime, kDevice, kDeviceAnnotation,
 CategoryClass Classify(std::string_view category) {
   std::string c(category);
   for (char& ch : c) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  if (c == "kernel" || c == "gpu_memcpy" || c == "gpu_memset" || c == "memcpy" || c == "memset") {
+  // Kineto's categories in lower case; the names not in kineto_schema.h are read only here.
+  using namespace kineto;
+  if (c == kKernel || c == kGpuMemcpy || c == kGpuMemset || c == "memcpy" || c == "memset") {
     return CategoryClass::kDevice;
   }
-  if (c == "gpu_user_annotation") return CategoryClass::kDeviceAnnotation;
-  if (c == "cuda_runtime" || c == "cuda_driver" || c == "runtime" || c == "driver" ||
+  if (c == kGpuUserAnnotation) return CategoryClass::kDeviceAnnotation;
+  if (c == kCudaRuntime || c == kCudaDriver || c == "runtime" || c == "driver" ||
       c == "privateuse1_runtime" || c == "privateuse1_driver" || c == "mtia_runtime") {
     return CategoryClass::kRuntime;
   }
-  if (c == "trace" || c == "ac2g" || c == "fwdbwd" || c == "async_cpu_to_gpu" ||
-      c == "cpu_to_cuda" || c == "cuda_sync" || c == "cuda_event" || c == "overhead" ||
-      c == "python_function" || c == "external_correlation" || c == "cuda_profiler_range" ||
-      c == "gpu_memory" || c == "cpu_instant_event" || c == "profsh") {
+  if (c == "trace" || c == kAc2g || c == kFwdBwd || c == "async_cpu_to_gpu" || c == "cpu_to_cuda" ||
+      c == "cuda_sync" || c == "cuda_event" || c == "overhead" || c == kPythonFunction ||
+      c == "external_correlation" || c == "cuda_profiler_range" || c == "gpu_memory" ||
+      c == kCpuInstantEvent || c == "profsh") {
     return CategoryClass::kSkip;
   }
   return CategoryClass::kCpu;
@@ -38,7 +41,7 @@ CategoryClass Classify(std::string_view category) {
 
 // torch's _filter_name: utility ops that never appear in the tables.
 bool IsFilteredName(std::string_view name) {
-  return name == "[memory]" || name == "[OutOfMemory]" ||
+  return name == kineto::kMemoryEvent || name == kineto::kOutOfMemoryEvent ||
          name == "profiler::_record_function_enter" ||
          name == "profiler::_record_function_enter_new" ||
          name == "profiler::_record_function_exit" || name == "aten::is_leaf" ||
@@ -290,8 +293,9 @@ class FunctionEventsBuilder {
  public:
   explicit FunctionEventsBuilder(const Trace& trace)
       : trace_(trace),
-        reader_(trace, {"External id", "correlation", "Input Dims", "Call stack", "Sequence number",
-                        "Bytes", "Device Type", "flops"}),
+        reader_(trace,
+                {kineto::kExternalId, kineto::kCorrelation, kineto::kInputDims, kineto::kCallStack,
+                 kineto::kSequenceNumber, kineto::kBytes, kineto::kDeviceType, kineto::kFlops}),
         out_(std::make_unique<FunctionEvents>()),
         f_(*out_) {}
 
@@ -439,11 +443,11 @@ void FunctionEventsBuilder::Scan() {
   }
   name_map_.assign(trace_.strings.size(), 0);
   recorded_map_.assign(trace_.strings.size(), 0);
-  const auto memory_name = trace_.strings.Find("[memory]");
-  const auto oom_name = trace_.strings.Find("[OutOfMemory]");
-  want_shapes_ = trace_.strings.Find("Input Dims").has_value();
-  want_stacks_ = trace_.strings.Find("Call stack").has_value();
-  want_flops_ = trace_.strings.Find("flops").has_value();
+  const auto memory_name = trace_.strings.Find(kineto::kMemoryEvent);
+  const auto oom_name = trace_.strings.Find(kineto::kOutOfMemoryEvent);
+  want_shapes_ = trace_.strings.Find(kineto::kInputDims).has_value();
+  want_stacks_ = trace_.strings.Find(kineto::kCallStack).has_value();
+  want_flops_ = trace_.strings.Find(kineto::kFlops).has_value();
   ResolveSchemaConstants();
 
   // What each event template is to the operator view, decided once per template: events of a
@@ -812,8 +816,8 @@ void FunctionEventsBuilder::AttributeMemory() {
   if (exact) match(true);
   match(false);
 
-  const uint32_t memory_row = out_->strings.Intern("[memory]");
-  const uint32_t oom_row = out_->strings.Intern("[OutOfMemory]");
+  const uint32_t memory_row = out_->strings.Intern(kineto::kMemoryEvent);
+  const uint32_t oom_row = out_->strings.Intern(kineto::kOutOfMemoryEvent);
   for (uint32_t k = 0; k < memory_.size(); ++k) {
     if (!memory_[k].oom && !used[k]) AppendLone(memory_[k], memory_row);
   }

@@ -4,6 +4,8 @@
 #include <map>
 #include <utility>
 
+#include "engine/trace/kineto_schema.h"
+
 namespace profsh {
 
 std::string MemoryDeviceName(int64_t device_type, int64_t device_id) {
@@ -18,10 +20,10 @@ std::string MemoryDeviceName(int64_t device_type, int64_t device_id) {
 MemoryTimeline BuildMemoryTimeline(const Trace& t) {
   MemoryTimeline out;
   out.devices.push_back("cpu");
-  auto memory = t.strings.Find("[memory]");
-  auto bytes_key = t.strings.Find("Bytes");
-  auto type_key = t.strings.Find("Device Type");
-  auto id_key = t.strings.Find("Device Id");
+  auto memory = t.strings.Find(kineto::kMemoryEvent);
+  auto bytes_key = t.strings.Find(kineto::kBytes);
+  auto type_key = t.strings.Find(kineto::kDeviceType);
+  auto id_key = t.strings.Find(kineto::kDeviceId);
   if (memory && bytes_key) {
     std::map<std::pair<int64_t, int64_t>, uint32_t> device_index;
     for (size_t i = 0; i < t.events.size(); ++i) {

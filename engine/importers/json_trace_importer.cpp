@@ -14,9 +14,10 @@
 
 #include "engine/importers/event_templates.h"
 #include "engine/importers/importer.h"
-#include "engine/util/json_scan.h"
+#include "engine/trace/kineto_schema.h"
 #include "engine/trace/trace_builder.h"
 #include "engine/util/hash.h"
+#include "engine/util/json_scan.h"
 #include "engine/util/utf8.h"
 
 namespace profsh {
@@ -59,28 +60,32 @@ struct RawField {
 // Per-event keys whose numeric values differ on almost every event; they are stored inline
 // instead of in the interned schema (see args.h).
 bool IsVolatileKey(std::string_view key, bool top_level) {
-  if (top_level) return key == "id" || key == "tts";
+  using namespace kineto;
+  if (top_level) return key == kFlowId || key == "tts";
+  // By length first; keys of one length share a case (the compiler rejects a repeated one).
+  static_assert(kCorrelation.size() == kExternalId.size());
+  static_assert(kTotalAllocated.size() == kSequenceNumber.size());
   switch (key.size()) {
-    case 4:
-      return key == "Addr";
-    case 5:
-      return key == "Bytes" || key == "bytes";
-    case 6:
-      return key == "Ev Idx";
-    case 9:
-      return key == "Python id";
-    case 11:
-      return key == "External id" || key == "correlation";
-    case 14:
-      return key == "Total Reserved";
-    case 15:
-      return key == "Sequence number" || key == "Total Allocated";
-    case 16:
-      return key == "Python parent id";
-    case 18:
-      return key == "Record function id";
-    case 23:
-      return key == "memory bandwidth (GB/s)";
+    case kAddr.size():
+      return key == kAddr;
+    case kBytes.size():
+      return key == kBytes || key == "bytes";
+    case kEvIdx.size():
+      return key == kEvIdx;
+    case kPythonId.size():
+      return key == kPythonId;
+    case kExternalId.size():
+      return key == kExternalId || key == kCorrelation;
+    case kTotalReserved.size():
+      return key == kTotalReserved;
+    case kSequenceNumber.size():
+      return key == kSequenceNumber || key == kTotalAllocated;
+    case kPythonParentId.size():
+      return key == kPythonParentId;
+    case kRecordFunctionId.size():
+      return key == kRecordFunctionId;
+    case kMemoryBandwidth.size():
+      return key == kMemoryBandwidth;
     default:
       return false;
   }

@@ -99,10 +99,10 @@ std::unique_ptr<Trace> InProcessRecorder::WindowTrace(int64_t end_ns) const {
     b.AddEvent(e, TraceBuilder::kNoArgs, {});
   }
   b.BeginArgs();
-  b.AddStringArg("name", "profsh (in-process)");
+  b.AddStringArg(kineto::kMetaName, "profsh (in-process)");
   EventFields m;
   m.phase = 'M';
-  m.name = "process_name";
+  m.name = kineto::kProcessName;
   m.pid = pid;
   m.tid = tid;
   b.AddEvent(m, b.BuildSchema(), {});

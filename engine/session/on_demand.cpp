@@ -12,8 +12,8 @@
 #include <cstring>
 #include <sstream>
 
-#include "engine/stream/stream_format.h"
 #include "engine/exporters/exporter.h"
+#include "engine/stream/stream_format.h"
 
 namespace profsh {
 

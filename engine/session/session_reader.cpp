@@ -11,7 +11,7 @@
 #include <queue>
 #include <unordered_map>
 
-#include "engine/session/stream_blocks.h"
+#include "engine/session/stream_clock.h"
 #include "engine/session/stream_decoder.h"
 #include "engine/stream/stream_format.h"
 #include "engine/trace/trace_builder.h"
@@ -24,38 +24,14 @@ namespace {
 
 namespace st = stream;
 
-struct ClockPair {
-  uint64_t ticks;
-  int64_t mono;
-  int64_t real;
-};
-
 struct StreamFile {
   std::string path;
   std::unique_ptr<InputSource> input;
-  std::vector<Block> blocks;
-  bool cut = false;  // the last block was incomplete
-  size_t cut_at = 0;
-  bool ended = false;  // kEnd seen, or kExec without kExecFailed after it
-  uint8_t end_reason = 0;
-  int64_t pid = 0, ppid = 0, start_ns = 0;
-  uint32_t exec_index = 0, clock_kind = 0;
+  StreamOutline outline;
   bool is_last_image = true;  // no later exec of this pid: its command line names the process
-  std::string cmdline, exe, host, exec_path;
-  std::vector<std::pair<std::string, std::string>> env;
-  std::vector<ClockPair> clocks;
-  // ticks -> absolute ns
-  double slope = 1;
-  uint64_t ticks0 = 0;
-  int64_t real0 = 0;
-  bool fitted = false;
+  ClockFit clock;
 };
 
-std::string Where(const StreamFile& f, size_t offset) {
-  return f.path + ": block at byte " + std::to_string(offset);
-}
-
-// Reads the file header and splits the stream into blocks; decodes kProcess and kClock.
 Result<StreamFile> OpenStreamFile(const std::string& path) {
   StreamFile f;
   f.path = path;
@@ -65,98 +41,13 @@ Result<StreamFile> OpenStreamFile(const std::string& path) {
   std::string_view data = f.input->WholeContent();
   if (data.empty() || f.input->compressed())
     return Error{path + ": not a profsh stream (expected an uncompressed .pstream file)"};
-  if (data.size() < sizeof(st::FileHeader) || std::memcmp(data.data(), st::kMagic, 8) != 0) {
-    return Error{path + ": not a profsh stream (bad magic)"};
-  }
-  st::FileHeader header;
-  std::memcpy(&header, data.data(), sizeof header);
-  if (header.version != st::kVersion) {
-    return Error{path + ": stream version " + std::to_string(header.version) +
-                 ", this profsh reads version " + std::to_string(st::kVersion)};
-  }
-  size_t pos = header.header_size >= sizeof header && header.header_size <= data.size()
-                   ? header.header_size
-                   : sizeof header;
-  while (pos < data.size()) {
-    if (data.size() - pos < sizeof(st::BlockHeader)) {
-      f.cut = true;
-      f.cut_at = pos;
-      break;
-    }
-    st::BlockHeader h;
-    std::memcpy(&h, data.data() + pos, sizeof h);
-    if (h.size > data.size() - pos - sizeof h) {
-      f.cut = true;
-      f.cut_at = pos;
-      break;
-    }
-    f.blocks.push_back({h.type, data.substr(pos + sizeof h, h.size), pos});
-    pos += sizeof h + h.size;
-  }
-  bool have_process = false;
-  for (const Block& b : f.blocks) {
-    Cursor c(b.payload);
-    if (b.type == st::kProcess && !have_process) {
-      f.pid = c.Fixed<int64_t>();
-      f.ppid = c.Fixed<int64_t>();
-      f.start_ns = c.Fixed<int64_t>();
-      f.exec_index = c.Fixed<uint32_t>();
-      f.clock_kind = c.Fixed<uint32_t>();
-      f.cmdline = ValidUtf8(c.Str());
-      std::replace(f.cmdline.begin(), f.cmdline.end(), '\0', ' ');
-      f.exe = ValidUtf8(c.Str());
-      f.host = ValidUtf8(c.Str());
-      uint64_t n = c.Varint();
-      for (uint64_t i = 0; i < n && c.ok; ++i) {
-        std::string key = ValidUtf8(c.Str());
-        std::string value = ValidUtf8(c.Str());
-        f.env.emplace_back(std::move(key), std::move(value));
-      }
-      if (!c.ok) return Error{Where(f, b.offset) + ": malformed process block"};
-      have_process = true;
-    } else if (b.type == st::kClock) {
-      ClockPair p{c.Fixed<uint64_t>(), c.Fixed<int64_t>(), c.Fixed<int64_t>()};
-      if (!c.ok) return Error{Where(f, b.offset) + ": malformed clock block"};
-      f.clocks.push_back(p);
-    } else if (b.type == st::kEnd) {
-      f.ended = true;
-      f.end_reason = c.Fixed<uint8_t>();
-    } else if (b.type == st::kExec) {
-      f.ended = true;
-      f.end_reason = st::kEndExec;
-      f.exec_path = ValidUtf8(c.Str());
-    } else if (b.type == st::kExecFailed) {
-      f.ended = false;
-      f.end_reason = 0;
-    }
-  }
-  if (!have_process)
-    return Error{path + ": the stream has no process block (cut short at creation?)"};
-  if (f.clock_kind != st::kClockTsc && f.clock_kind != st::kClockMonotonic) {
-    return Error{path + ": unknown clock kind " + std::to_string(f.clock_kind)};
-  }
+  auto outline = OutlineStream(path, data);
+  if (!outline.ok()) return outline.error();
+  f.outline = std::move(outline.value());
+  f.clock = FitClock(f.outline.clocks, f.outline.process.clock_kind);
   return f;
 }
 
-// ticks -> realtime: the rate from the monotonic clock over the stream's whole span (realtime
-// may be stepped by NTP), the offset from realtime at the first pair.
-void FitClock(StreamFile& f) {
-  if (f.clocks.empty()) return;
-  const ClockPair& a = f.clocks.front();
-  const ClockPair& b = f.clocks.back();
-  f.ticks0 = a.ticks;
-  f.real0 = a.real;
-  if (f.clock_kind == st::kClockMonotonic) {
-    f.slope = 1;
-    f.ticks0 = static_cast<uint64_t>(a.mono);
-    f.real0 = a.real;
-    f.fitted = true;
-  } else if (b.ticks > a.ticks + 1000000 && b.mono > a.mono) {
-    f.slope = static_cast<double>(b.mono - a.mono) / static_cast<double>(b.ticks - a.ticks);
-    f.real0 = a.real;
-    f.fitted = true;
-  }
-}
 
 std::string ProfshMetadata(const std::vector<StreamFile>& files, const SessionSummary& sum,
                            const std::string& path) {
@@ -164,7 +55,7 @@ std::string ProfshMetadata(const std::vector<StreamFile>& files, const SessionSu
   AppendJsonString(&j, path);
   j += ", \"processes\": [";
   for (size_t i = 0; i < files.size(); ++i) {
-    const StreamFile& f = files[i];
+    const StreamProcess& f = files[i].outline.process;
     if (i) j += ", ";
     j += "{\"pid\": " + std::to_string(f.pid) + ", \"ppid\": " + std::to_string(f.ppid) +
          ", \"exec_index\": " + std::to_string(f.exec_index) + ", \"command\": ";
@@ -240,11 +131,9 @@ Result<SessionLoad> LoadSession(const std::string& path) {
   }
   // Clocks: a TSC stream too short to measure the tick rate borrows the longest one's.
   const StreamFile* reference = nullptr;
-  for (StreamFile& f : files) {
-    FitClock(f);
-    if (f.fitted && f.clock_kind == st::kClockTsc &&
-        (!reference || f.clocks.back().ticks - f.clocks.front().ticks >
-                           reference->clocks.back().ticks - reference->clocks.front().ticks)) {
+  for (const StreamFile& f : files) {
+    if (f.clock.fitted && f.outline.process.clock_kind == st::kClockTsc &&
+        (!reference || f.clock.span > reference->clock.span)) {
       reference = &f;
     }
   }
@@ -252,28 +141,26 @@ Result<SessionLoad> LoadSession(const std::string& path) {
   out.trace = std::make_unique<Trace>();
   std::vector<std::string> warnings;
   for (StreamFile& f : files) {
-    if (f.fitted || f.clocks.empty()) continue;
-    const ClockPair& a = f.clocks.front();
-    const ClockPair& b = f.clocks.back();
+    if (f.clock.fitted || f.outline.clocks.empty()) continue;
     if (reference) {
-      f.slope = reference->slope;
-    } else if (b.ticks > a.ticks && b.mono > a.mono) {
-      // A short process measures its own rate roughly, but its times span too little for the
-      // error to matter.
-      f.slope = static_cast<double>(b.mono - a.mono) / static_cast<double>(b.ticks - a.ticks);
-    } else {
-      f.slope = 1.0 / 3.0;
+      f.clock.slope = reference->clock.slope;
+    } else if (f.clock.slope == 0) {
+      f.clock.slope = 1.0 / 3.0;
       warnings.push_back(
           f.path + ": no clock rate could be measured (one clock sample); its times are estimates");
     }
+    // else: a short process measures its own rate roughly, but its times span too little for
+    // the error to matter.
   }
-  std::sort(files.begin(), files.end(), [](const StreamFile& a, const StreamFile& b) {
-    return a.pid != b.pid ? a.pid < b.pid : a.exec_index < b.exec_index;
-  });
+  auto key = [](const StreamFile& f) {
+    return std::make_pair(f.outline.process.pid, f.outline.process.exec_index);
+  };
+  std::sort(files.begin(), files.end(),
+            [&](const StreamFile& a, const StreamFile& b) { return key(a) < key(b); });
   for (size_t i = 0; i + 1 < files.size(); ++i)
-    files[i].is_last_image = files[i].pid != files[i + 1].pid;
+    files[i].is_last_image = files[i].outline.process.pid != files[i + 1].outline.process.pid;
   int64_t origin = INT64_MAX;
-  for (const StreamFile& f : files) origin = std::min(origin, f.start_ns);
+  for (const StreamFile& f : files) origin = std::min(origin, f.outline.process.start_ns);
 
   Trace& trace = *out.trace;
   TraceBuilder builder(trace);
@@ -297,14 +184,14 @@ Result<SessionLoad> LoadSession(const std::string& path) {
     int64_t origin_;
   } sink(builder, origin);
   for (StreamFile& f : files) {
-    if (f.clocks.empty()) {
+    if (f.outline.clocks.empty()) {
       warnings.push_back(f.path + ": no clock block; its events are skipped");
       continue;
     }
     StreamDecoder decoder(f.path, sink, sum, warnings);
-    decoder.SetClock(f.ticks0, f.real0, f.slope);
+    decoder.SetClock(f.clock.ticks0, f.clock.real0, f.clock.slope);
     std::string_view data = f.input->WholeContent();
-    Status s = decoder.PreloadBoundaries(data);
+    Status s = decoder.Preload(data);
     if (!s.ok()) return Error{s.message()};
     auto fed = decoder.Feed(data, 0);
     if (!fed.ok()) return fed.error();
@@ -312,9 +199,10 @@ Result<SessionLoad> LoadSession(const std::string& path) {
     decoder.Finish();
     sum.stream_bytes += data.size();
     ++sum.processes;
-    if (!f.ended) ++sum.cut_streams;
-    if (f.cut) {
-      warnings.push_back(f.path + ": ends in a partial block at byte " + std::to_string(f.cut_at) +
+    if (!f.outline.process.ended) ++sum.cut_streams;
+    if (f.outline.cut) {
+      warnings.push_back(f.path + ": ends in a partial block at byte " +
+                         std::to_string(f.outline.cut_at) +
                          " (the process was killed while writing); everything before it is read");
     }
   }

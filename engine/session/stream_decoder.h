@@ -1,49 +1,29 @@
 // Decodes one process's stream (engine/stream/stream_format.h) into traces, block by block,
-// so that it works on a finished file and on one that is still being written.
+// so that it works on a finished file and on one that is still being written. It dispatches
+// blocks (stream_codec.h) to its parts: the clock (stream_clock.h), the windows
+// (window_tracker.h), the matching of what opens and closes (range_matcher.h) and the emission
+// of Kineto-shaped events (kineto_emitter.h).
 //
-// Windows: a stream recorded with a schedule, capture ranges or on-demand requests is cut into
-// windows (the steps of one active cycle, one capture range, one request); without any, the
-// whole stream is one window. Events belong to the window their start falls in; events in
-// warmup steps or between windows are dropped; a range still open when its window ends is cut
-// there. Each window's events go to the TraceBuilder the sink gives for it; the sink hears when
-// a window is complete. Events are classified once the stream's drain rounds guarantee that no
-// step boundary before them can still arrive (two rounds later), or at Finish().
+// Events belong to the window their start falls in; events in warmup steps or between windows
+// are dropped; a range still open when its window ends is cut there. Events are classified once
+// the stream's drain rounds guarantee that no step boundary before them can still arrive (two
+// rounds later), or at Finish().
 #pragma once
 
-#include <array>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
-#include <unordered_map>
+#include <utility>
 #include <vector>
 
-#include "engine/session/session_reader.h"
-#include "engine/trace/trace.h"
-#include "engine/trace/trace_builder.h"
+#include "engine/session/kineto_emitter.h"
+#include "engine/session/session_summary.h"
+#include "engine/session/window_tracker.h"
+#include "engine/stream/stream_codec.h"
 #include "engine/util/result.h"
 
 namespace profsh {
-
-struct WindowInfo {
-  int64_t pid = 0;
-  uint64_t index = 0;      // windows of this stream, from 0
-  bool has_steps = false;  // a schedule or on-demand window
-  int64_t first_step = 0, last_step = 0;
-  int64_t begin_ns = 0, end_ns = 0;  // absolute (ns since the epoch)
-  std::string reason;                // "schedule", "capture range", "on demand", "whole run"
-  uint64_t request = 0;              // the on-demand request it answers (0: none)
-};
-
-class WindowSink {
- public:
-  virtual ~WindowSink() = default;
-  // Where a new window's events go, and the absolute time of that trace's ts = 0.
-  virtual TraceBuilder& Open(const WindowInfo& window, int64_t* origin_ns) = 0;
-  // The window is complete: nothing more will be added to its builder.
-  virtual void Sealed(const WindowInfo& window) = 0;
-};
 
 struct StreamProcess {
   int64_t pid = 0, ppid = 0, start_ns = 0;
@@ -53,6 +33,16 @@ struct StreamProcess {
   bool ended = false;  // kEnd, or kExec not followed by kExecFailed
   uint8_t end_reason = 0;
 };
+
+// A whole stream's process, clocks and end, read before its events (to fit the clocks of a
+// session's streams together).
+struct StreamOutline {
+  StreamProcess process;
+  std::vector<stream::ClockBlock> clocks;
+  bool cut = false;  // it ends in a partial block (killed while writing)
+  size_t cut_at = 0;
+};
+Result<StreamOutline> OutlineStream(const std::string& path, std::string_view data);
 
 class StreamDecoder {
  public:
@@ -67,9 +57,10 @@ class StreamDecoder {
   // The stream is complete (or abandoned): classify everything, close what is open, seal.
   void Finish();
 
-  // Whole-file loading: every step, capture and stop block is known before the events, so
-  // events are classified as they are decoded (nothing is buffered). Call before Feed().
-  Status PreloadBoundaries(std::string_view data);
+  // Whole-file loading, before Feed(): the process, configuration and every step, capture and
+  // stop block are read first, so that events are classified as they are decoded (nothing is
+  // buffered).
+  Status Preload(std::string_view data);
   // ticks -> absolute ns. Without it the rate comes from the stream's own clock blocks.
   void SetClock(uint64_t ticks0, int64_t real0, double ns_per_tick);
   // Whether this image is the last of its pid (its command line then names the process).

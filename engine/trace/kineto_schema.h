@@ -3,10 +3,16 @@
 // recordings, the exporters), so that every analysis reads a live recording as it reads torch's
 // own trace. Who writes and who reads each:
 //   - event arguments: written by torch and by engine/session's Kineto emitter; read by
-//     engine/analysis (function_events, key_averages, arg_reader), engine/flamegraph (stacks)
-//     and the Chrome exporter (flows).
-//   - categories: written by torch/Kineto and by the emitter; read by the analyses to tell
-//     operators, runtime calls, kernels and annotations apart.
+//     engine/analysis (function_events: ids, shapes, stacks, flops, what key_averages and the
+//     flamegraph's Python stacks are made of; memory_timeline: the [memory] arguments). The
+//     exporters write every argument back as it was read, whatever its name.
+//   - categories: written by torch/Kineto, by the emitter and by the in-process recorder
+//     (bindings/lua_profile.cpp: user_annotation); read by function_events to tell operators,
+//     runtime calls, kernels and annotations apart.
+//   - per-event numbers (ids, addresses, sizes): the JSON importer keeps them inline, not in the
+//     interned schema (engine/importers/json_trace_importer.cpp, IsVolatileKey).
+//   - metadata events ("M"): written by torch, the emitter and the in-process recorder
+//     (bindings/lua_profile.cpp); read by engine/trace (process and thread names and order).
 #pragma once
 
 #include <string_view>
@@ -14,19 +20,23 @@
 namespace profsh::kineto {
 
 // --- event arguments ---
-inline constexpr std::string_view kInputDims = "Input Dims";        // JSON list of shapes
-inline constexpr std::string_view kInputType = "Input type";        // JSON list of dtypes
+inline constexpr std::string_view kInputDims = "Input Dims";            // JSON list of shapes
+inline constexpr std::string_view kInputType = "Input type";            // JSON list of dtypes
 inline constexpr std::string_view kSequenceNumber = "Sequence number";  // autograd node
-inline constexpr std::string_view kFwdThreadId = "Fwd thread id";  // of a backward op
-inline constexpr std::string_view kCallStack = "Call stack";       // "a.py(1): f;b.py(2): g"
+inline constexpr std::string_view kFwdThreadId = "Fwd thread id";       // of a backward op
+inline constexpr std::string_view kCallStack = "Call stack";            // "a.py(1): f;b.py(2): g"
 inline constexpr std::string_view kFlops = "flops";
-inline constexpr std::string_view kExternalId = "External id";  // links ops, launches, kernels
+inline constexpr std::string_view kExternalId = "External id";   // links ops, launches, kernels
 inline constexpr std::string_view kCorrelation = "correlation";  // links launches and kernels
 inline constexpr std::string_view kDevice = "device";
 inline constexpr std::string_view kEvIdx = "Ev Idx";
 inline constexpr std::string_view kPythonId = "Python id";
+inline constexpr std::string_view kPythonParentId = "Python parent id";          // read: importer
+inline constexpr std::string_view kRecordFunctionId = "Record function id";      // read: importer
+inline constexpr std::string_view kMemoryBandwidth = "memory bandwidth (GB/s)";  // of a memcpy
 // [memory] instants
 inline constexpr std::string_view kTotalAllocated = "Total Allocated";
+inline constexpr std::string_view kTotalReserved = "Total Reserved";  // read: importer
 inline constexpr std::string_view kBytes = "Bytes";
 inline constexpr std::string_view kAddr = "Addr";
 inline constexpr std::string_view kDeviceType = "Device Type";  // 0: CPU, 1: CUDA, ...
@@ -37,7 +47,18 @@ inline constexpr std::string_view kBindingPoint = "bp";  // "e": bind to the enc
 
 // --- event names ---
 inline constexpr std::string_view kMemoryEvent = "[memory]";
+inline constexpr std::string_view kOutOfMemoryEvent = "[OutOfMemory]";  // read: function_events
 inline constexpr std::string_view kCpuMemoryCounter = "CPU Memory";
+
+// --- metadata events (phase "M") and their arguments ---
+inline constexpr std::string_view kProcessName = "process_name";             // arg kMetaName
+inline constexpr std::string_view kProcessLabels = "process_labels";         // arg kMetaLabels
+inline constexpr std::string_view kProcessSortIndex = "process_sort_index";  // arg kMetaSortIndex
+inline constexpr std::string_view kThreadName = "thread_name";               // arg kMetaName
+inline constexpr std::string_view kThreadSortIndex = "thread_sort_index";    // arg kMetaSortIndex
+inline constexpr std::string_view kMetaName = "name";
+inline constexpr std::string_view kMetaLabels = "labels";
+inline constexpr std::string_view kMetaSortIndex = "sort_index";
 
 // --- categories ---
 inline constexpr std::string_view kCpuOp = "cpu_op";

@@ -6,6 +6,7 @@
 #include <limits>
 #include <string_view>
 
+#include "engine/trace/kineto_schema.h"
 #include "engine/util/hash.h"
 
 namespace profsh {
@@ -256,14 +257,14 @@ void Trace::RebuildDerived() {
     process_of_track[t] = it->second;
   }
 
-  auto name_id = strings.Find("name");
-  auto labels_id = strings.Find("labels");
-  auto sort_id = strings.Find("sort_index");
-  auto process_name = strings.Find("process_name");
-  auto process_labels = strings.Find("process_labels");
-  auto process_sort = strings.Find("process_sort_index");
-  auto thread_name = strings.Find("thread_name");
-  auto thread_sort = strings.Find("thread_sort_index");
+  auto name_id = strings.Find(kineto::kMetaName);
+  auto labels_id = strings.Find(kineto::kMetaLabels);
+  auto sort_id = strings.Find(kineto::kMetaSortIndex);
+  auto process_name = strings.Find(kineto::kProcessName);
+  auto process_labels = strings.Find(kineto::kProcessLabels);
+  auto process_sort = strings.Find(kineto::kProcessSortIndex);
+  auto thread_name = strings.Find(kineto::kThreadName);
+  auto thread_sort = strings.Find(kineto::kThreadSortIndex);
 
   int64_t lo = std::numeric_limits<int64_t>::max();
   int64_t hi = std::numeric_limits<int64_t>::min();

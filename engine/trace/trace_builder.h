@@ -133,6 +133,13 @@ class TraceBuilder {
     v.int_value = type == ArgType::kUInt ? -1 : INT64_MIN;
     AddArg(key, place == Place::kTopLevel, v, "", true);
   }
+  // An int that every event gives in one word (its value fits in an int32), as the JSON importer
+  // keeps small ids.
+  void AddInlineInt32Arg(std::string_view key, Place place = Place::kArgs) {
+    ArgValue v;
+    v.type = ArgType::kInt;
+    AddArg(key, place == Place::kTopLevel, v, "", true);
+  }
 
   // Appends an event; `schema` is kNoArgs for an event without arguments.
   void AddEvent(const EventFields& e, uint32_t schema, std::span<const uint32_t> inline_words) {

@@ -80,4 +80,21 @@ void AppendUtf8(std::string& out, char32_t cp) {
   }
 }
 
+std::string ValidUtf8(std::string_view s) {
+  if (Utf8FirstInvalid(s) == std::string_view::npos) return std::string(s);
+  std::string out;
+  const auto* u = reinterpret_cast<const unsigned char*>(s.data());
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = Utf8SequenceLength(u + i, s.size() - i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
 }  // namespace profsh

@@ -20,4 +20,7 @@ size_t Utf8FirstInvalid(std::string_view s);
 size_t Utf8SequenceLength(const unsigned char* s, size_t available);
 void AppendUtf8(std::string& out, char32_t code_point);
 
+// Text from another program is bytes; the trace holds UTF-8: invalid bytes become U+FFFD.
+std::string ValidUtf8(std::string_view s);
+
 }  // namespace profsh

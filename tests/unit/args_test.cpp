@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include "engine/trace/trace_builder.h"
+
 namespace profsh {
 namespace {
 
@@ -75,6 +77,45 @@ TEST(ArgStore, ViewResolvesInlineAndSchemaValues) {
 TEST(ArgStore, EmptyReferenceHasNoFields) {
   ArgStore store;
   EXPECT_TRUE(store.Get(ArgRef{}).empty());
+}
+
+// The typed calls' inline fields: AddInlineInt32Arg one word, AddInlineArg two whatever the
+// value; fixed strings and JSON live in the schema and take none.
+TEST(TraceBuilder, TypedArgumentCalls) {
+  Trace t;
+  TraceBuilder b(t);
+  b.BeginArgs();
+  b.AddInlineInt32Arg("small");
+  b.AddInlineArg("wide", ArgType::kInt);
+  b.AddStringArg("text", "x");
+  b.AddJsonArg("json", "[1, 2]");
+  b.AddIntArg("fixed", 7);
+  b.AddInlineInt32Arg("id", TraceBuilder::Place::kTopLevel);
+  const uint32_t schema = b.BuildSchema();
+  EventFields e;
+  e.name = "op";
+  const uint32_t words[] = {5, 0xffffffffu, 0x7fffffffu, 9};
+  b.AddEvent(e, schema, words);
+  ASSERT_TRUE(b.Finish().ok());
+  EXPECT_EQ(t.args.arena_words(), 4u);
+
+  auto view = t.args.Get(t.events.args(0));
+  auto key = [&](std::string_view k) { return *t.strings.Find(k); };
+  ArgValue v;
+  ASSERT_TRUE(view.Find(key("small"), &v));
+  EXPECT_EQ(v.int_value, 5);
+  ASSERT_TRUE(view.Find(key("wide"), &v));
+  EXPECT_EQ(v.int_value, INT64_MAX);
+  ASSERT_TRUE(view.Find(key("text"), &v));
+  EXPECT_EQ(t.str(v.str), "x");
+  ASSERT_TRUE(view.Find(key("json"), &v));
+  EXPECT_EQ(v.type, ArgType::kJson);
+  EXPECT_EQ(t.str(v.str), "[1,2]");
+  ASSERT_TRUE(view.Find(key("fixed"), &v));
+  EXPECT_EQ(v.int_value, 7);
+  EXPECT_FALSE(view.Find(key("id"), &v));
+  ASSERT_TRUE(view.Find(key("id"), &v, true));
+  EXPECT_EQ(v.int_value, 9);
 }
 
 }  // namespace

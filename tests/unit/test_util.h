@@ -6,8 +6,8 @@
 #include <memory>
 #include <string>
 
-#include "engine/load/trace_loader.h"
 #include "engine/io/input_source.h"
+#include "engine/load/trace_loader.h"
 
 namespace profsh::testing {
 
@@ -43,6 +43,21 @@ inline std::unique_ptr<Trace> MustImport(const std::string& json) {
   if (!r.ok()) throw std::runtime_error(r.error().message);
   return std::move(r.value());
 }
+
+// The stream codec's sink over a string (engine/stream/stream_codec.h).
+struct CodecSink {
+  std::string bytes;
+  size_t used = 0;
+  uint8_t* Room(size_t n) {
+    if (bytes.size() < used + n) bytes.resize(used + n);
+    return reinterpret_cast<uint8_t*>(bytes.data()) + used;
+  }
+  void Advance(size_t n) { used += n; }
+  size_t size() const { return used; }
+  uint8_t* At(size_t offset) { return reinterpret_cast<uint8_t*>(bytes.data()) + offset; }
+  std::string_view view() const { return std::string_view(bytes).substr(0, used); }
+  std::string str() const { return bytes.substr(0, used); }
+};
 
 std::string TempPath(const std::string& name);
 // The trace as the Chrome exporter writes it.

@@ -19,50 +19,9 @@ StreamState g_stream;
 
 namespace {
 
-using stream::PutVarint;
-
-// A growable byte buffer on malloc: the drain thread is not on anyone's per-event path.
-struct Buffer {
-  uint8_t* data = nullptr;
-  size_t size = 0;
-  size_t capacity = 0;
-  bool failed = false;
-
-  uint8_t* Room(size_t n) {
-    if (size + n > capacity) {
-      size_t want = capacity ? capacity * 2 : (1 << 20);
-      while (want < size + n) want *= 2;
-      auto* p = static_cast<uint8_t*>(realloc(data, want));
-      if (p == nullptr) {
-        failed = true;
-        return nullptr;
-      }
-      data = p;
-      capacity = want;
-    }
-    return data + size;
-  }
-  void Put(const void* p, size_t n) {
-    if (uint8_t* d = Room(n)) {
-      memcpy(d, p, n);
-      size += n;
-    }
-  }
-  void Varint(uint64_t v) {
-    if (uint8_t* d = Room(10)) size = static_cast<size_t>(PutVarint(d, v) - data);
-  }
-  void U8(uint8_t v) { Put(&v, 1); }
-  void U32(uint32_t v) { Put(&v, 4); }
-  void U64(uint64_t v) { Put(&v, 8); }
-  void Str(const char* s, size_t n) {
-    Varint(n);
-    Put(s, n);
-  }
-};
-
-Buffer g_out;     // blocks in the order they are written
-Buffer g_events;  // this round's event blocks, written after the strings they use
-Buffer g_block;   // one block's payload while it is built
+BlockBuffer g_out;     // blocks in the order they are written
+BlockBuffer g_events;  // this round's event blocks, written after the strings they use
+BlockBuffer g_block;   // one block's payload while it is built
 
 uint32_t g_strings_defined = 0;  // every id below is written (except those in g_pending)
 uint32_t* g_pending = nullptr;   // ids that were reserved but not yet published
@@ -84,11 +43,10 @@ struct FnEntry {
 };
 FnEntry g_fn_cache[1024];
 
-void FinishBlock(Buffer& into, uint32_t type) {
-  stream::BlockHeader h{type, static_cast<uint32_t>(g_block.size)};
-  into.Put(&h, sizeof(h));
-  into.Put(g_block.data, g_block.size);
-  g_block.size = 0;
+// The text of an interned string ("" when the id has none).
+std::string_view Text(uint32_t id) {
+  const StringNode* node = id != 0 ? registry().strings().ById(id) : nullptr;
+  return node ? std::string_view(node->text, node->length) : std::string_view();
 }
 
 uint32_t FunctionName(uint64_t address) {
@@ -106,128 +64,128 @@ uint32_t FunctionName(uint64_t address) {
   return id;
 }
 
-void PutAttrs(const Record& r, const RecordExt* ext, const RecordExt* payload) {
-  uint8_t flags = r.flags & 7;
-  if (!ext) flags = 0;
-  g_block.Varint(flags);
-  if (flags & stream::kAttrCategory) g_block.Varint(ext->category);
-  if (flags & stream::kAttrColor) g_block.Varint(ext->color);
-  if (flags & stream::kAttrPayload) {
-    uint8_t type = (r.flags >> 3) & 7;
-    g_block.U8(type);
-    uint64_t bits = payload ? payload->value : ext->value;
-    if (type == stream::kPayloadI64) bits = stream::ZigZag(static_cast<int64_t>(bits));
-    if (type == stream::kPayloadI32) bits = stream::ZigZag(static_cast<int32_t>(bits));
-    g_block.Varint(bits);
+// g_block, built by hand, as a block of `type` (for kEvents, whose count is known at the end).
+void AppendPayload(BlockBuffer& into, stream::BlockType type) {
+  stream::PutFixed(into, stream::BlockHeader{type, static_cast<uint32_t>(g_block.used)});
+  stream::PutBytes(into, g_block.data, g_block.used);
+  g_block.used = 0;
+}
+
+void FillAttrs(const Record& r, const RecordExt* ext, const RecordExt* payload,
+               stream::EventAttrs* a) {
+  if (!ext) {
+    a->flags = 0;
+    return;
+  }
+  a->flags = r.flags & 7;
+  a->category = ext->category;
+  a->color = ext->color;
+  a->payload_type = (r.flags >> 3) & 7;
+  a->payload = payload ? payload->value : ext->value;
+  // Signed payloads were stored as their own width; the codec takes them sign-extended.
+  if (a->payload_type == stream::kPayloadI32)
+    a->payload = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(a->payload)));
+}
+
+// The stream event of the ring record at `i` (which takes `n` slots). Only the fields the
+// event's kind has are set: the encoder reads no others, and the drain fills one event tens of
+// millions of times a second.
+void FillEvent(const ThreadSlot& s, uint64_t i, uint64_t n, const Record& r,
+               stream::StreamEvent& e) {
+  const RecordExt* ext =
+      (r.flags & kHasExt) ? reinterpret_cast<const RecordExt*>(&s.ring[(i + 1) & s.mask]) : nullptr;
+  e.ticks = r.ticks;
+  e.kind = r.kind;
+  e.domain = r.domain;
+  e.name = r.name;
+  switch (r.kind) {
+    case stream::kPush:
+    case stream::kMark:
+      FillAttrs(r, ext, nullptr, &e.attrs);
+      break;
+    case stream::kRangeStart:
+      e.range_id = ext ? ext->value : 0;
+      FillAttrs(r, ext,
+                n == 3 ? reinterpret_cast<const RecordExt*>(&s.ring[(i + 2) & s.mask]) : nullptr,
+                &e.attrs);
+      break;
+    case stream::kRangeEnd:
+      e.range_id = ext ? ext->value : 0;
+      break;
+    case stream::kFrameBegin:
+    case stream::kFrameEnd:
+      e.frame_id = ext ? ext->value : 0;
+      break;
+    case stream::kCounterSet:
+      e.value = ext ? ext->value : 0;
+      break;
+    case stream::kTaskBegin:
+      e.task_id = e.parent_id = 0;
+      break;
+    case kTaskBeginFn:
+      e.kind = stream::kTaskBegin;
+      e.name = FunctionName(ext ? ext->value : 0);
+      e.task_id = e.parent_id = 0;
+      break;
+    case kTaskBeginIds:
+      e.kind = stream::kTaskBegin;
+      e.task_id = ext ? ext->value : 0;
+      e.parent_id = ext ? uint64_t{ext->category} << 32 | ext->color : 0;
+      break;
+    case stream::kOpBegin: {
+      // [op][shapes, dtypes, sequence][stack, forward thread, flops]
+      const auto* first = reinterpret_cast<const RecordExt*>(&s.ring[(i + 1) & s.mask]);
+      const auto* second = reinterpret_cast<const RecordExt*>(&s.ring[(i + 2) & s.mask]);
+      e.domain = 0;
+      e.op.shapes = first->category;
+      e.op.dtypes = first->color;
+      e.op.sequence = static_cast<int64_t>(first->value);
+      e.op.stack = second->category;
+      e.op.forward_thread = second->color;
+      e.op.flops = second->value;
+      e.op.scope = r.flags;
+      break;
+    }
+    case stream::kMemory:
+      e.bytes = static_cast<int64_t>(ext ? ext->value : 0);
+      e.address = ext ? (uint64_t{ext->category} << 32 | ext->color) : 0;
+      break;
+    default:
+      break;
   }
 }
 
 // Encodes one slot's records [tail, head) as a kEvents block.
 void EncodeEvents(ThreadSlot& s, uint64_t tail, uint64_t head) {
-  g_block.size = 0;
-  g_block.Varint(s.index);
-  const Record& first = s.ring[tail & s.mask];
-  g_block.U64(first.ticks);
-  const size_t count_at = g_block.size;
-  g_block.U32(0);
+  g_block.used = 0;
+  stream::EventsHeader header;
+  header.slot = s.index;
+  header.first_ticks = s.ring[tail & s.mask].ticks;
+  header.Encode(g_block);
+  const size_t count_at = g_block.used - sizeof header.count;
   uint32_t count = 0;
-  uint64_t previous = first.ticks;
+  uint64_t previous = header.first_ticks;
+  stream::StreamEvent e;
   for (uint64_t i = tail; i < head;) {
     const Record r = s.ring[i & s.mask];
     const uint64_t n = RecordsOf(r);
-    const RecordExt* ext = (r.flags & kHasExt)
-                               ? reinterpret_cast<const RecordExt*>(&s.ring[(i + 1) & s.mask])
-                               : nullptr;
-    const RecordExt* payload =
-        n == 3 ? reinterpret_cast<const RecordExt*>(&s.ring[(i + 2) & s.mask]) : nullptr;
+    if (r.kind < stream::kKindCount || r.kind == kTaskBeginFn || r.kind == kTaskBeginIds) {
+      FillEvent(s, i, n, r, e);
+      stream::EncodeEvent(g_block, previous, e);
+      previous = e.ticks >= previous ? e.ticks : previous;
+      ++count;
+    }
     i += n;
-    const uint64_t delta = r.ticks >= previous ? r.ticks - previous : 0;
-    previous = r.ticks >= previous ? r.ticks : previous;
-    uint8_t kind = r.kind;
-    uint32_t name = r.name;
-    if (kind == kTaskBeginFn) {
-      kind = stream::kTaskBegin;
-      name = FunctionName(ext ? ext->value : 0);
-    }
-    if (kind >= stream::kKindCount && kind != kTaskBeginIds) continue;
-    if (kind == kTaskBeginIds) kind = stream::kTaskBegin;
-    g_block.Varint(delta << 4 | kind);
-    ++count;
-    switch (kind) {
-      case stream::kPush:
-      case stream::kMark:
-        g_block.Varint(r.domain);
-        g_block.Varint(name);
-        PutAttrs(r, ext, nullptr);
-        break;
-      case stream::kPop:
-      case stream::kTaskEnd:
-        g_block.Varint(r.domain);
-        break;
-      case stream::kRangeStart:
-        g_block.Varint(ext ? ext->value : 0);
-        g_block.Varint(r.domain);
-        g_block.Varint(name);
-        PutAttrs(r, ext, payload);
-        break;
-      case stream::kRangeEnd:
-        g_block.Varint(ext ? ext->value : 0);
-        break;
-      case stream::kFrameBegin:
-      case stream::kFrameEnd:
-        g_block.Varint(r.domain);
-        g_block.Varint(ext ? ext->value : 0);
-        break;
-      case stream::kCounterSet:
-        g_block.Varint(name);
-        g_block.Varint(ext ? ext->value : 0);
-        break;
-      case stream::kTaskBegin: {
-        g_block.Varint(r.domain);
-        g_block.Varint(name);
-        const bool ids = r.kind == kTaskBeginIds && ext;
-        g_block.Varint(ids ? ext->value : 0);
-        g_block.Varint(ids ? (uint64_t{ext->category} << 32 | ext->color) : 0);
-        break;
-      }
-      case stream::kOpBegin: {
-        const RecordExt* second = reinterpret_cast<const RecordExt*>(&s.ring[(i - 1) & s.mask]);
-        const RecordExt* first = reinterpret_cast<const RecordExt*>(&s.ring[(i - 2) & s.mask]);
-        g_block.Varint(name);
-        g_block.Varint(first->category);   // shapes
-        g_block.Varint(first->color);      // dtypes
-        g_block.Varint(second->category);  // stack
-        g_block.Varint(stream::ZigZag(static_cast<int64_t>(first->value)));
-        g_block.Varint(second->color);  // forward thread
-        g_block.U8(r.flags);            // scope
-        g_block.Varint(second->value);  // flops
-        break;
-      }
-      case stream::kMemory:
-        g_block.Varint(stream::ZigZag(static_cast<int64_t>(ext ? ext->value : 0)));
-        g_block.Varint(ext ? (uint64_t{ext->category} << 32 | ext->color) : 0);
-        break;
-      default:  // kPause, kResume, kThreadEnd: no fields
-        break;
-    }
   }
-  memcpy(g_block.data + count_at, &count, 4);
-  FinishBlock(g_events, stream::kEvents);
+  if (g_block.failed) return;
+  memcpy(g_block.At(count_at), &count, sizeof count);
+  AppendPayload(g_events, stream::kEvents);
 }
 
 void AnnounceThread(ThreadSlot& s) {
-  g_block.size = 0;
-  g_block.Varint(s.index);
-  int64_t tid = s.tid.load(std::memory_order_acquire);
-  g_block.Put(&tid, 8);
-  uint32_t name = s.name.load(std::memory_order_acquire);
-  if (name != 0) {
-    const StringNode* node = registry().strings().ById(name);
-    g_block.Str(node ? node->text : "", node ? node->length : 0);
-  } else {
-    g_block.Str("", 0);
-  }
-  FinishBlock(g_out, stream::kThread);
+  const uint32_t name = s.name.load(std::memory_order_acquire);
+  stream::AppendBlockTo(
+      g_out, stream::ThreadBlock{s.index, s.tid.load(std::memory_order_acquire), Text(name)});
   s.announced = true;
   s.announced_name = name;
 }
@@ -239,12 +197,7 @@ void ReportDrops(ThreadSlot& s, bool force) {
   if (!force && ranges == s.written_ranges && events == s.written_events && pops == s.written_pops)
     return;
   if (ranges == 0 && events == 0 && pops == 0) return;
-  g_block.size = 0;
-  g_block.Varint(s.index);
-  g_block.Varint(ranges);
-  g_block.Varint(events);
-  g_block.Varint(pops);
-  FinishBlock(g_out, stream::kDrops);
+  stream::AppendBlockTo(g_out, stream::DropsBlock{s.index, ranges, events, pops});
   s.written_ranges = ranges;
   s.written_events = events;
   s.written_pops = pops;
@@ -253,42 +206,24 @@ void ReportDrops(ThreadSlot& s, bool force) {
 void DrainMetadata() {
   Registry& reg = registry();
   while (const MetaEntry* e = reg.Entry(g_meta_next)) {
-    g_block.size = 0;
     switch (e->type) {
       case kMetaDomain:
-        g_block.Varint(e->a);
-        g_block.U8(static_cast<uint8_t>(e->c));
-        {
-          const StringNode* n = reg.strings().ById(static_cast<uint32_t>(e->b));
-          g_block.Str(n ? n->text : "", n ? n->length : 0);
-        }
-        FinishBlock(g_out, stream::kDomain);
+        stream::AppendBlockTo(g_out, stream::DomainBlock{e->a, static_cast<uint8_t>(e->c),
+                                                         Text(static_cast<uint32_t>(e->b))});
         break;
-      case kMetaCategory: {
-        g_block.Varint(e->a);
-        g_block.Varint(e->b);
-        const StringNode* n = reg.strings().ById(static_cast<uint32_t>(e->c));
-        g_block.Str(n ? n->text : "", n ? n->length : 0);
-        FinishBlock(g_out, stream::kCategory);
+      case kMetaCategory:
+        stream::AppendBlockTo(g_out,
+                              stream::CategoryBlock{e->a, e->b, Text(static_cast<uint32_t>(e->c))});
         break;
-      }
-      case kMetaCounter: {
-        g_block.Varint(e->a);
-        g_block.Varint(e->b);
-        g_block.U8(static_cast<uint8_t>(e->c >> 32));
-        const StringNode* n = reg.strings().ById(static_cast<uint32_t>(e->c));
-        g_block.Str(n ? n->text : "", n ? n->length : 0);
-        FinishBlock(g_out, stream::kCounter);
+      case kMetaCounter:
+        stream::AppendBlockTo(g_out,
+                              stream::CounterBlock{e->a, e->b, static_cast<uint8_t>(e->c >> 32),
+                                                   Text(static_cast<uint32_t>(e->c))});
         break;
-      }
-      case kMetaOsThreadName: {
-        int64_t tid = static_cast<int64_t>(e->a);
-        g_block.Put(&tid, 8);
-        const StringNode* n = reg.strings().ById(static_cast<uint32_t>(e->b));
-        g_block.Str(n ? n->text : "", n ? n->length : 0);
-        FinishBlock(g_out, stream::kOsThreadName);
+      case kMetaOsThreadName:
+        stream::AppendBlockTo(g_out, stream::OsThreadNameBlock{static_cast<int64_t>(e->a),
+                                                               Text(static_cast<uint32_t>(e->b))});
         break;
-      }
       default:
         break;
     }
@@ -296,17 +231,15 @@ void DrainMetadata() {
   }
 }
 
-void DefineString(const StringNode* node, Buffer& into) {
-  g_block.size = 0;
-  g_block.Varint(node->id);
-  g_block.Str(node->text, node->length);
-  FinishBlock(into, stream::kString);
+void DefineString(const StringNode* node, BlockBuffer& into) {
+  stream::AppendBlockTo(into,
+                        stream::StringBlock{node->id, std::string_view(node->text, node->length)});
 }
 
 // Strings go out before the events of the round: every id an event of this round uses was
 // published before the event was written, so reading the allocation count after the rings
 // covers them all.
-void DefineStrings(Buffer& into) {
+void DefineStrings(BlockBuffer& into) {
   StringTable& strings = registry().strings();
   size_t keep = 0;
   for (size_t i = 0; i < g_pending_count; ++i) {
@@ -339,9 +272,7 @@ void ReportProcessDrops() {
                      registry().strings().overflows(), registry().dropped_metadata(),
                      g.events_after_close.load(std::memory_order_relaxed)};
   if (memcmp(now, g_last_process_drops, sizeof now) == 0) return;
-  g_block.size = 0;
-  for (uint64_t v : now) g_block.Varint(v);
-  FinishBlock(g_out, stream::kProcessDrops);
+  stream::AppendBlockTo(g_out, stream::ProcessDropsBlock{now[0], now[1], now[2], now[3]});
   memcpy(g_last_process_drops, now, sizeof now);
 }
 
@@ -352,9 +283,8 @@ void NoticeOnce(bool& said, uint64_t count, const char* what, const char* detail
   int length = snprintf(text, sizeof text, "%s: %llu %s", what,
                         static_cast<unsigned long long>(count), detail);
   if (length < 0) return;
-  g_block.size = 0;
-  g_block.Str(text, std::min(static_cast<size_t>(length), sizeof text - 1));
-  FinishBlock(g_out, stream::kNotice);
+  stream::AppendBlockTo(g_out, stream::NoticeBlock{std::string_view(
+                                   text, std::min(static_cast<size_t>(length), sizeof text - 1))});
   said = true;
 }
 
@@ -376,10 +306,8 @@ void ReportNoticedLosses() {
 
 }  // namespace
 
-void AppendBlock(uint32_t type, const void* payload, uint32_t size) {
-  stream::BlockHeader h{type, size};
-  g_out.Put(&h, sizeof h);
-  g_out.Put(payload, size);
+BlockBuffer& PendingBlocks() {
+  return g_out;
 }
 
 void AppendClock() {
@@ -387,23 +315,20 @@ void AppendClock() {
   uint64_t ticks = Now();
   clock_gettime(CLOCK_MONOTONIC, &mono);
   clock_gettime(CLOCK_REALTIME, &real);
-  uint8_t payload[24];
-  int64_t m = static_cast<int64_t>(mono.tv_sec) * 1000000000 + mono.tv_nsec;
-  int64_t r = static_cast<int64_t>(real.tv_sec) * 1000000000 + real.tv_nsec;
-  memcpy(payload, &ticks, 8);
-  memcpy(payload + 8, &m, 8);
-  memcpy(payload + 16, &r, 8);
-  AppendBlock(stream::kClock, payload, sizeof payload);
+  stream::AppendBlockTo(
+      g_out,
+      stream::ClockBlock{ticks, static_cast<int64_t>(mono.tv_sec) * 1000000000 + mono.tv_nsec,
+                         static_cast<int64_t>(real.tv_sec) * 1000000000 + real.tv_nsec});
 }
 
 bool FlushBlocks() {
   if (g_stream.fd < 0 || g_stream.write_failed || g_out.failed) {
-    g_out.size = 0;
+    g_out.used = 0;
     return false;
   }
   size_t done = 0;
-  while (done < g_out.size) {
-    ssize_t n = write(g_stream.fd, g_out.data + done, g_out.size - done);
+  while (done < g_out.used) {
+    ssize_t n = write(g_stream.fd, g_out.data + done, g_out.used - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       g_stream.write_failed = true;
@@ -414,14 +339,14 @@ bool FlushBlocks() {
     }
     done += static_cast<size_t>(n);
   }
-  g_out.size = 0;
+  g_out.used = 0;
   return !g_stream.write_failed;
 }
 
 double DrainOnce() {
   double fullest = 0;
   DrainStepEvents();
-  g_events.size = 0;
+  g_events.used = 0;
   for (uint32_t i = 0; i < g.slot_count; ++i) {
     ThreadSlot& s = g.slots[i];
     uint32_t state = s.state.load(std::memory_order_acquire);
@@ -454,14 +379,14 @@ double DrainOnce() {
   DefineStrings(g_out);
   ReportProcessDrops();
   ReportNoticedLosses();
-  g_out.Put(g_events.data, g_events.size);
+  stream::PutBytes(g_out, g_events.data, g_events.used);
   AppendClock();
   FlushBlocks();
   return fullest;
 }
 
 void ResetDrainState() {
-  g_out.size = g_events.size = g_block.size = 0;
+  g_out.used = g_events.used = g_block.used = 0;
   // The child's stream is new: every string it uses must be defined in it again.
   g_strings_defined = 0;
   g_pending_count = 0;

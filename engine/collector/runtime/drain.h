@@ -5,9 +5,40 @@
 
 #include <pthread.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+
+#include "engine/stream/stream_codec.h"
 
 namespace profsh::runtime {
+
+// A growable byte buffer on malloc (the drain thread is not on anyone's per-event path): the
+// stream codec's sink. A failed allocation marks it failed; its blocks are then not written.
+struct BlockBuffer {
+  uint8_t* data = nullptr;
+  size_t used = 0;
+  size_t capacity = 0;
+  bool failed = false;
+
+  uint8_t* Room(size_t n) {
+    if (used + n > capacity) {
+      size_t want = capacity ? capacity * 2 : (1 << 20);
+      while (want < used + n) want *= 2;
+      auto* p = static_cast<uint8_t*>(realloc(data, want));
+      if (p == nullptr) {
+        failed = true;
+        return nullptr;
+      }
+      data = p;
+      capacity = want;
+    }
+    return data + used;
+  }
+  void Advance(size_t n) { used += n; }
+  size_t size() const { return used; }
+  uint8_t* At(size_t offset) { return data + offset; }
+};
 
 struct StreamState {
   int fd = -1;
@@ -18,8 +49,9 @@ struct StreamState {
 };
 extern StreamState g_stream;
 
-// Appends a block (header and payload) to the pending output; Flush writes it.
-void AppendBlock(uint32_t type, const void* payload, uint32_t size);
+// The pending output: blocks appended with stream::AppendBlockTo(PendingBlocks(), ...) are
+// written by the next FlushBlocks(). Caller holds g_stream.mutex.
+BlockBuffer& PendingBlocks();
 // Writes what was appended. Returns false when the stream cannot be written.
 bool FlushBlocks();
 

@@ -107,13 +107,6 @@ size_t ReadSmallFile(const char* path, char* buf, size_t cap) {
   return total;
 }
 
-void PutStr(uint8_t*& p, const uint8_t* end, const char* s, size_t n) {
-  if (p + 10 + n > end) n = 0;
-  p = stream::PutVarint(p, n);
-  memcpy(p, s, n);
-  p += n;
-}
-
 // The control block profsh shares with every process of the session (on-demand requests, stop).
 stream::ControlBlock* g_control = nullptr;
 uint64_t g_requests_seen[stream::kControlRequests] = {};
@@ -155,21 +148,23 @@ void PollControl() {
   }
 }
 
+std::string_view Clamped(const char* s) {
+  return s ? std::string_view(s, strnlen(s, 1024)) : std::string_view();
+}
+
 void AppendConfig() {
   const StepConfig& c = step_config();
-  uint8_t payload[4096 + 64];
-  uint8_t* p = payload;
-  *p++ = static_cast<uint8_t>(
+  stream::ConfigBlock config;
+  config.flags = static_cast<uint8_t>(
       (c.has_schedule ? stream::kConfigSchedule : 0) | (c.capture ? stream::kConfigCapture : 0) |
       (c.on_demand ? stream::kConfigOnDemand : 0) | (c.marker ? stream::kConfigMarker : 0));
-  const int64_t sched[6] = {c.schedule.skip_first, c.schedule.wait,   c.schedule.warmup,
-                            c.schedule.active,     c.schedule.repeat, c.schedule.skip_first_wait};
-  memcpy(p, sched, sizeof sched);
-  p += sizeof sched;
-  const uint8_t* end = payload + sizeof payload;
-  PutStr(p, end, c.marker ? c.marker : "", c.marker ? strnlen(c.marker, 1024) : 0);
-  PutStr(p, end, c.capture ? c.capture : "", c.capture ? strnlen(c.capture, 1024) : 0);
-  AppendBlock(stream::kConfig, payload, static_cast<uint32_t>(p - payload));
+  const int64_t schedule[6] = {c.schedule.skip_first, c.schedule.wait,
+                               c.schedule.warmup,     c.schedule.active,
+                               c.schedule.repeat,     c.schedule.skip_first_wait};
+  memcpy(config.schedule, schedule, sizeof schedule);
+  config.step_marker = Clamped(c.marker);
+  config.capture_range = Clamped(c.capture);
+  stream::AppendBlockTo(PendingBlocks(), config);
 }
 
 // Opens "<session>/<pid>-<n>.pstream" (the first n not taken: one per exec of this pid) and
@@ -188,48 +183,33 @@ bool OpenStream(const char* session) {
   }
   if (g_stream.fd < 0) return false;
   g_stream.write_failed = false;
-  stream::FileHeader header{};
-  memcpy(header.magic, stream::kMagic, 8);
-  header.version = stream::kVersion;
-  header.header_size = sizeof header;
+  const stream::FileHeader header = stream::MakeFileHeader();
   if (write(g_stream.fd, &header, sizeof header) != static_cast<ssize_t>(sizeof header))
     return false;
 
-  static uint8_t block[65536];
-  uint8_t* p = block;
-  const uint8_t* end = block + sizeof block;
-  int64_t pid = g_pid, ppid = getppid();
+  stream::ProcessBlock process;
+  process.pid = g_pid;
+  process.ppid = getppid();
   timespec real;
   clock_gettime(CLOCK_REALTIME, &real);
-  int64_t start = static_cast<int64_t>(real.tv_sec) * 1000000000 + real.tv_nsec;
-  uint32_t clock_kind = g.use_tsc ? stream::kClockTsc : stream::kClockMonotonic;
-  memcpy(p, &pid, 8);
-  memcpy(p + 8, &ppid, 8);
-  memcpy(p + 16, &start, 8);
-  memcpy(p + 24, &g_exec_index, 4);
-  memcpy(p + 28, &clock_kind, 4);
-  p += 32;
-  char text[16384];
-  size_t n = ReadSmallFile("/proc/self/cmdline", text, sizeof text);
-  while (n > 0 && text[n - 1] == '\0') --n;
-  PutStr(p, end, text, n);
-  ssize_t exe = readlink("/proc/self/exe", text, sizeof text);
-  PutStr(p, end, text, exe > 0 ? static_cast<size_t>(exe) : 0);
-  if (gethostname(text, sizeof text) != 0) text[0] = '\0';
-  text[sizeof text - 1] = '\0';
-  PutStr(p, end, text, strlen(text));
-  uint8_t* count_at = p;
-  p = stream::PutVarint(p, 0);  // patched below (one byte: fewer than 128 variables)
-  uint8_t count = 0;
+  process.start_ns = static_cast<int64_t>(real.tv_sec) * 1000000000 + real.tv_nsec;
+  process.exec_index = g_exec_index;
+  process.clock_kind = g.use_tsc ? stream::kClockTsc : stream::kClockMonotonic;
+  static char command_line[16384], executable[4096], hostname[256];
+  size_t n = ReadSmallFile("/proc/self/cmdline", command_line, sizeof command_line);
+  while (n > 0 && command_line[n - 1] == '\0') --n;
+  process.command_line = std::string_view(command_line, n);
+  const ssize_t exe = readlink("/proc/self/exe", executable, sizeof executable);
+  process.executable = std::string_view(executable, exe > 0 ? static_cast<size_t>(exe) : 0);
+  if (gethostname(hostname, sizeof hostname) != 0) hostname[0] = '\0';
+  hostname[sizeof hostname - 1] = '\0';
+  process.hostname = hostname;
+  stream::EnvVar env[sizeof kLauncherVars / sizeof kLauncherVars[0]];
   for (const char* var : kLauncherVars) {
-    const char* value = getenv(var);
-    if (!value) continue;
-    PutStr(p, end, var, strlen(var));
-    PutStr(p, end, value, strlen(value));
-    ++count;
+    if (const char* value = getenv(var)) env[process.env_count++] = stream::EnvVar{var, value};
   }
-  *count_at = count;
-  AppendBlock(stream::kProcess, block, static_cast<uint32_t>(p - block));
+  process.env = env;
+  stream::AppendBlockTo(PendingBlocks(), process);
   AppendConfig();
   AppendClock();
   return FlushBlocks();
@@ -294,7 +274,7 @@ void FinalFlush(uint8_t reason) {
       if (reason != stream::kEndExec) {
         // Later events (other threads, later destructors) are counted, not recorded.
         g.off.fetch_or(kOffClosed, std::memory_order_release);
-        AppendBlock(stream::kEnd, &reason, 1);
+        stream::AppendBlockTo(PendingBlocks(), stream::EndBlock{reason});
         FlushBlocks();
       } else {
         FlushBlocks();
@@ -452,7 +432,7 @@ void Shutdown(uint8_t reason) {
 void ExecFailed() {
   if (!g.active || getpid() != g_pid) return;
   pthread_mutex_lock(&g_stream.mutex);
-  AppendBlock(stream::kExecFailed, nullptr, 0);
+  stream::AppendBlockTo(PendingBlocks(), stream::ExecFailedBlock{});
   FlushBlocks();
   pthread_mutex_unlock(&g_stream.mutex);
 }
@@ -461,12 +441,8 @@ void BeforeExec(const char* path) {
   if (!g.active || getpid() != g_pid) return;
   Shutdown(stream::kEndExec);
   pthread_mutex_lock(&g_stream.mutex);
-  size_t n = strlen(path);
-  if (n > 4000) n = 4000;
-  uint8_t payload[4016];
-  uint8_t* p = stream::PutVarint(payload, n);
-  memcpy(p, path, n);
-  AppendBlock(stream::kExec, payload, static_cast<uint32_t>(p + n - payload));
+  stream::AppendBlockTo(PendingBlocks(),
+                        stream::ExecBlock{std::string_view(path, strnlen(path, 4000))});
   FlushBlocks();
   pthread_mutex_unlock(&g_stream.mutex);
 }

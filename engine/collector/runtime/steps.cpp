@@ -8,8 +8,8 @@
 #include <atomic>
 
 #include "engine/collector/runtime/drain.h"
-#include "engine/stream/pattern.h"
 #include "engine/collector/runtime/runtime.h"
+#include "engine/stream/pattern.h"
 
 namespace profsh::runtime {
 
@@ -169,35 +169,23 @@ void StopRecording() {
 void DrainStepEvents() {
   uint64_t r = g_read.load(std::memory_order_relaxed);
   const uint64_t w = g_written.load(std::memory_order_acquire);
-  uint8_t payload[40];
+  BlockBuffer& out = PendingBlocks();
   for (; r < w; ++r) {
     const StepEvent& e = g_ring[r % kRing];
-    uint8_t* p = payload;
-    memcpy(p, &e.ticks, 8);
-    p += 8;
-    uint32_t type = 0;
     switch (e.type) {
       case kEventStep:
-        memcpy(p, &e.a, 8);
-        p[8] = e.action;
-        p += 9;
-        type = stream::kStep;
+        stream::AppendBlockTo(out, stream::StepBlock{e.ticks, e.a, e.action});
         break;
       case kEventCapture:
-        *p++ = e.action;
-        type = stream::kCapture;
+        stream::AppendBlockTo(out, stream::CaptureBlock{e.ticks, e.action});
         break;
       case kEventDemand:
-        memcpy(p, &e.a, 8);
-        memcpy(p + 8, &e.b, 8);
-        p += 16;
-        type = stream::kDemand;
+        stream::AppendBlockTo(out, stream::DemandBlock{e.ticks, e.a, e.b});
         break;
       default:
-        type = stream::kStop;
+        stream::AppendBlockTo(out, stream::StopBlock{e.ticks});
         break;
     }
-    AppendBlock(type, payload, static_cast<uint32_t>(p - payload));
   }
   g_read.store(r, std::memory_order_release);
 }

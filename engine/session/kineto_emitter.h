@@ -1,0 +1,111 @@
+// Emission of a stream's events as Kineto-shaped trace events (the names and arguments torch's
+// own traces have, engine/trace/kineto_schema.h), one TraceBuilder per window: ranges, torch
+// operators, marks, counters, frames, memory instants and the memory counter, start/end ranges
+// on lanes, fwdbwd flows, process and thread names. What belongs to which window, and when a
+// window is complete, the decoder decides.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "engine/session/range_matcher.h"
+#include "engine/session/stream_clock.h"
+#include "engine/session/stream_names.h"
+#include "engine/session/window_tracker.h"
+#include "engine/trace/trace_builder.h"
+
+namespace profsh {
+
+class WindowSink {
+ public:
+  virtual ~WindowSink() = default;
+  // Where a new window's events go, and the absolute time of that trace's ts = 0.
+  virtual TraceBuilder& Open(const WindowInfo& window, int64_t* origin_ns) = 0;
+  // The window is complete: nothing more will be added to its builder.
+  virtual void Sealed(const WindowInfo& window) = 0;
+};
+
+// Who the process is, for its names.
+struct ProcessNames {
+  int64_t pid = 0;
+  std::string name;   // its command line (or executable)
+  std::string rank;   // RANK of its launcher, if any
+  bool named = true;  // the last image of its pid: its name is the process's
+  std::map<int64_t, bool> threads;
+  std::unordered_map<int64_t, std::string> thread_names;
+};
+
+class KinetoEmitter {
+ public:
+  KinetoEmitter(WindowSink& sink, const TickClock& clock, const StreamNames& names)
+      : sink_(sink), clock_(clock), names_(names) {}
+
+  void SetPid(int64_t pid) { pid_ = pid; }
+  void Open(size_t window, const WindowInfo& info);
+  bool is_open(size_t window) const { return outputs_.count(window) != 0; }
+
+  // A push/pop level, task or operator, ended at `end_ticks`.
+  void Level(size_t window, const OpenLevel& level, int64_t tid, uint64_t end_ticks, uint8_t flags);
+  void Mark(size_t window, const stream::StreamEvent& e, int64_t tid);
+  void Counter(size_t window, const stream::StreamEvent& e, int64_t tid);
+  void Frame(size_t window, uint64_t domain, uint64_t begin_ticks, uint64_t end_ticks);
+  void Paused(size_t window, uint64_t begin_ticks, uint64_t end_ticks);
+  // An allocation or free, with the process's running total after it.
+  void Memory(size_t window, const stream::StreamEvent& e, int64_t tid, int64_t total);
+  // The window's last events (start/end ranges on lanes, flows, names); then it is handed over.
+  void Seal(size_t window, const WindowInfo& info, std::vector<MatchedRange> ranges,
+            const ProcessNames& process);
+
+ private:
+  struct SchemaKey {
+    uint64_t a, b, c, d;
+    bool operator==(const SchemaKey&) const = default;
+  };
+  struct SchemaKeyHash {
+    size_t operator()(const SchemaKey& k) const;
+  };
+  struct BackwardOp {
+    int64_t tid, ts, forward_thread, sequence;
+  };
+  struct Output {
+    TraceBuilder* builder = nullptr;
+    int64_t origin = 0;
+    // Argument schemas already built: ranges' and marks' by (domain, category, color, attribute
+    // flags and payload type); operators' by (shapes, types, stack, which inline values).
+    std::unordered_map<SchemaKey, uint32_t, SchemaKeyHash> schemas, op_schemas;
+    uint32_t memory_schema = TraceBuilder::kNoArgs, counter_schema = TraceBuilder::kNoArgs;
+    // For the fwdbwd flows: per (thread, sequence number) the start of the forward op that
+    // launches the backward one, and the backward ops that name a forward thread.
+    std::map<std::pair<int64_t, int64_t>, int64_t> forward_ops;
+    std::vector<BackwardOp> backward_ops;
+  };
+
+  Output& Out(size_t window) { return outputs_.at(window); }
+  int64_t Ts(const Output& o, uint64_t ticks) const { return clock_.ToNs(ticks) - o.origin; }
+  uint32_t AttrSchema(Output& o, uint64_t domain, const stream::EventAttrs& attrs);
+  void Add(Output& o, char phase, uint64_t begin, uint64_t end, std::string_view name,
+           std::string_view category, Ident tid, uint32_t schema, const stream::EventAttrs* payload,
+           uint8_t flags = 0);
+  void Operator(Output& o, const OpenLevel& level, int64_t tid, uint64_t end_ticks, uint8_t flags);
+  void NoteForwardBackward(Output& o, const stream::OpFields& op, int64_t tid, int64_t ts);
+  void ForwardBackwardFlows(Output& o);
+  void Lanes(Output& o, std::vector<MatchedRange> ranges);
+  void Meta(Output& o, std::string_view what, Ident tid, std::string_view key,
+            std::string_view value);
+  void Names(Output& o, const ProcessNames& process);
+  void PushWord2(int64_t value);
+
+  WindowSink& sink_;
+  const TickClock& clock_;
+  const StreamNames& names_;
+  int64_t pid_ = 0;
+  uint32_t flow_ids_ = 0;
+  std::unordered_map<size_t, Output> outputs_;
+  std::vector<uint32_t> words_;
+};
+
+}  // namespace profsh
