@@ -2,11 +2,11 @@
 // (or p:run("shell command")) runs a workload under the collector; afterwards the object
 // answers everything a Trace does (p:key_averages(), p:export_chrome_trace(...), p.duration),
 // as torch's profile object does after its `with` block.
-#include <unistd.h>
-
 #include <algorithm>
-#include <chrono>
+#include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bindings/lua_api.h"
@@ -14,10 +14,10 @@
 #include "bindings/lua_support.h"
 #include "engine/io/paths.h"
 #include "engine/load/trace_loader.h"
+#include "engine/session/in_process_recorder.h"
 #include "engine/session/on_demand.h"
 #include "engine/session/recording.h"
-#include "engine/trace/kineto_schema.h"
-#include "engine/trace/trace_builder.h"
+#include "engine/session/session_summary.h"
 
 namespace profsh::lua {
 
@@ -25,12 +25,6 @@ namespace {
 
 const char* const kProfileType = "profsh.Profile";
 const char* const kTraceType = "profsh.Trace";
-
-// Ranges recorded in this process by profsh.record_function while a profile is started.
-struct InProcessRange {
-  std::string name;
-  int64_t begin_ns, end_ns;
-};
 
 struct ProfileHandle {
   LaunchOptions options;
@@ -43,14 +37,12 @@ struct ProfileHandle {
   std::vector<std::string> warnings;
   ControlChannel* control = nullptr;  // while p:run() waits
   bool stop_requested = false;
-  // In-process profiling (p:start(), profsh.record_function, p:step(), p:stop()).
-  bool started = false;
-  bool in_process = false;  // profiled Lua code with p:start() (rather than a workload)
-  int64_t step_num = 0;
-  ProfilerAction action = ProfilerAction::kRecord;
-  bool window_open = false;
-  int64_t window_first = 0, window_last = 0, window_begin_ns = 0;
-  std::vector<InProcessRange> ranges;
+  // Profiling Lua code (p:start(), profsh.record_function, p:step(), p:stop()) rather than a
+  // workload.
+  bool in_process = false;
+  std::optional<InProcessRecorder> recorder;  // set once the options (its schedule) are read
+
+  bool started() const { return recorder && recorder->started(); }
 };
 
 // User values of a profile userdata.
@@ -71,7 +63,8 @@ std::vector<std::string> ReadActivities(lua_State* L, const Options& opts) {
   if (lua_type(L, -1) == LUA_TSTRING) {
     out.push_back(lua_tostring(L, -1));
   } else if (lua_istable(L, -1)) {
-    lua_Integer n = luaL_len(L, -1);
+    // Raw: a __len metamethod could raise while `out` is alive.
+    const auto n = static_cast<lua_Integer>(lua_rawlen(L, -1));
     for (lua_Integer i = 1; i <= n; ++i) {
       lua_rawgeti(L, -1, i);
       if (lua_type(L, -1) != LUA_TSTRING) {
@@ -154,6 +147,7 @@ int Profile(lua_State* L) {
           std::string("bad option 'on_trace_ready' to 'profile' (a function expected, got ") +
           lua_typename(L, handler_type) + ")");
     }
+    h.recorder.emplace(h.options.schedule);
     void* mem = lua_newuserdatauv(L, sizeof(ProfileHandle), 2);
     new (mem) ProfileHandle(std::move(h));
     luaL_setmetatable(L, kProfileType);
@@ -195,7 +189,8 @@ std::vector<std::string> ReadCommand(lua_State* L, int index) {
         "string expected, got " +
         TypeName(L, index) + ")");
   }
-  lua_Integer n = luaL_len(L, index);
+  // Raw: a __len metamethod could raise while `argv` is alive.
+  const auto n = static_cast<lua_Integer>(lua_rawlen(L, index));
   for (lua_Integer i = 1; i <= n; ++i) {
     lua_rawgeti(L, index, i);
     if (lua_type(L, -1) != LUA_TSTRING && lua_type(L, -1) != LUA_TNUMBER) {
@@ -214,7 +209,7 @@ std::vector<std::string> ReadCommand(lua_State* L, int index) {
 int Run(lua_State* L) {
   return Protect(L, [&] {
     ProfileHandle* h = CheckProfile(L, 1, "run");
-    if (h->started)
+    if (h->started())
       throw LuaError("the profile is recording in-process (p:start()); p:stop() it before p:run()");
     LaunchOptions options = h->options;
     options.argv = ReadCommand(L, 2);
@@ -273,79 +268,24 @@ int Run(lua_State* L) {
 
 // --- in-process profiling ---
 
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 const char* const kCurrentProfile = "profsh.current_profile";
 
-// The in-process window as a trace: the ranges record_function recorded, on this thread.
-std::shared_ptr<Trace> WindowTraceOf(ProfileHandle* h, int64_t end_ns) {
-  auto trace = std::make_shared<Trace>();
-  trace->origin_ns = h->window_begin_ns;
-  trace->has_origin = true;
-  trace->source_path = "in-process profile";
-  trace->has_steps = h->options.schedule.has_value();
-  trace->first_step = h->window_first;
-  trace->last_step = h->window_last;
-  TraceBuilder b(*trace);
-  b.SetFormat("profsh-inprocess");
-  const Ident pid{static_cast<int64_t>(getpid()), 0, false};
-  const Ident tid{static_cast<int64_t>(gettid()), 0, false};
-  for (const InProcessRange& r : h->ranges) {
-    EventFields e;
-    e.ts = r.begin_ns - h->window_begin_ns;
-    e.dur = (r.end_ns < 0 ? end_ns : r.end_ns) - r.begin_ns;
-    e.name = r.name;
-    e.category = kineto::kUserAnnotation;
-    e.pid = pid;
-    e.tid = tid;
-    e.flags = r.end_ns < 0 ? kFlagUnterminated : 0;
-    b.AddEvent(e, TraceBuilder::kNoArgs, {});
-  }
-  b.BeginArgs();
-  b.AddStringArg(kineto::kMetaName, "profsh (in-process)");
-  EventFields m;
-  m.phase = 'M';
-  m.name = kineto::kProcessName;
-  m.pid = pid;
-  m.tid = tid;
-  b.AddEvent(m, b.BuildSchema(), {});
-  b.Finish();
-  return trace;
-}
-
-// Ends the open window (its trace goes to on_trace_ready) and forgets its ranges.
-void SealInProcess(lua_State* L, int profile, ProfileHandle* h) {
-  if (!h->window_open) return;
-  h->window_open = false;
-  PushTrace(L, WindowTraceOf(h, NowNs()));
-  h->ranges.clear();
+// A window the recorder finished goes to on_trace_ready and becomes the profile's trace.
+void HandWindow(lua_State* L, int profile, ProfileHandle* h, std::unique_ptr<Trace> window) {
+  if (!window) return;
   ++h->windows;
+  PushTrace(L, std::move(window));
   std::string error = HandTrace(L, profile);
   if (!error.empty()) throw LuaError("on_trace_ready failed: " + error);
-}
-
-void OpenInProcess(ProfileHandle* h) {
-  if (h->window_open) return;
-  h->window_open = true;
-  h->window_first = h->window_last = h->step_num;
-  h->window_begin_ns = NowNs();
-  h->ranges.clear();
 }
 
 int Start(lua_State* L) {
   return Protect(L, [&] {
     ProfileHandle* h = CheckProfile(L, 1, "start");
-    if (h->started) throw LuaError("the profile is already started");
-    h->started = true;
+    if (h->started()) throw LuaError("the profile is already started");
     h->in_process = true;
     h->ran = true;
-    h->step_num = 0;
-    h->action = h->options.schedule ? h->options.schedule->Action(0) : ProfilerAction::kRecord;
-    if (Records(h->action) || h->action == ProfilerAction::kWarmup) OpenInProcess(h);
+    h->recorder->Start();
     lua_pushvalue(L, 1);
     lua_setfield(L, LUA_REGISTRYINDEX, kCurrentProfile);
     lua_pushvalue(L, 1);
@@ -353,25 +293,14 @@ int Start(lua_State* L) {
   });
 }
 
-// torch's profile.step(): the next step, and the transition its action makes.
+// torch's profile.step().
 int Step(lua_State* L) {
   return Protect(L, [&] {
     ProfileHandle* h = CheckProfile(L, 1, "step");
-    if (!h->started)
+    if (!h->started())
       throw LuaError(
           "p:step() needs a started profile (p:start()); a workload's steps come from its markers");
-    const ProfilerAction prev = h->action;
-    ++h->step_num;
-    h->action =
-        h->options.schedule ? h->options.schedule->Action(h->step_num) : ProfilerAction::kRecord;
-    if (prev == ProfilerAction::kRecordAndSave || (Records(prev) && !Records(h->action)))
-      SealInProcess(L, 1, h);
-    if (prev == ProfilerAction::kWarmup && Records(h->action)) {
-      // What warmup recorded is discarded; the window starts now.
-      h->window_open = false;
-    }
-    if (Records(h->action) || h->action == ProfilerAction::kWarmup) OpenInProcess(h);
-    if (Records(h->action)) h->window_last = h->step_num;
+    HandWindow(L, 1, h, h->recorder->Step());
     return 0;
   });
 }
@@ -384,12 +313,10 @@ int Stop(lua_State* L) {
       h->control->Stop();
       return 0;
     }
-    if (!h->started) return 0;
-    h->started = false;
+    if (!h->started()) return 0;
     lua_pushnil(L);
     lua_setfield(L, LUA_REGISTRYINDEX, kCurrentProfile);
-    if (Records(h->action)) SealInProcess(L, 1, h);
-    h->window_open = false;
+    HandWindow(L, 1, h, h->recorder->Stop());
     return 0;
   });
 }
@@ -415,69 +342,48 @@ int OnDemandTrace(lua_State* L) {
   });
 }
 
-// profsh.record_function(name, fn, ...): fn(...) as a named range of the started profile.
+// profsh.record_function(name, fn, ...): fn(...) as a named range of the started profile. Not
+// wrapped in Protect as a whole: fn's errors pass through unchanged, and nothing with a
+// destructor lives in this frame when they do.
 int RecordFunction(lua_State* L) {
-  std::string name;
-  {
-    size_t len = 0;
-    const char* s = lua_tolstring(L, 1, &len);
-    if (s == nullptr)
-      return luaL_error(L, "bad argument #1 to 'record_function' (a name expected, got %s)",
-                        luaL_typename(L, 1));
-    name.assign(s, len);
-  }
+  size_t len = 0;
+  const char* name = lua_tolstring(L, 1, &len);
+  if (name == nullptr)
+    return luaL_error(L, "bad argument #1 to 'record_function' (a name expected, got %s)",
+                      luaL_typename(L, 1));
   luaL_checktype(L, 2, LUA_TFUNCTION);
+  // The profile stays on the stack while fn runs, so that it outlives fn even if fn stops it and
+  // lets go of it.
   lua_getfield(L, LUA_REGISTRYINDEX, kCurrentProfile);
-  auto* h = static_cast<ProfileHandle*>(luaL_testudata(L, -1, kProfileType));
-  lua_pop(L, 1);
-  const bool record = h != nullptr && h->started && h->window_open;
-  size_t index = 0;
-  if (record) {
-    index = h->ranges.size();
-    h->ranges.push_back(InProcessRange{std::move(name), NowNs(), -1});
+  lua_insert(L, 1);
+  auto* h = static_cast<ProfileHandle*>(luaL_testudata(L, 1, kProfileType));
+  std::optional<InProcessRecorder::RangeToken> range;
+  if (h != nullptr && h->started()) {
+    Protect(L, [&] {
+      range = h->recorder->BeginRange(std::string_view(name, len));
+      return 0;
+    });
   }
-  const int base = 2;
+  const int base = 3;  // the profile, the name, fn
   const int status = lua_pcall(L, lua_gettop(L) - base, LUA_MULTRET, 0);
-  if (record && index < h->ranges.size()) h->ranges[index].end_ns = NowNs();
+  if (range) h->recorder->EndRange(*range);
   if (status != LUA_OK) return lua_error(L);
-  return lua_gettop(L) - 1;
+  return lua_gettop(L) - 2;
 }
 
 void PushSummary(lua_State* L, const SessionSummary& s) {
-  lua_createtable(L, 0, 24);
-  auto field = [&](const char* name, uint64_t v) {
-    lua_pushinteger(L, static_cast<lua_Integer>(v));
-    lua_setfield(L, -2, name);
-  };
-  field("processes", s.processes);
-  field("threads", s.threads);
-  field("ranges", s.ranges);
-  field("marks", s.marks);
-  field("counter_values", s.counter_values);
-  field("dropped_ranges", s.dropped_ranges);
-  field("dropped_events", s.dropped_events);
-  field("events_without_thread_slot", s.events_without_slot);
-  field("strings_refused", s.strings_refused);
-  field("pops_without_push", s.unmatched_pops);
-  field("ends_of_unknown_ranges", s.unknown_range_ends);
-  field("ranges_open_at_thread_exit", s.open_at_thread_exit);
-  field("ranges_open_at_end", s.open_at_end);
-  field("streams_cut_short", s.cut_streams);
-  field("stream_bytes", s.stream_bytes);
-  field("operators", s.operators);
-  field("memory_events", s.memory_events);
-  lua_pushinteger(L, s.memory_peak);
-  lua_setfield(L, -2, "memory_peak");
-  lua_pushinteger(L, s.memory_at_end);  // may be negative: frees of memory allocated before
-  lua_setfield(L, -2, "memory_at_end");
-  field("metadata_refused", s.metadata_refused);
-  field("events_after_close", s.events_after_close);
-  field("late_events", s.late_events);
-  lua_pushstring(L, DescribeRecording(s).c_str());
+  lua_createtable(L, 0, static_cast<int>(std::size(kSummaryCounts)) + 1);
+  for (const SummaryCount& c : kSummaryCounts) {
+    lua_pushinteger(L, static_cast<lua_Integer>(c.Value(s)));
+    lua_setfield(L, -2, c.key);
+  }
+  std::string text = DescribeRecording(s);
+  lua_pushlstring(L, text.data(), text.size());
   lua_setfield(L, -2, "text");
 }
 
-// Trace methods called on the profile: the trace takes the place of `self`.
+// A Trace method called on the profile: the trace takes the place of `self`. Upvalues: the
+// method's name and the Trace's function.
 int ForwardToTrace(lua_State* L) {
   ProfileHandle* h = static_cast<ProfileHandle*>(luaL_testudata(L, 1, kProfileType));
   const char* method = lua_tostring(L, lua_upvalueindex(1));
@@ -491,11 +397,8 @@ int ForwardToTrace(lua_State* L) {
     return luaL_error(L, "the profile has no trace: no window was recorded (were there steps?)");
   }
   lua_replace(L, 1);
-  luaL_getmetatable(L, kTraceType);
-  lua_getfield(L, -1, "__methods");
-  lua_getfield(L, -1, method);
+  lua_pushvalue(L, lua_upvalueindex(2));
   lua_insert(L, 1);
-  lua_pop(L, 2);
   lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
   return lua_gettop(L);
 }
@@ -504,7 +407,7 @@ int ForwardToTrace(lua_State* L) {
 int ProfileField(lua_State* L) {
   ProfileHandle* h = static_cast<ProfileHandle*>(lua_touserdata(L, 1));
   if (lua_type(L, 2) != LUA_TSTRING) return 0;
-  std::string key = lua_tostring(L, 2);
+  const std::string_view key = lua_tostring(L, 2);
   if (key == "exit_code") {
     if (!h->ran) return 0;
     lua_pushinteger(L, h->launch.exit_code);
@@ -543,10 +446,10 @@ int ProfileField(lua_State* L) {
     lua_getiuservalue(L, 1, kTraceValue);
     return 1;
   }
-  if (!h->ran) return 0;
-  // A trace field (duration, warnings, ...).
-  lua_getiuservalue(L, 1, kTraceValue);
-  lua_getfield(L, -1, key.c_str());
+  // A trace field (duration, warnings, ...), read with the key still on the stack.
+  if (!h->ran || lua_getiuservalue(L, 1, kTraceValue) != LUA_TUSERDATA) return 0;
+  lua_pushvalue(L, 2);
+  lua_gettable(L, -2);
   return 1;
 }
 
@@ -555,8 +458,8 @@ int ProfileToString(lua_State* L) {
   std::string activities;
   for (const auto& a : h->options.activities) activities += (activities.empty() ? "" : ",") + a;
   std::string s = "<profsh.Profile " + activities + ": ";
-  if (h->started) {
-    s += "recording in this process, step " + std::to_string(h->step_num) + ">";
+  if (h->started()) {
+    s += "recording in this process, step " + std::to_string(h->recorder->step_num()) + ">";
   } else if (h->in_process) {
     s += "recorded in this process, " + std::to_string(h->windows) + " windows>";
   } else if (!h->ran) {
@@ -569,17 +472,6 @@ int ProfileToString(lua_State* L) {
   return 1;
 }
 
-const char* const kForwarded[] = {"key_averages",
-                                  "export_chrome_trace",
-                                  "export_stacks",
-                                  "save",
-                                  "events",
-                                  "processes",
-                                  "threads",
-                                  "flamegraph",
-                                  "export_speedscope",
-                                  "memory_timeline"};
-
 }  // namespace
 
 void RegisterProfile(lua_State* L) {
@@ -588,15 +480,30 @@ void RegisterProfile(lua_State* L) {
                {"exit_code", "signal", "session", "summary", "activities", "windows", "trace",
                 "duration", "warnings", "metadata"},
                {{"__gc", GcUserdata<ProfileHandle>}, {"__tostring", ProfileToString}});
-  // The trace's methods, called on the profile (closures that know their name).
+  // Every method of the Trace (registered before) is also the profile's, unless the profile has
+  // its own of that name; the closures live in __methods, where :help and completion look.
   luaL_getmetatable(L, kProfileType);
   lua_getfield(L, -1, "__methods");
-  for (const char* m : kForwarded) {
-    lua_pushstring(L, m);
-    lua_pushcclosure(L, ForwardToTrace, 1);
-    lua_setfield(L, -2, m);
+  const int profile_methods = lua_gettop(L);
+  luaL_getmetatable(L, kTraceType);
+  lua_getfield(L, -1, "__methods");
+  const int trace_methods = lua_gettop(L);
+  lua_pushnil(L);
+  while (lua_next(L, trace_methods) != 0) {  // name, function
+    lua_pushvalue(L, -2);
+    const bool taken = lua_rawget(L, profile_methods) != LUA_TNIL;
+    lua_pop(L, 1);
+    if (!taken) {
+      lua_pushvalue(L, -2);
+      lua_pushvalue(L, -2);
+      lua_pushcclosure(L, ForwardToTrace, 2);
+      lua_pushvalue(L, -3);
+      lua_insert(L, -2);
+      lua_rawset(L, profile_methods);
+    }
+    lua_pop(L, 1);
   }
-  lua_pop(L, 2);
+  lua_pop(L, 4);
   lua_pushcfunction(L, Profile);
   lua_setfield(L, -2, "profile");
   lua_pushcfunction(L, RecordFunction);

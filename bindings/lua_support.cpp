@@ -94,7 +94,10 @@ void Options::Push(const char* key) const {
   if (index_ == 0) {
     lua_pushnil(L_);
   } else {
-    lua_getfield(L_, index_, key);
+    // Raw, as the key check in the constructor is: a metatable's __index must not run (nor raise)
+    // while the caller's C++ objects are alive.
+    lua_pushstring(L_, key);
+    lua_rawget(L_, index_);
   }
 }
 

@@ -53,6 +53,14 @@ void CollectKeys(lua_State* L, int index, bool methods_only, const std::string& 
   }
 }
 
+// Pushes t[name] for the table at `index`, without metamethods: completion runs outside any
+// protected call, where a raising __index would reach the panic handler.
+int RawField(lua_State* L, int index, const char* name) {
+  index = lua_absindex(L, index);
+  lua_pushstring(L, name);
+  return lua_rawget(L, index);
+}
+
 // Candidate names for `value.prefix` / `value:prefix`: table keys, plus the methods and fields
 // a profsh userdata publishes in its metatable (__methods, __fields).
 void CandidatesFor(lua_State* L, int index, bool methods_only, const std::string& prefix,
@@ -60,26 +68,67 @@ void CandidatesFor(lua_State* L, int index, bool methods_only, const std::string
   index = lua_absindex(L, index);
   if (lua_type(L, index) == LUA_TTABLE) CollectKeys(L, index, methods_only, prefix, out);
   if (lua_type(L, index) == LUA_TSTRING) {
-    lua_getglobal(L, "string");
-    CollectKeys(L, -1, true, prefix, out);
-    lua_pop(L, 1);
+    lua_pushglobaltable(L);
+    if (RawField(L, -1, "string") == LUA_TTABLE) CollectKeys(L, -1, true, prefix, out);
+    lua_pop(L, 2);
     return;
   }
   if (!lua_getmetatable(L, index)) return;
-  if (lua_getfield(L, -1, "__methods") == LUA_TTABLE) CollectKeys(L, -1, true, prefix, out);
+  if (RawField(L, -1, "__methods") == LUA_TTABLE) CollectKeys(L, -1, true, prefix, out);
   lua_pop(L, 1);
-  if (!methods_only && lua_getfield(L, -1, "__fields") == LUA_TTABLE) {
-    lua_Integer n = luaL_len(L, -1);
+  if (!methods_only && RawField(L, -1, "__fields") == LUA_TTABLE) {
+    const auto n = static_cast<lua_Integer>(lua_rawlen(L, -1));
     for (lua_Integer i = 1; i <= n; ++i) {
-      lua_rawgeti(L, -1, i);
-      std::string f = lua_tostring(L, -1);
-      if (f.rfind(prefix, 0) == 0) out->insert(f);
+      if (lua_rawgeti(L, -1, i) == LUA_TSTRING) {
+        std::string_view f = lua_tostring(L, -1);
+        if (f.starts_with(prefix)) out->emplace(f);
+      }
       lua_pop(L, 1);
     }
   }
   lua_pop(L, 1);
-  if (lua_getfield(L, -1, "__index") == LUA_TTABLE) CollectKeys(L, -1, methods_only, prefix, out);
+  if (RawField(L, -1, "__index") == LUA_TTABLE) CollectKeys(L, -1, methods_only, prefix, out);
   lua_pop(L, 2);
+}
+
+// Walks the path whose names are the arguments from the globals: raw reads for tables, the
+// profsh field getters for userdata. Runs in a protected call, so that a getter that raises
+// leaves Complete's strings alone; no user code runs. Returns the value, or nothing.
+int ResolvePath(lua_State* L) {
+  const int names = lua_gettop(L);
+  lua_pushglobaltable(L);
+  for (int i = 1; i <= names; ++i) {
+    if (lua_type(L, -1) == LUA_TTABLE) {
+      lua_pushvalue(L, i);
+      lua_rawget(L, -2);
+    } else if (lua_type(L, -1) == LUA_TUSERDATA &&
+               luaL_getmetafield(L, -1, "__fields") != LUA_TNIL) {
+      lua_pop(L, 1);
+      lua_pushvalue(L, i);
+      lua_gettable(L, -2);  // profsh userdata: __index is profsh's own getter
+    } else {
+      return 0;
+    }
+    lua_remove(L, -2);
+  }
+  return 1;
+}
+
+// profsh[name](argument), for a protected call: the user may have replaced or removed profsh.
+int CallProfsh(lua_State* L) {
+  lua_getglobal(L, "profsh");
+  lua_pushvalue(L, 1);
+  lua_gettable(L, -2);
+  lua_pushvalue(L, 2);
+  lua_call(L, 1, 1);
+  return 1;
+}
+
+// luaL_tolstring in a protected call: a __tostring that raises must reach Evaluate as an error,
+// not unwind through it or reach the panic handler.
+int ToText(lua_State* L) {
+  luaL_tolstring(L, 1, nullptr);
+  return 1;
 }
 
 }  // namespace
@@ -191,19 +240,25 @@ Session::Eval Session::Evaluate(const std::string& input, std::string* output) {
   for (int i = 1; i <= n; ++i) {
     int index = top + i;
     if (i > 1) output->push_back('\t');
-    if (IsKeyAverages(L_, index) || lua_type(L_, index) == LUA_TSTRING) {
-      // Strings show as they are (a table's text is meant to be read); an averages list shows as
-      // its table.
-      luaL_tolstring(L_, index, nullptr);
-    } else {
-      lua_getglobal(L_, "profsh");
-      lua_getfield(L_, -1, "repr");
+    // Strings show as they are (a table's text is meant to be read); an averages list shows as
+    // its table; anything else as profsh.repr renders it, or as tostring does if that fails.
+    bool shown = false;
+    if (!IsKeyAverages(L_, index) && lua_type(L_, index) != LUA_TSTRING) {
+      lua_pushcfunction(L_, CallProfsh);
+      lua_pushstring(L_, "repr");
+      lua_pushvalue(L_, index);
+      shown = lua_pcall(L_, 2, 1, 0) == LUA_OK && lua_type(L_, -1) == LUA_TSTRING;
+      if (!shown) lua_pop(L_, 1);
+    }
+    if (!shown) {
+      lua_pushcfunction(L_, ToText);
       lua_pushvalue(L_, index);
       if (lua_pcall(L_, 1, 1, 0) != LUA_OK) {
-        lua_pop(L_, 1);
-        luaL_tolstring(L_, index, nullptr);
+        const char* msg = lua_tostring(L_, -1);
+        *output = msg ? msg : "(error without a message)";
+        lua_settop(L_, top);
+        return Eval::kError;
       }
-      lua_remove(L_, -2);
     }
     size_t len;
     const char* text = lua_tolstring(L_, -1, &len);
@@ -240,36 +295,24 @@ std::vector<std::string> Session::Complete(const std::string& line, size_t curso
     }
   } else {
     bool methods_only = expr[split] == ':';
-    // Walk the path with raw reads for tables and the profsh field getters for userdata; no
-    // user code runs while completing.
     std::string path = expr.substr(0, split);
-    lua_pushglobaltable(L_);
+    lua_pushcfunction(L_, ResolvePath);
+    int names = 0;
     size_t pos = 0;
     bool ok = !path.empty();
-    while (ok && pos <= path.size()) {
+    while (ok) {
       size_t next = path.find_first_of(".:", pos);
       std::string name =
           path.substr(pos, next == std::string::npos ? std::string::npos : next - pos);
-      if (name.empty()) {
-        ok = false;
-        break;
-      }
-      if (lua_type(L_, -1) == LUA_TTABLE) {
-        lua_pushstring(L_, name.c_str());
-        lua_rawget(L_, -2);
-      } else if (lua_type(L_, -1) == LUA_TUSERDATA &&
-                 luaL_getmetafield(L_, -1, "__fields") != LUA_TNIL) {
-        lua_pop(L_, 1);
-        lua_getfield(L_, -1, name.c_str());  // profsh userdata: __index is profsh's own getter
-      } else {
-        ok = false;
-        break;
-      }
-      lua_remove(L_, -2);
+      ok = !name.empty() && lua_checkstack(L_, 1);
+      if (!ok) break;
+      lua_pushlstring(L_, name.data(), name.size());
+      ++names;
       if (next == std::string::npos) break;
       pos = next + 1;
     }
-    if (ok) CandidatesFor(L_, -1, methods_only, prefix, &found);
+    if (ok && lua_pcall(L_, names, 1, 0) == LUA_OK)
+      CandidatesFor(L_, -1, methods_only, prefix, &found);
   }
   lua_settop(L_, top);
   return std::vector<std::string>(found.begin(), found.end());
@@ -277,11 +320,11 @@ std::vector<std::string> Session::Complete(const std::string& line, size_t curso
 
 std::string Session::Help(const std::string& topic) {
   int top = lua_gettop(L_);
-  lua_getglobal(L_, "profsh");
-  lua_getfield(L_, -1, "help");
-  lua_pushstring(L_, topic.c_str());
+  lua_pushcfunction(L_, CallProfsh);
+  lua_pushstring(L_, "help");
+  lua_pushlstring(L_, topic.data(), topic.size());
   std::string text;
-  if (lua_pcall(L_, 1, 1, 0) == LUA_OK && lua_type(L_, -1) == LUA_TSTRING)
+  if (lua_pcall(L_, 2, 1, 0) == LUA_OK && lua_type(L_, -1) == LUA_TSTRING)
     text = lua_tostring(L_, -1);
   lua_settop(L_, top);
   return text;

@@ -48,39 +48,6 @@ Result<StreamFile> OpenStreamFile(const std::string& path) {
   return f;
 }
 
-// What a session lost or had to repair: a member of the "profsh" metadata and a warning each.
-struct Loss {
-  uint64_t SessionSummary::*count;
-  const char* key;
-  const char* warning;
-};
-constexpr Loss kLosses[] = {
-    {&SessionSummary::dropped_ranges, "dropped_ranges",
-     "ranges not recorded: a thread's buffer was full (raise PROFSH_BUFFER_KB)"},
-    {&SessionSummary::dropped_events, "dropped_events",
-     "events not recorded: a thread's buffer was full (raise PROFSH_BUFFER_KB)"},
-    {&SessionSummary::events_without_slot, "events_without_thread_slot",
-     "events of threads beyond the collector's 1024 thread slots were not recorded"},
-    {&SessionSummary::strings_refused, "strings_refused",
-     "names were refused (the collector's string table was full)"},
-    {&SessionSummary::metadata_refused, "metadata_refused",
-     "domain, counter or thread names were refused (the collector's queue was full)"},
-    {&SessionSummary::events_after_close, "events_after_close",
-     "events came after their process had written its end (late destructors); not recorded"},
-    {&SessionSummary::late_events, "late_events",
-     "events reached profsh after their window had been handed over; left out"},
-    {&SessionSummary::unmatched_pops, "pops_without_push",
-     "pops (or ends) without a matching push (or begin)"},
-    {&SessionSummary::unknown_range_ends, "ends_of_unknown_ranges",
-     "ends of range ids that were never started"},
-    {&SessionSummary::open_at_thread_exit, "ranges_open_at_thread_exit",
-     "ranges were still open when their thread exited (ended there)"},
-    {&SessionSummary::open_at_end, "ranges_open_at_end",
-     "ranges were still open when their process ended or was killed (ended at its last event)"},
-    {&SessionSummary::cut_streams, "streams_cut_short",
-     "processes did not finish their stream (killed, or still running); events up to their last "
-     "drain are kept"},
-};
 
 std::string ProfshMetadata(const std::vector<StreamFile>& files, const SessionSummary& sum,
                            const std::string& path) {
@@ -112,8 +79,9 @@ std::string ProfshMetadata(const std::vector<StreamFile>& files, const SessionSu
     j += "}}";
   }
   j += "]";
-  for (const Loss& loss : kLosses)
-    j += ", \"" + std::string(loss.key) + "\": " + std::to_string(sum.*loss.count);
+  for (const SummaryCount& c : kSummaryCounts) {
+    if (c.IsLoss()) j += ", \"" + std::string(c.key) + "\": " + std::to_string(c.Value(sum));
+  }
   j += ", ";
   j += kMemoryByThreadMember;
   j += "}";
@@ -238,9 +206,9 @@ Result<SessionLoad> LoadSession(const std::string& path) {
                          " (the process was killed while writing); everything before it is read");
     }
   }
-  for (const Loss& loss : kLosses) {
-    if (uint64_t n = sum.*loss.count; n > 0)
-      warnings.push_back(std::to_string(n) + " " + loss.warning);
+  for (const SummaryCount& c : kSummaryCounts) {
+    if (int64_t n = c.Value(sum); c.IsLoss() && n > 0)
+      warnings.push_back(std::to_string(n) + " " + c.warning);
   }
   for (const std::string& n : sum.notices) warnings.push_back(n);
   Status st = builder.AddMetadata("profsh", ProfshMetadata(files, sum, path));

@@ -1,5 +1,6 @@
-// What a recording session held and what it lost, summed over its streams: the summary line
-// of `profsh run`, the "profsh" metadata of the trace, and p.summary in Lua.
+// What a recording counted, and the one table of those counts' names: the session reader's
+// "profsh" metadata and warnings and the Lua binding's p.summary all iterate kSummaryCounts, so
+// a count added here is reported everywhere under one name.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +33,66 @@ struct SessionSummary {
   uint64_t cut_streams = 0;          // streams without an end block (killed, or still running)
   uint64_t stream_bytes = 0;
   std::vector<std::string> notices;
+};
+
+// One count: its name for people and scripts, and, for what a session lost or had to repair,
+// the warning that follows the number (such counts also go into the "profsh" metadata).
+struct SummaryCount {
+  constexpr SummaryCount(const char* key, uint64_t SessionSummary::*count,
+                         const char* warning = nullptr)
+      : key(key), count(count), warning(warning) {}
+  // Byte totals may be negative (frees of memory allocated before the recording).
+  constexpr SummaryCount(const char* key, int64_t SessionSummary::*bytes)
+      : key(key), bytes(bytes) {}
+
+  int64_t Value(const SessionSummary& s) const {
+    return count != nullptr ? static_cast<int64_t>(s.*count) : s.*bytes;
+  }
+  bool IsLoss() const { return warning != nullptr; }
+
+  const char* key;
+  uint64_t SessionSummary::*count = nullptr;
+  int64_t SessionSummary::*bytes = nullptr;
+  const char* warning = nullptr;
+};
+
+// Losses keep the order the metadata has always listed them in.
+inline constexpr SummaryCount kSummaryCounts[] = {
+    {"processes", &SessionSummary::processes},
+    {"threads", &SessionSummary::threads},
+    {"ranges", &SessionSummary::ranges},
+    {"marks", &SessionSummary::marks},
+    {"counter_values", &SessionSummary::counter_values},
+    {"stream_bytes", &SessionSummary::stream_bytes},
+    {"operators", &SessionSummary::operators},
+    {"memory_events", &SessionSummary::memory_events},
+    {"memory_peak", &SessionSummary::memory_peak},
+    {"memory_at_end", &SessionSummary::memory_at_end},
+    {"dropped_ranges", &SessionSummary::dropped_ranges,
+     "ranges not recorded: a thread's buffer was full (raise PROFSH_BUFFER_KB)"},
+    {"dropped_events", &SessionSummary::dropped_events,
+     "events not recorded: a thread's buffer was full (raise PROFSH_BUFFER_KB)"},
+    {"events_without_thread_slot", &SessionSummary::events_without_slot,
+     "events of threads beyond the collector's 1024 thread slots were not recorded"},
+    {"strings_refused", &SessionSummary::strings_refused,
+     "names were refused (the collector's string table was full)"},
+    {"metadata_refused", &SessionSummary::metadata_refused,
+     "domain, counter or thread names were refused (the collector's queue was full)"},
+    {"events_after_close", &SessionSummary::events_after_close,
+     "events came after their process had written its end (late destructors); not recorded"},
+    {"late_events", &SessionSummary::late_events,
+     "events reached profsh after their window had been handed over; left out"},
+    {"pops_without_push", &SessionSummary::unmatched_pops,
+     "pops (or ends) without a matching push (or begin)"},
+    {"ends_of_unknown_ranges", &SessionSummary::unknown_range_ends,
+     "ends of range ids that were never started"},
+    {"ranges_open_at_thread_exit", &SessionSummary::open_at_thread_exit,
+     "ranges were still open when their thread exited (ended there)"},
+    {"ranges_open_at_end", &SessionSummary::open_at_end,
+     "ranges were still open when their process ended or was killed (ended at its last event)"},
+    {"streams_cut_short", &SessionSummary::cut_streams,
+     "processes did not finish their stream (killed, or still running); events up to their last "
+     "drain are kept"},
 };
 
 }  // namespace profsh

@@ -152,6 +152,28 @@ def session(profsh, tests_dir, home):
         s.read_until(r"boom.*\n.*profsh> $")
     step("errors do not end the REPL", errors_do_not_end)
 
+    def complete_profile_method():
+        s.send("p = profsh.profile{}\r")
+        s.read_until(r"profsh> $")
+        s.send("p:export_ch\t")
+        s.read_until(r"profsh> p:export_chrome_trace")
+        s.send("\x15")
+        s.read_until(r"profsh> $")
+    step("Tab completes a Trace method on a profile", complete_profile_method)
+
+    def complete_through_a_missing_trace():
+        # A profile that ran without recording a window has no trace to read fields from:
+        # completing through one finds nothing instead of ending the REPL.
+        s.send("q = profsh.profile{schedule=profsh.schedule{wait=5, warmup=1}}; q:start(); q:stop()\r")
+        s.read_until(r"profsh> $")
+        s.send("q.not_a_field_of_anything.x\t")
+        time.sleep(0.3)
+        s.send("\x15")
+        s.read_until(r"profsh> $")
+        s.send("x\r")
+        s.read_until(r"\n42\n.*profsh> $")
+    step("Tab through a profile without a trace keeps the session", complete_through_a_missing_trace)
+
     def leave():
         s.send("\x04")
         code = s.wait()
