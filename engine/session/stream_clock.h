@@ -4,6 +4,7 @@
 // offset from realtime.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -23,10 +24,23 @@ class TickClock {
   }
   // A stream read as it grows: the rate from the first pair to the latest.
   void Observe(const stream::ClockBlock& c, uint32_t clock_kind);
+  // Saturates at ±kLimitNs: a corrupt or crafted stream can name ticks, offsets and rates far
+  // from any real clock, and the differences of two times (durations, offsets from an origin)
+  // must still fit in 64 bits.
   int64_t ToNs(uint64_t ticks) const {
     const double d = static_cast<double>(static_cast<int64_t>(ticks - ticks0_)) * slope_;
-    return real0_ + static_cast<int64_t>(std::llround(d));
+    const double limit = static_cast<double>(kLimitNs);
+    const int64_t delta = !(d == d)     ? 0
+                          : d >= limit  ? kLimitNs
+                          : d <= -limit ? -kLimitNs
+                                        : std::llround(d);
+    int64_t out;
+    if (__builtin_add_overflow(ClampNs(real0_), delta, &out))
+      return delta > 0 ? kLimitNs : -kLimitNs;
+    return ClampNs(out);
   }
+  static constexpr int64_t kLimitNs = int64_t{1} << 61;
+  static int64_t ClampNs(int64_t ns) { return std::clamp(ns, -kLimitNs, kLimitNs); }
 
  private:
   bool fixed_ = false;

@@ -285,7 +285,7 @@ Status ReadStreamProcess(const std::string& path, const st::RawBlock& b, StreamP
     return Error{path + ": unknown clock kind " + std::to_string(block.clock_kind)};
   process->pid = block.pid;
   process->ppid = block.ppid;
-  process->start_ns = block.start_ns;
+  process->start_ns = TickClock::ClampNs(block.start_ns);
   process->exec_index = block.exec_index;
   process->clock_kind = block.clock_kind;
   process->cmdline = ValidUtf8(block.command_line);
