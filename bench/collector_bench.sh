@@ -1,8 +1,11 @@
 #!/bin/sh
 # The collector's figures, measured side by side in one run:
 #   - ns per NVTX push+pop pair and per ITT task begin+end pair, with profsh attached and with
-#     no tool (the same binary, the same loop), medians over interleaved repetitions;
+#     no tool (the same binary, the same loop), medians over interleaved repetitions, beside
+#     what two TSC reads (a pair's clock floor) cost in the same runs;
 #   - what one TSC read costs here (the floor: two per pair);
+#   - events per second recorded from one thread pushing as fast as it can, and what was
+#     dropped (medians of REPS runs);
 #   - sustained events per second written to the stream with 2 threads pushing as fast as
 #     they can, and the bytes each range takes on disk.
 #   sh bench/collector_bench.sh BUILD_DIR
@@ -17,20 +20,41 @@ reps=${REPS:-5}
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 for api in nvtx itt; do
-  : >"$work/plain" && : >"$work/attached"
+  : >"$work/plain" && : >"$work/attached" && : >"$work/floor"
   i=0
   while [ $i -lt "$reps" ]; do
-    "$bin" "$api" 50000 15 >>"$work/plain"
-    "$profsh" run --no-table -o "$work/t.profsh" -- "$bin" "$api" 50000 15 >>"$work/attached" 2>"$work/summary"
+    "$bin" "$api" 50000 15 | cut -d' ' -f1 >>"$work/plain"
+    "$profsh" run --no-table -o "$work/t.profsh" -- "$bin" "$api" 50000 15 >"$work/out" 2>"$work/summary"
+    cut -d' ' -f1 <"$work/out" >>"$work/attached"
+    cut -d' ' -f2 <"$work/out" >>"$work/floor"
     grep -q "nothing dropped" "$work/summary" || { echo "events were dropped while measuring:"; cat "$work/summary"; }
     i=$((i + 1))
   done
   plain=$(median <"$work/plain")
   attached=$(median <"$work/attached")
-  echo "$api pair: $attached ns with profsh attached, $plain ns with no tool (medians of $reps runs x 15 rounds of 50000 pairs)"
+  floor=$(median <"$work/floor")
+  echo "$api pair: $attached ns with profsh attached, two TSC reads $floor ns in the same runs" \
+    "(+$(awk -v a="$attached" -v f="$floor" 'BEGIN { printf "%.2f", a - f }') ns)," \
+    "$plain ns with no tool (medians of $reps runs x 15 rounds of 50000 pairs)"
 done
 set -- $("$bin" clock)
 echo "clock: one TSC read costs $1 ns here, clock_gettime(CLOCK_MONOTONIC) $2 ns (a pair takes two TSC reads)"
+
+: >"$work/single"
+i=0
+while [ $i -lt "$reps" ]; do
+  "$profsh" run --no-table -o "$work/s.profsh" -- "$bin" stress 1 20000000 >"$work/elapsed" 2>"$work/summary"
+  ranges=$(sed -n 's/.* \([0-9]*\) ranges, .*/\1/p' "$work/summary" | head -n 1)
+  dropped=$(sed -n 's/.*; \([0-9]*\) ranges and .* dropped/\1/p' "$work/summary")
+  echo "$ranges ${dropped:-0} $(cat "$work/elapsed")" |
+    awk '{ printf "%.2f %.2f %d\n", 2 * $1 / $3 / 1e6, 2 * ($1 + $2) / $3 / 1e6, $2 }' >>"$work/single"
+  i=$((i + 1))
+done
+recorded=$(cut -d' ' -f1 "$work/single" | median)
+offered=$(cut -d' ' -f2 "$work/single" | median)
+drops=$(cut -d' ' -f3 "$work/single" | median)
+echo "single producer: $recorded M events/s recorded of $offered M events/s pushed," \
+  "$drops ranges dropped (medians of $reps runs, 20000000 pairs each; per run: $(cut -d' ' -f3 "$work/single" | tr '\n' ' '| sed 's/ $//'))"
 
 "$profsh" run --no-table -o "$work/s.profsh" -- "$bin" stress 2 20000000 >"$work/elapsed" 2>"$work/summary"
 elapsed=$(cat "$work/elapsed")
