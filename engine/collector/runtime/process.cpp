@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -240,11 +242,16 @@ void* DrainLoop(void*) {
   double fullest = 0;
   while (!g_stop_drain.load(std::memory_order_acquire)) {
     // A busy buffer is drained again after 1 ms, otherwise every drain_ms: the stream on disk
-    // never lags by more than that (what a SIGKILL can cost).
+    // never lags by more than that (what a SIGKILL can cost). A ring that passes half full
+    // rings the bell and ends the wait at once (ReserveSlow), so that one thread recording
+    // as fast as it can does not fill its ring between two rounds.
     uint32_t ms = fullest > 0.25 ? 1 : g_stream.drain_ms;
     timespec ts{static_cast<time_t>(ms / 1000), static_cast<long>(ms % 1000) * 1000000};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
+    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&g.drain_bell), FUTEX_WAIT_PRIVATE, 0, &ts,
+            nullptr, 0);
+    // Before the rings are read (a full barrier): a ring that passes half full after this
+    // rings again.
+    g.drain_bell.exchange(0);
     pthread_mutex_lock(&g_stream.mutex);
     if (!Closed()) {
       PollControl();
@@ -338,7 +345,7 @@ void AfterForkChild() {
     ThreadSlot& s = g.slots[i];
     uint64_t head = s.head.load(std::memory_order_relaxed);
     s.tail.store(head, std::memory_order_relaxed);
-    s.tail_seen = head;
+    s.limit = 0;
     if (&s != mine) s.state.store(kSlotFree, std::memory_order_relaxed);
     s.dropped_ranges.store(0, std::memory_order_relaxed);
     s.dropped_events.store(0, std::memory_order_relaxed);
