@@ -46,18 +46,26 @@ while [ $i -lt "$reps" ]; do
   "$profsh" run --no-table -o "$work/s.profsh" -- "$bin" stress 1 20000000 >"$work/elapsed" 2>"$work/summary"
   ranges=$(sed -n 's/.* \([0-9]*\) ranges, .*/\1/p' "$work/summary" | head -n 1)
   dropped=$(sed -n 's/.*; \([0-9]*\) ranges and .* dropped/\1/p' "$work/summary")
+  # Per run: M events/s recorded and pushed (wall clock), ranges dropped, and the CPU ns per
+  # recorded event of the drain thread and of the producer.
   echo "$ranges ${dropped:-0} $(cat "$work/elapsed")" |
-    awk '{ printf "%.2f %.2f %d\n", 2 * $1 / $3 / 1e6, 2 * ($1 + $2) / $3 / 1e6, $2 }' >>"$work/single"
+    awk '{ printf "%.2f %.2f %d %.2f %.2f\n", 2 * $1 / $3 / 1e6, 2 * ($1 + $2) / $3 / 1e6, $2,
+           $4 * 1e9 / (2 * $1), $5 * 1e9 / (2 * $1) }' >>"$work/single"
   i=$((i + 1))
 done
 recorded=$(cut -d' ' -f1 "$work/single" | median)
 offered=$(cut -d' ' -f2 "$work/single" | median)
 drops=$(cut -d' ' -f3 "$work/single" | median)
+drain_cpu=$(cut -d' ' -f4 "$work/single" | median)
+producer_cpu=$(cut -d' ' -f5 "$work/single" | median)
 echo "single producer: $recorded M events/s recorded of $offered M events/s pushed," \
-  "$drops ranges dropped (medians of $reps runs, 20000000 pairs each; per run: $(cut -d' ' -f3 "$work/single" | tr '\n' ' '| sed 's/ $//'))"
+  "$drops ranges dropped (medians of $reps runs of 20000000 pairs; drops per run:" \
+  "$(cut -d' ' -f3 "$work/single" | tr '\n' ' ' | sed 's/ $//'))"
+echo "single producer CPU: the drain thread $drain_cpu ns per recorded event, the producer" \
+  "$producer_cpu ns (medians): the drain keeps up whenever it gets as much CPU as the producer"
 
 "$profsh" run --no-table -o "$work/s.profsh" -- "$bin" stress 2 20000000 >"$work/elapsed" 2>"$work/summary"
-elapsed=$(cat "$work/elapsed")
+elapsed=$(cut -d' ' -f1 "$work/elapsed")
 ranges=$(sed -n 's/.* \([0-9]*\) ranges, .*/\1/p' "$work/summary" | head -n 1)
 dropped=$(sed -n 's/.*; \([0-9]*\) ranges and .* dropped/\1/p' "$work/summary")
 dropped=${dropped:-0}

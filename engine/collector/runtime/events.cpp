@@ -6,6 +6,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "engine/collector/runtime/raw_map.h"
 #include "engine/collector/runtime/runtime.h"
 
@@ -94,7 +96,7 @@ bool MapRing(ThreadSlot& s) {
 namespace {
 
 // Wakes the drain thread unless a wake is pending since its last round: one system call per
-// half ring at most, whatever the number of producers. errno is the application's.
+// drain round at most, whatever the number of producers. errno is the application's.
 void RingDrainBell() {
   if (g.drain_bell.load(std::memory_order_relaxed) != 0 ||
       g.drain_bell.exchange(1, std::memory_order_acq_rel) != 0)
@@ -107,19 +109,23 @@ void RingDrainBell() {
 
 }  // namespace
 
+// The wake mark: a ring this fraction full rings the drain thread's bell.
+constexpr uint64_t kWakeFraction = 4;
+
 Record* ReserveSlow(ThreadSlot* s, uint64_t n, uint64_t reserve) {
   const uint64_t head = s->head.load(std::memory_order_relaxed);
   const uint64_t tail = s->tail.load(std::memory_order_acquire);
   const uint64_t capacity = s->mask + 1;
   const uint64_t used = head + n - tail;
-  // A ring past half full would fill before the drain thread's next timed round at full
-  // speed: wake it now. The limit then stays at the ring's end, so the events up to it take
-  // the fast path again; a push refused for want of room is counted by the caller.
-  if (used >= capacity / 2) {
+  // A ring past its wake mark would fill before the drain thread's next timed round at full
+  // speed: wake it now, and look again a wake mark later (it may be asleep again by then).
+  // Between two looks the events take the fast path; a push refused for want of room is
+  // counted by the caller.
+  if (used >= capacity / kWakeFraction) {
     RingDrainBell();
-    s->limit = tail + capacity;
+    s->limit = std::min(tail + capacity, head + n + capacity / kWakeFraction);
   } else {
-    s->limit = tail + capacity / 2 + kPopReserve;
+    s->limit = tail + capacity / kWakeFraction + kPopReserve;
   }
   if (used + reserve > capacity) return nullptr;
   return &s->ring[head & s->mask];

@@ -241,21 +241,24 @@ void* DrainLoop(void*) {
   t_is_drain_thread = true;
   double fullest = 0;
   while (!g_stop_drain.load(std::memory_order_acquire)) {
-    // A busy buffer is drained again after 1 ms, otherwise every drain_ms: the stream on disk
-    // never lags by more than that (what a SIGKILL can cost). A ring that passes half full
-    // rings the bell and ends the wait at once (ReserveSlow), so that one thread recording
-    // as fast as it can does not fill its ring between two rounds.
-    uint32_t ms = fullest > 0.25 ? 1 : g_stream.drain_ms;
-    timespec ts{static_cast<time_t>(ms / 1000), static_cast<long>(ms % 1000) * 1000000};
-    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&g.drain_bell), FUTEX_WAIT_PRIVATE, 0, &ts,
-            nullptr, 0);
-    // Before the rings are read (a full barrier): a ring that passes half full after this
+    // Rounds run every drain_ms: the stream on disk never lags by more than that (what a
+    // SIGKILL can cost). A ring that passes its wake mark rings the bell and ends the wait at
+    // once (ReserveSlow), and while a round still finds a ring busy the next one follows
+    // without a wait: a thread recording as fast as it can is met by a drain thread that
+    // asks for its share of the CPU instead of sleeping through it.
+    if (fullest < 1.0 / 16 || g_stream.final_flushes_waiting.load(std::memory_order_relaxed)) {
+      uint32_t ms = fullest > 0 ? 1 : g_stream.drain_ms;
+      timespec ts{static_cast<time_t>(ms / 1000), static_cast<long>(ms % 1000) * 1000000};
+      syscall(SYS_futex, reinterpret_cast<uint32_t*>(&g.drain_bell), FUTEX_WAIT_PRIVATE, 0, &ts,
+              nullptr, 0);
+    }
+    // Before the rings are read (a full barrier): a ring that passes its wake mark after this
     // rings again.
     g.drain_bell.exchange(0);
     pthread_mutex_lock(&g_stream.mutex);
     if (!Closed()) {
       PollControl();
-      fullest = DrainOnce();
+      fullest = DrainOnce(true);
     }
     pthread_mutex_unlock(&g_stream.mutex);
   }
@@ -291,10 +294,13 @@ void FinalFlush(uint8_t reason) {
   const bool was_drain_thread = t_is_drain_thread;
   t_is_drain_thread = true;
   bool locked = false;
+  // The drain thread sees this between rings and between rounds, and lets go of the lock.
+  g_stream.final_flushes_waiting.fetch_add(1, std::memory_order_relaxed);
   for (int i = 0; i < 200 && !(locked = pthread_mutex_trylock(&g_stream.mutex) == 0); ++i) {
     timespec ts{0, 1000000};
     nanosleep(&ts, nullptr);
   }
+  g_stream.final_flushes_waiting.fetch_sub(1, std::memory_order_relaxed);
   if (locked) {
     if (!Closed()) {
       DrainOnce();

@@ -76,7 +76,7 @@ struct alignas(64) ThreadSlot {
   std::atomic<uint64_t> head;
   // Reserve's fast path holds while head + records + reserve <= limit: the ring's end as of
   // the last tail read (so the shared line is not read on every event), or before that the
-  // wake mark, half a ring past that tail, where the producer rings the drain thread.
+  // wake mark, a quarter ring past that tail, where the producer rings the drain thread.
   uint64_t limit;
   uint32_t depth;  // open push/task levels (all domains)
   uint32_t index;
@@ -126,7 +126,7 @@ struct Globals {
   uint64_t ring_records = 0;
   std::atomic<uint64_t> events_without_slot{0};
   std::atomic<uint64_t> events_after_close{0};
-  // The drain thread's futex word: a producer whose ring passes half full sets it to 1 and
+  // The drain thread's futex word: a producer whose ring passes its wake mark sets it to 1 and
   // wakes the drain thread, which sets it back to 0 before each round.
   alignas(64) std::atomic<uint32_t> drain_bell{0};
 };
@@ -171,9 +171,9 @@ inline ThreadSlot* CurrentSlot() {
   return ClaimSlot();
 }
 
-// Reserve's slow path (events.cpp): reads the tail, rings the drain thread when the ring is half
-// full (a futex wake: the only system call an event can make, once per crossing), sets the
-// next limit. nullptr when the ring is full.
+// Reserve's slow path (events.cpp): reads the tail, rings the drain thread when the ring is a
+// quarter full (a futex wake: the only system call an event can make, at most once per drain
+// round and per quarter ring), sets the next limit. nullptr when the ring is full.
 Record* ReserveSlow(ThreadSlot* s, uint64_t n, uint64_t reserve);
 
 // Room for `n` records, keeping `reserve` free for the pops of ranges already open.
