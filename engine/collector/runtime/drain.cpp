@@ -137,8 +137,6 @@ void EncodeEvents(ThreadSlot& s, uint64_t tail, uint64_t head) {
   uint32_t count = 0;
   uint64_t previous = first.ticks;
   for (uint64_t i = tail; i < head;) {
-    // The ring was written by another core: its lines are asked for ahead of the loop.
-    __builtin_prefetch(&s.ring[(i + 64) & s.mask]);
     const Record r = s.ring[i & s.mask];
     // Pushes, pops and task ends without attributes are nearly all of a busy ring: encoded
     // here with one room check, the same bytes as the switch below writes.
