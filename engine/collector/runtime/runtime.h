@@ -280,10 +280,19 @@ __attribute__((always_inline)) inline int EmitPushOn(ThreadSlot* s, uint8_t kind
   const uint32_t level = s->depth;
   const uint64_t n = ext ? 2 : 1;
   const uint64_t head = s->head.load(std::memory_order_relaxed);
-  if (__builtin_expect((name & kTagMask) != 0 || g.off.load(std::memory_order_relaxed) != 0 ||
-                           !FastClock() || level >= kMaxLevels || head + n + kPopReserve > s->limit,
-                       0))
+  const uint8_t off = g.off.load(std::memory_order_relaxed);
+  if (__builtin_expect((name & kTagMask) != 0 || off != 0 || !FastClock() || level >= kMaxLevels ||
+                           head + n + kPopReserve > s->limit,
+                       0)) {
+    // Outside windows and capture ranges (or paused) a push only opens a skipped level: kept
+    // inline, since that is every event of a long job between its windows.
+    if (off != 0 && !(off & kOffClosed) && !(name & kTagMask) && level < kMaxLevels) {
+      s->depth = level + 1;
+      s->level_marks[level] = kLevelSkipped;
+      return static_cast<int>(level);
+    }
     return EmitPushSlow(s, kind, flags, domain, name, ext);
+  }
   // The level's marks are clear: its last pop cleared them (level_marks' invariant).
   s->depth = level + 1;
   s->ring[head & s->mask] =
@@ -311,8 +320,15 @@ __attribute__((always_inline)) inline int EmitPopOn(ThreadSlot* s, uint8_t kind,
   const uint64_t head = s->head.load(std::memory_order_relaxed);
   if (__builtin_expect(
           level >= kMaxLevels || s->level_marks[level] != 0 || !FastClock() || head + 1 > s->limit,
-          0))
+          0)) {
+    // The pop of a skipped level that ends no capture: nothing to record.
+    if (level < kMaxLevels && s->level_marks[level] == kLevelSkipped) {
+      s->level_marks[level] = 0;
+      s->depth = level;
+      return static_cast<int>(level);
+    }
     return EmitPopSlow(s, kind, domain);
+  }
   s->depth = level;
   s->ring[head & s->mask] = Record{FastNow(), kind, 0, domain, 0};
   s->head.store(head + 1, std::memory_order_release);
