@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -263,6 +264,20 @@ inline bool EmitSimple(uint8_t kind, uint8_t flags, uint16_t domain, uint32_t na
   return true;
 }
 
+// A record as two 8-byte stores: the compiler otherwise writes kind, flags, domain and name
+// one by one (up to four stores) when some of them are constants.
+inline void PutRecord(Record* r, uint64_t ticks, uint8_t kind, uint8_t flags, uint16_t domain,
+                      uint32_t name) {
+  static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && offsetof(Record, kind) == 8 &&
+                    offsetof(Record, flags) == 9 && offsetof(Record, domain) == 10 &&
+                    offsetof(Record, name) == 12,
+                "the packed word is the record's second half");
+  const uint64_t word =
+      uint64_t{kind} | uint64_t{flags} << 8 | uint64_t{domain} << 16 | uint64_t{name} << 32;
+  memcpy(&r->ticks, &ticks, 8);
+  memcpy(reinterpret_cast<char*>(r) + 8, &word, 8);
+}
+
 // The slow paths of EmitPushOn and EmitPop (events.cpp): a tagged name, not recording, too
 // deep, a ring past its limit, a marked level, no slot yet (`s` null). They do all the checks
 // again; the fast paths below only decide that none applies.
@@ -295,8 +310,8 @@ __attribute__((always_inline)) inline int EmitPushOn(ThreadSlot* s, uint8_t kind
   }
   // The level's marks are clear: its last pop cleared them (level_marks' invariant).
   s->depth = level + 1;
-  s->ring[head & s->mask] =
-      Record{FastNow(), kind, static_cast<uint8_t>(flags | (ext ? kHasExt : 0)), domain, name};
+  PutRecord(&s->ring[head & s->mask], FastNow(), kind,
+            static_cast<uint8_t>(flags | (ext ? kHasExt : 0)), domain, name);
   if (ext) *reinterpret_cast<RecordExt*>(&s->ring[(head + 1) & s->mask]) = *ext;
   s->head.store(head + n, std::memory_order_release);
   return static_cast<int>(level);
@@ -330,7 +345,7 @@ __attribute__((always_inline)) inline int EmitPopOn(ThreadSlot* s, uint8_t kind,
     return EmitPopSlow(s, kind, domain);
   }
   s->depth = level;
-  s->ring[head & s->mask] = Record{FastNow(), kind, 0, domain, 0};
+  PutRecord(&s->ring[head & s->mask], FastNow(), kind, 0, domain, 0);
   s->head.store(head + 1, std::memory_order_release);
   return static_cast<int>(level);
 }
