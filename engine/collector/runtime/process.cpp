@@ -421,7 +421,7 @@ bool Initialize() {
   g_stream.drain_ms = static_cast<uint32_t>(EnvNumber(stream::kEnvDrainMs, 20, 1, 100));
   // The launcher checked the configuration: only a hand-made environment fails here.
   if (!ConfigureSteps()) return false;
-  // 8 MiB (512 Ki records): a thread recording as fast as it can fills it in about 10 ms, time
+  // 8 MiB (512 Ki records): a thread recording as fast as it can fills it in about 6 ms, time
   // for a drain thread that shares a busy machine to be scheduled; 2 MiB lost most of such a
   // thread's ranges on the 2-core build machine. Pages are resident only once written.
   uint64_t ring_kb = EnvNumber(stream::kEnvBufferKb, 8192, 64, 1 << 20);
