@@ -46,13 +46,14 @@ inline bool SameText(const char* text, const char* cached, uint32_t length) {
   return true;
 }
 
-// Whether `text` is the fast entry `e`'s text: two masked word compares (the entry was made
-// fast only where 16 bytes from `text` stay in its page).
+// Whether `text` is the fast entry `e`'s text: two word compares (the entry was made fast only
+// where 16 bytes from `text` stay in its page); on little-endian x86 the bytes past the NUL are
+// the high ones, shifted out.
 inline bool FastSame(const char* text, const MessageCacheEntry& e) {
   uint64_t a, b;
   memcpy(&a, text, 8);
   memcpy(&b, text + 8, 8);
-  return (((a ^ e.word[0]) & e.mask[0]) | ((b ^ e.word[1]) & e.mask[1])) == 0;
+  return (((a ^ e.word[0]) << e.shift[0]) | (((b ^ e.word[1]) << e.shift[1]) << e.shift[2])) == 0;
 }
 
 inline MessageCacheEntry& CacheEntry(ThreadSlot* s, const char* text) {
@@ -63,16 +64,19 @@ inline MessageCacheEntry& CacheEntry(ThreadSlot* s, const char* text) {
 // text, so a buffer reused with new text is interned anew.
 __attribute__((noinline)) uint32_t InternMessageOn(ThreadSlot* s, const char* text) {
   MessageCacheEntry& e = CacheEntry(s, text);
-  if (e.pointer == text && (e.fast ? FastSame(text, e) : SameText(text, e.text, e.length)))
-    return e.id;
+  if (e.pointer == text) {
+    if (e.fast) {
+      if (FastSame(text, e)) return e.id;
+    } else if (const StringNode* n = registry().strings().ById(e.id & kIdMask)) {
+      if (SameText(text, n->text, n->length)) return e.id;
+    }
+  }
   const size_t length = strlen(text);
   StringNode* node = registry().strings().Node(text, length);
   const uint32_t tagged = node->id | node->tags;
   e = MessageCacheEntry{};
   e.pointer = text;
-  e.text = node->text;
   e.id = tagged;
-  e.length = node->length;
   // Tagged names (step markers, the capture range) must reach EmitPushOn's slow path anyway.
   const size_t n = size_t{node->length} + 1;  // with the NUL
   if (n <= 16 && (reinterpret_cast<uintptr_t>(text) & 4095) <= 4096 - 16 &&
@@ -80,8 +84,11 @@ __attribute__((noinline)) uint32_t InternMessageOn(ThreadSlot* s, const char* te
     unsigned char bytes[16] = {};
     memcpy(bytes, node->text, n);
     memcpy(e.word, bytes, 16);
-    for (size_t i = 0; i < 16; ++i) bytes[i] = i < n ? 0xff : 0;
-    memcpy(e.mask, bytes, 16);
+    e.shift[0] = static_cast<uint8_t>(n >= 8 ? 0 : 8 * (8 - n));
+    const size_t second = n > 8 ? n - 8 : 0;  // bytes of the second word that count
+    const unsigned total = static_cast<unsigned>(8 * (8 - second));  // 0..64
+    e.shift[1] = static_cast<uint8_t>(total > 32 ? 32 : total);
+    e.shift[2] = static_cast<uint8_t>(total - e.shift[1]);
     e.fast = true;
   }
   return tagged;

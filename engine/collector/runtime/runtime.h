@@ -50,18 +50,18 @@ inline constexpr uint8_t kTaskBeginFn = 32;   // ext.value: the task's function 
 inline constexpr uint8_t kTaskBeginIds = 33;  // ext: task id (value) and parent id (category:color)
 
 // Pointer -> string id cache for messages: a hit still compares the text with the interned
-// copy, so a reused buffer with new text is never mistaken for the old one. An entry is one
-// cache line; a message of at most 15 bytes whose pointer leaves 16 readable bytes in its page
-// is compared with two masked word compares against `word` (`fast`), others byte by byte.
-struct alignas(64) MessageCacheEntry {
+// copy, so a reused buffer with new text is never mistaken for the old one. A message of at
+// most 15 bytes whose pointer leaves 16 readable bytes in its page (`fast`) is compared as two
+// words, the bytes past its NUL shifted out; others byte by byte with the interned copy (found
+// by id). 32 bytes an entry: every slot of the table is touched when the runtime starts.
+struct alignas(32) MessageCacheEntry {
   const char* pointer;
   uint64_t word[2];  // the text and its NUL, zero-padded
-  uint64_t mask[2];  // the bytes of `word` that are the text and its NUL
-  const char* text;  // the interned copy (NUL-terminated)
   uint32_t id;       // with its tags
-  uint32_t length;
-  bool fast;  // `word` and `mask` decide, and the id carries no tag
+  uint8_t shift[3];  // word 0 << shift[0]; word 1 << shift[1] << shift[2] (64 in two steps)
+  bool fast;         // `word` and `shift` decide, and the id carries no tag
 };
+static_assert(sizeof(MessageCacheEntry) == 32, "two entries a cache line");
 inline constexpr size_t kMessageCacheSize = 64;
 
 // kSlotClaiming: a thread is setting the slot up; the drain thread leaves it alone until the
