@@ -247,7 +247,7 @@ void* DrainLoop(void*) {
     // without a wait: a thread recording as fast as it can is met by a drain thread that
     // asks for its share of the CPU instead of sleeping through it.
     if (fullest < 1.0 / 16 || g_stream.final_flushes_waiting.load(std::memory_order_relaxed)) {
-      uint32_t ms = fullest > 0 ? 1 : g_stream.drain_ms;
+      const uint32_t ms = g_stream.drain_ms;
       timespec ts{static_cast<time_t>(ms / 1000), static_cast<long>(ms % 1000) * 1000000};
       syscall(SYS_futex, reinterpret_cast<uint32_t*>(&g.drain_bell), FUTEX_WAIT_PRIVATE, 0, &ts,
               nullptr, 0);
