@@ -4,11 +4,13 @@
 #     no tool (the same binary, the same loop), medians over interleaved repetitions, beside
 #     what two TSC reads (a pair's clock floor) cost in the same runs;
 #   - what one TSC read costs here (the floor: two per pair);
-#   - events per second recorded from one thread pushing as fast as it can, and what was
-#     dropped (medians of REPS runs);
+#   - events per second recorded from one thread pushing as fast as it can, what was dropped,
+#     and the CPU time the drain thread and the producer spent per recorded event (medians of
+#     REPS runs): on a shared machine the CPU times say whether the drain can keep up;
 #   - sustained events per second written to the stream with 2 threads pushing as fast as
 #     they can, and the bytes each range takes on disk.
-#   sh bench/collector_bench.sh BUILD_DIR
+#   [REPS=5] [PROFSH_COLLECTOR=other/libprofsh_collector.so] sh bench/collector_bench.sh BUILD_DIR
+# (PROFSH_COLLECTOR measures another build of the collector with this build's bench and profsh.)
 set -eu
 build=$(cd "$1" && pwd)
 bin="$build/bench/collector_overhead"
