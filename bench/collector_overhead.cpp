@@ -3,13 +3,19 @@
 // and under `profsh run`; bench/collector_bench.sh does both in one run and prints the ratio.
 //
 //   collector_overhead nvtx|itt PAIRS_PER_ROUND ROUNDS
-// Prints the median ns per pair over the rounds. Rounds are spaced by 60 ms so the drain
-// thread empties the buffer between them: the figure is the cost of recording, not of
-// dropping.
+// Prints the median ns per pair over the rounds, then the median ns of two TSC reads (the
+// clock floor of a pair) timed the same way right after each round: the machine is noisy, so
+// the floor is measured in the same process and the same seconds as the pairs it bounds.
+// Rounds are spaced by 60 ms so the drain thread empties the buffer between them: the figure
+// is the cost of recording, not of dropping.
 //   collector_overhead clock
 // Prints the cost of one TSC read and one clock_gettime(CLOCK_MONOTONIC), for context.
 //   collector_overhead stress THREADS PAIRS
-// THREADS threads push and pop PAIRS ranges each as fast as they can; prints the seconds.
+// THREADS threads push and pop PAIRS ranges each as fast as they can; prints the seconds they
+// took, the CPU seconds the drain thread used meanwhile (and in the 100 ms after, for what was
+// left in the rings; 0 with no tool) and the CPU seconds of the producers: on a shared machine
+// the CPU times say whether the drain can keep up, whatever share of a core each one got.
+#include <dirent.h>
 #include <nvtx3/nvToolsExt.h>
 #include <time.h>
 #include <unistd.h>
@@ -53,19 +59,54 @@ int Clock() {
   return 0;
 }
 
+double CpuSeconds(clockid_t clock) {
+  timespec ts{};
+  if (clock_gettime(clock, &ts) != 0) return 0;
+  return static_cast<double>(ts.tv_sec) + ts.tv_nsec / 1e9;
+}
+
+// The CPU seconds used so far by this process's thread named `name` (0 when there is none):
+// Linux's CPU clock of a thread of the calling process, made from its tid.
+double ThreadCpuSeconds(const char* name) {
+  DIR* dir = opendir("/proc/self/task");
+  if (dir == nullptr) return 0;
+  double seconds = 0;
+  while (dirent* e = readdir(dir)) {
+    char path[300], comm[64] = {};
+    std::snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+    FILE* f = std::fopen(path, "r");
+    if (f == nullptr) continue;
+    const bool match =
+        std::fgets(comm, sizeof comm, f) && std::strncmp(comm, name, std::strlen(name)) == 0;
+    std::fclose(f);
+    if (match) seconds = CpuSeconds(static_cast<clockid_t>((~std::atoi(e->d_name) << 3) | 6));
+  }
+  closedir(dir);
+  return seconds;
+}
+
 int Stress(int threads, long pairs) {
+  const double drain_before = ThreadCpuSeconds("profsh-drain");
   double start = NowNs();
   std::vector<std::thread> pool;
+  std::vector<double> cpu(threads);
   for (int t = 0; t < threads; ++t) {
-    pool.emplace_back([pairs] {
+    pool.emplace_back([pairs, &cpu, t] {
       for (long i = 0; i < pairs; ++i) {
         nvtxRangePushA("stress");
         nvtxRangePop();
       }
+      cpu[t] = CpuSeconds(CLOCK_THREAD_CPUTIME_ID);
     });
   }
   for (auto& t : pool) t.join();
-  std::printf("%.3f\n", (NowNs() - start) / 1e9);
+  const double elapsed = (NowNs() - start) / 1e9;
+  // What is left in the rings is at most a ring each: let the drain thread take it.
+  usleep(100000);
+  double producers = 0;
+  for (double c : cpu) producers += c;
+  std::printf("%.3f %.3f %.3f\n", elapsed, ThreadCpuSeconds("profsh-drain") - drain_before,
+              producers);
   return 0;
 }
 
@@ -94,7 +135,8 @@ int main(int argc, char** argv) {
       nvtxRangePop();
     }
   }
-  std::vector<double> per_pair;
+  std::vector<double> per_pair, per_floor;
+  uint64_t sink = 0;
   for (int r = 0; r < rounds; ++r) {
     usleep(60000);
     double start = NowNs();
@@ -111,8 +153,18 @@ int main(int argc, char** argv) {
       }
     }
     per_pair.push_back((NowNs() - start) / static_cast<double>(pairs));
+    start = NowNs();
+#if defined(__x86_64__)
+    for (long i = 0; i < pairs; ++i) {
+      sink += __builtin_ia32_rdtsc();
+      sink += __builtin_ia32_rdtsc();
+    }
+#endif
+    per_floor.push_back((NowNs() - start) / static_cast<double>(pairs));
   }
   std::sort(per_pair.begin(), per_pair.end());
-  std::printf("%.2f\n", per_pair[per_pair.size() / 2]);
+  std::sort(per_floor.begin(), per_floor.end());
+  std::printf("%.2f %.2f %d\n", per_pair[per_pair.size() / 2], per_floor[per_floor.size() / 2],
+              static_cast<int>(sink & 1));
   return 0;
 }

@@ -38,7 +38,7 @@ constexpr char kUsage[] =
     "  --group-by-input-shape     one row per operator and input shapes\n"
     "  --no-table                 print no table\n"
     "  --keep-session             keep the raw per-process streams (the folder is printed)\n"
-    "  --buffer-kb N              per-thread event buffer (default: 2048)\n"
+    "  --buffer-kb N              per-thread event buffer (default: 8192)\n"
     "  --drain-ms N               how often buffers are written out, 1..100 (default: 20)\n"
     "\n"
     "long jobs (each window's table is printed, and its trace saved as BASE.PID.N.profsh, while\n"

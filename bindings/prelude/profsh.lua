@@ -123,7 +123,7 @@ profsh.speedscope(input, path, {name=, unit=, metric=, stacks=})
 topics.profile = [[
 p = profsh.profile{activities={"nvtx","itt","torch"}, record_shapes=false, with_stack=false,
                    with_flops=false, profile_memory=false, schedule=nil, on_trace_ready=nil,
-                   step_marker=nil, capture_range=nil, buffer_kb=2048, drain_ms=20,
+                   step_marker=nil, capture_range=nil, buffer_kb=8192, drain_ms=20,
                    keep_session=false}
 status = p:run{"bash", "launch.sh"}     or  p:run("shell command line")
   Runs an unmodified workload, and every process it starts, with profsh's collector injected

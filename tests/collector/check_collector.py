@@ -4,6 +4,7 @@ profsh.profile():run()) and what profsh recorded is compared with what they did,
 
 Usage: check_collector.py PROFSH NVTX_WORKLOAD ITT_WORKLOAD COLLECTOR_TESTS_DIR [CHECK...]
 """
+import collections
 import os
 import signal
 import stat
@@ -111,6 +112,21 @@ def check_nested(env):
         outers.setdefault(e["tid"], []).append(e)
     check(all(not e["open"] for e in d.events) and not d.warnings, "nothing unbalanced, no warnings: %s" % d.warnings[:3])
     check(d.drops.get("dropped_ranges") == 0, "nothing dropped")
+
+
+def check_messages(env):
+    # Texts of 1 to 40 bytes pushed from one reused buffer, at a page's end (the next page is
+    # not readable) and mid-page, changed one byte at a time and shortened: every push is
+    # recorded under the text it had.
+    out = os.path.join(env.work, "messages.profsh")
+    r = env.run(["--no-table", "--", env.nvtx, "messages"], out)
+    check(r.returncode == 0, "the messages workload runs (%d: %s)" % (r.returncode, r.stderr[-300:]))
+    pushed = collections.Counter(r.stdout.split())
+    d = env.dump(out)
+    recorded = collections.Counter(e["name"] for e in d.events if e["ph"] == "X")
+    check(sum(pushed.values()) == 1878 and recorded == pushed,
+          "every message recorded under its text (%d pushed, %d recorded, %d names differ)" %
+          (sum(pushed.values()), sum(recorded.values()), len(set(pushed.items()) ^ set(recorded.items()))))
 
 
 def check_processes(env):
@@ -437,7 +453,7 @@ def check_memory(env):
           "an ITT workload runs with --profile-memory (%d %s)" % (r.returncode, r.stderr[-300:]))
 
 
-CHECKS = {"nested": check_nested, "processes": check_processes, "two_objects": check_two_objects, "ranks": check_ranks, "startend": check_start_end,
+CHECKS = {"nested": check_nested, "messages": check_messages, "processes": check_processes, "two_objects": check_two_objects, "ranks": check_ranks, "startend": check_start_end,
           "attributes": check_attributes, "unbalanced": check_unbalanced, "itt": check_itt,
           "exit_codes": check_exit_codes, "injection_owned": check_injection_owned,
           "session": check_session_privacy, "without_session": check_without_session,

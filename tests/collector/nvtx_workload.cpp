@@ -261,6 +261,43 @@ int Capture() {
   return 0;
 }
 
+// Message texts of every length from one reused buffer, at the end of a page followed by an
+// inaccessible page and in the middle of a page: the collector's message cache compares texts
+// as words, and must neither read past the page nor take a changed text for the cached one.
+// Prints every name it pushes, one a line.
+int Messages() {
+  const long page = sysconf(_SC_PAGESIZE);
+  auto* base = static_cast<char*>(
+      mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  if (base == MAP_FAILED || mprotect(base + page, page, PROT_NONE) != 0) return 1;
+  auto push = [](const char* text) {
+    nvtxRangePushA(text);
+    nvtxRangePop();
+    std::printf("%s\n", text);
+  };
+  for (int at_end = 0; at_end < 2; ++at_end) {
+    for (int length = 1; length <= 40; ++length) {
+      char* buf = at_end ? base + page - (length + 1) : base + 100;
+      std::string text;
+      for (int i = 0; i < length; ++i) text += static_cast<char>('a' + i % 26);
+      std::memcpy(buf, text.c_str(), length + 1);
+      push(buf);
+      push(buf);                          // a cache hit
+      for (int i = 0; i < length; ++i) {  // the same pointer and length, one byte changed
+        buf[i] = 'Z';
+        push(buf);
+        buf[i] = text[i];
+      }
+      if (length >= 2) {
+        buf[length / 2] = '\0';  // the same pointer, a shorter text
+        push(buf);
+      }
+      if (at_end) std::memset(buf, 0, length + 1);
+    }
+  }
+  return 0;
+}
+
 // Steps marked through profsh.h instead of a marker range.
 int CApiSteps(int n) {
   char name[32];
@@ -366,6 +403,7 @@ int main(int argc, char** argv) {
   if (mode == "until_killed") return UntilKilled();
   if (mode == "two_objects") return TwoObjects();
   if (mode == "capture") return Capture();
+  if (mode == "messages") return Messages();
   if (mode == "memory") return Memory();
   if (mode == "c_api_steps") return CApiSteps(static_cast<int>(Arg(argc, argv, 2, 10)));
   if (mode == "steps")

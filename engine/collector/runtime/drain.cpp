@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "engine/collector/runtime/registry.h"
 #include "engine/collector/runtime/runtime.h"
@@ -62,13 +63,6 @@ uint32_t FunctionName(uint64_t address) {
   uint32_t id = registry().strings().Intern(text, strlen(text));
   e = FnEntry{address, id};
   return id;
-}
-
-// g_block, built by hand, as a block of `type` (for kEvents, whose count is known at the end).
-void AppendPayload(BlockBuffer& into, stream::BlockType type) {
-  stream::PutFixed(into, stream::BlockHeader{type, static_cast<uint32_t>(g_block.used)});
-  stream::PutBytes(into, g_block.data, g_block.used);
-  g_block.used = 0;
 }
 
 void FillAttrs(const Record& r, const RecordExt* ext, const RecordExt* payload,
@@ -157,7 +151,10 @@ void FillEvent(const ThreadSlot& s, uint64_t i, uint64_t n, const Record& r,
 
 // Encodes one slot's records [tail, head) as a kEvents block.
 void EncodeEvents(ThreadSlot& s, uint64_t tail, uint64_t head) {
+  // Room for the block's header in front, so that the block can become g_events as it is.
   g_block.used = 0;
+  if (g_block.Room(sizeof(stream::BlockHeader)) != nullptr)
+    g_block.used = sizeof(stream::BlockHeader);
   stream::EventsHeader header;
   header.slot = s.index;
   header.first_ticks = s.ring[tail & s.mask].ticks;
@@ -177,9 +174,21 @@ void EncodeEvents(ThreadSlot& s, uint64_t tail, uint64_t head) {
     }
     i += n;
   }
-  if (g_block.failed) return;
+  if (g_block.failed) {
+    // Out of memory: the block misses bytes, and a reader would reject the stream at it.
+    g_block.used = 0;
+    return;
+  }
   memcpy(g_block.At(count_at), &count, sizeof count);
-  AppendPayload(g_events, stream::kEvents);
+  const stream::BlockHeader h{stream::kEvents,
+                              static_cast<uint32_t>(g_block.used - sizeof(stream::BlockHeader))};
+  memcpy(g_block.data, &h, sizeof h);
+  if (g_events.used == 0) {
+    std::swap(g_events, g_block);  // the usual busy round: one thread's block, not copied
+  } else {
+    stream::PutBytes(g_events, g_block.data, g_block.used);
+  }
+  g_block.used = 0;
 }
 
 void AnnounceThread(ThreadSlot& s) {
@@ -343,11 +352,13 @@ bool FlushBlocks() {
   return !g_stream.write_failed;
 }
 
-double DrainOnce() {
+double DrainOnce(bool yield) {
   double fullest = 0;
   DrainStepEvents();
   g_events.used = 0;
   for (uint32_t i = 0; i < g.slot_count; ++i) {
+    // A final flush is waiting: the rest is left to it.
+    if (yield && g_stream.final_flushes_waiting.load(std::memory_order_relaxed) != 0) break;
     ThreadSlot& s = g.slots[i];
     uint32_t state = s.state.load(std::memory_order_acquire);
     if (state == kSlotFree || state == kSlotClaiming) continue;
@@ -379,7 +390,16 @@ double DrainOnce() {
   DefineStrings(g_out);
   ReportProcessDrops();
   ReportNoticedLosses();
-  stream::PutBytes(g_out, g_events.data, g_events.used);
+  if (g_events.used >= (64 << 10)) {
+    // A busy round's events are written from the buffer they were encoded in, after the
+    // blocks they refer to, instead of being copied behind them.
+    FlushBlocks();
+    std::swap(g_out, g_events);
+    FlushBlocks();
+    std::swap(g_out, g_events);
+  } else {
+    stream::PutBytes(g_out, g_events.data, g_events.used);
+  }
   AppendClock();
   FlushBlocks();
   return fullest;

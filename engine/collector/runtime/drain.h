@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -46,6 +47,9 @@ struct StreamState {
   pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;  // one drain at a time
   bool write_failed = false;
   uint32_t drain_ms = 20;
+  // Threads waiting in FinalFlush for the mutex: the drain thread's rounds stop early and do
+  // not follow each other without a wait, so that a busy drain cannot keep the final flush out.
+  std::atomic<int> final_flushes_waiting{0};
 };
 extern StreamState g_stream;
 
@@ -56,8 +60,9 @@ BlockBuffer& PendingBlocks();
 bool FlushBlocks();
 
 // One drain round: metadata, thread announcements, events, drop counts, strings, clock.
-// Caller holds g_stream.mutex. Returns the largest fill (0..1) seen in a ring.
-double DrainOnce();
+// Caller holds g_stream.mutex. Returns the largest fill (0..1) seen in a ring. The drain
+// thread passes `yield` (true): its round stops at the next ring when a final flush waits.
+double DrainOnce(bool yield = false);
 
 // Forgets the drain thread's bookkeeping (after fork, the child starts a new stream).
 void ResetDrainState();

@@ -1,8 +1,12 @@
 // The per-event path shared by every source, and the claiming of thread slots.
+#include <errno.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 #include "engine/collector/runtime/raw_map.h"
 #include "engine/collector/runtime/runtime.h"
@@ -62,11 +66,10 @@ ThreadSlot* ClaimSlot() {
       break;
     }
     // The drain thread reset the counters when it freed the slot; head == tail here.
-    s.tail_seen = s.tail.load(std::memory_order_acquire);
+    s.limit = 0;  // the first event reads the tail
     s.depth = 0;
-    for (uint64_t& w : s.skipped_levels) w = 0;
-    for (uint64_t& w : s.capture_levels) w = 0;
-    for (MessageCacheEntry& e : s.cache) e = MessageCacheEntry{nullptr, nullptr, 0, 0};
+    for (uint8_t& m : s.level_marks) m = 0;
+    for (MessageCacheEntry& e : s.cache) e = MessageCacheEntry{};
     s.name.store(0, std::memory_order_relaxed);
     s.tid.store(static_cast<int64_t>(syscall(SYS_gettid)), std::memory_order_relaxed);
     s.state.store(kSlotActive, std::memory_order_release);  // now the drain thread may read it
@@ -88,6 +91,85 @@ bool MapRing(ThreadSlot& s) {
   s.ring = static_cast<Record*>(p);
   s.mask = g.ring_records - 1;
   return true;
+}
+
+namespace {
+
+// Wakes the drain thread unless a wake is pending since its last round: one system call per
+// drain round at most, whatever the number of producers. errno is the application's.
+void RingDrainBell() {
+  if (g.drain_bell.load(std::memory_order_relaxed) != 0 ||
+      g.drain_bell.exchange(1, std::memory_order_acq_rel) != 0)
+    return;
+  const int saved = errno;
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&g.drain_bell), FUTEX_WAKE_PRIVATE, 1, nullptr,
+          nullptr, 0);
+  errno = saved;
+}
+
+}  // namespace
+
+// The wake mark: a ring this fraction full rings the drain thread's bell.
+constexpr uint64_t kWakeFraction = 4;
+
+Record* ReserveSlow(ThreadSlot* s, uint64_t n, uint64_t reserve) {
+  const uint64_t head = s->head.load(std::memory_order_relaxed);
+  const uint64_t tail = s->tail.load(std::memory_order_acquire);
+  const uint64_t capacity = s->mask + 1;
+  const uint64_t used = head + n - tail;
+  // A ring past its wake mark would fill before the drain thread's next timed round at full
+  // speed: wake it now, and look again a wake mark later (it may be asleep again by then).
+  // Between two looks the events take the fast path; a push refused for want of room is
+  // counted by the caller.
+  if (used >= capacity / kWakeFraction) {
+    RingDrainBell();
+    s->limit = std::min(tail + capacity, head + n + capacity / kWakeFraction);
+  } else {
+    s->limit = tail + capacity / kWakeFraction + kPopReserve;
+  }
+  if (used + reserve > capacity) return nullptr;
+  return &s->ring[head & s->mask];
+}
+
+int EmitPushSlow(ThreadSlot* s, uint8_t kind, uint8_t flags, uint16_t domain, uint32_t name,
+                 const RecordExt* ext) {
+  if (s == nullptr && (s = CurrentSlot()) == nullptr) return -1;
+  const uint32_t level = s->depth++;
+  if (name & kTagMask) name = OnTaggedName(s, name, level);
+  const uint64_t n = ext ? 2 : 1;
+  // Levels past kMaxLevels are not recorded (their pops could not be told apart, nor be sure
+  // to fit in the pop reserve); they are counted as dropped.
+  Record* r = Recording() && level < kMaxLevels ? Reserve(s, n, kPopReserve) : nullptr;
+  if (r == nullptr) {
+    // Off, deep, or the buffer is full: the level is skipped, and so will its pop be.
+    if (Recording()) {
+      BumpRelaxed(s->dropped_ranges);
+    } else if (g.off.load(std::memory_order_relaxed) & kOffClosed) {
+      g.events_after_close.fetch_add(1, std::memory_order_relaxed);
+    }
+    SetLevelSkipped(s, level, true);
+    return static_cast<int>(level);
+  }
+  *r = Record{Now(), kind, static_cast<uint8_t>(flags | (ext ? kHasExt : 0)), domain, name};
+  if (ext) WriteExt(s, 1, *ext);
+  Commit(s, n);
+  return static_cast<int>(level);
+}
+
+int EmitPopSlow(ThreadSlot* s, uint8_t kind, uint16_t domain) {
+  if (s == nullptr && (s = CurrentSlot()) == nullptr) return -1;
+  if (s->depth == 0) return EmitUnmatchedPop(s, kind, domain);
+  const uint32_t level = --s->depth;
+  if (level >= kMaxLevels || LevelSkipped(s, level)) {
+    SetLevelSkipped(s, level, false);
+  } else if (Record* r = Reserve(s, 1, 0)) {
+    *r = Record{Now(), kind, 0, domain, 0};
+    Commit(s, 1);
+  } else {
+    BumpRelaxed(s->dropped_events);
+  }
+  if (LevelMarked(s, level, kLevelCapture)) OnCaptureEnd(s, level);
+  return static_cast<int>(level);
 }
 
 int EmitUnmatchedPop(ThreadSlot* s, uint8_t kind, uint16_t domain) {

@@ -89,7 +89,8 @@ IttCounterAbi* CounterCreateV3(const IttDomainAbi* domain, const char* name, int
 void CounterDestroy(IttCounterAbi*) {}
 
 // --- tasks ---
-void TaskBegin(const IttDomainAbi* d, Id id, Id parent, IttStringHandleAbi* name) {
+__attribute__((noinline)) void TaskBeginSlow(const IttDomainAbi* d, Id id, Id parent,
+                                             IttStringHandleAbi* name) {
   if (IsNull(id) && IsNull(parent)) {
     EmitPush(stream::kTaskBegin, 0, DomainId(d), StringId(name), nullptr);
     return;
@@ -99,13 +100,38 @@ void TaskBegin(const IttDomainAbi* d, Id id, Id parent, IttStringHandleAbi* name
   EmitPush(kTaskBeginIds, 0, DomainId(d), StringId(name), &ext);
 }
 
+// The common task: no ids, a domain and a name that already carry our ids (extra1 > 0). Its
+// fast path reads them inline and makes no call; anything else takes TaskBeginSlow.
+void TaskBegin(const IttDomainAbi* d, Id id, Id parent, IttStringHandleAbi* name) {
+  ThreadSlot* s = t_slot;
+  const int domain = d ? __atomic_load_n(&d->extra1, __ATOMIC_RELAXED) : 1;
+  const int known = name ? __atomic_load_n(&name->extra1, __ATOMIC_RELAXED) : 0;
+  if (__builtin_expect(s == nullptr || domain <= 0 || known <= 0 ||
+                           (id.d1 | id.d2 | id.d3 | parent.d1 | parent.d2 | parent.d3) != 0,
+                       0)) {
+    TaskBeginSlow(d, id, parent, name);
+    return;
+  }
+  EmitPushOn(s, stream::kTaskBegin, 0, static_cast<uint16_t>(domain - 1),
+             static_cast<uint32_t>(known - 1), nullptr);
+}
+
 void TaskBeginFn(const IttDomainAbi* d, Id, Id, void* fn) {
   RecordExt ext{0, 0, reinterpret_cast<uint64_t>(fn)};
   EmitPush(kTaskBeginFn, 0, DomainId(d), 0, &ext);
 }
 
-void TaskEnd(const IttDomainAbi* d) {
+__attribute__((noinline)) void TaskEndSlow(const IttDomainAbi* d) {
   EmitPop(stream::kTaskEnd, DomainId(d));
+}
+
+void TaskEnd(const IttDomainAbi* d) {
+  const int domain = d ? __atomic_load_n(&d->extra1, __ATOMIC_RELAXED) : 1;
+  if (__builtin_expect(domain <= 0, 0)) {
+    TaskEndSlow(d);
+    return;
+  }
+  EmitPop(stream::kTaskEnd, static_cast<uint16_t>(domain - 1));
 }
 
 // --- frames, markers ---

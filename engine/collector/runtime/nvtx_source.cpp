@@ -46,15 +46,51 @@ inline bool SameText(const char* text, const char* cached, uint32_t length) {
   return true;
 }
 
+// Whether `text` is the fast entry `e`'s text: two word compares (the entry was made fast only
+// where 16 bytes from `text` stay in its page); on little-endian x86 the bytes past the NUL are
+// the high ones, shifted out.
+inline bool FastSame(const char* text, const MessageCacheEntry& e) {
+  uint64_t a, b;
+  memcpy(&a, text, 8);
+  memcpy(&b, text + 8, 8);
+  return (((a ^ e.word[0]) << e.shift[0]) | (((b ^ e.word[1]) << e.shift[1]) << e.shift[2])) == 0;
+}
+
+inline MessageCacheEntry& CacheEntry(ThreadSlot* s, const char* text) {
+  return s->cache[(reinterpret_cast<uintptr_t>(text) >> 3) % kMessageCacheSize];
+}
+
 // Message text -> string id. The per-thread cache keys on the pointer but always compares the
 // text, so a buffer reused with new text is interned anew.
-inline uint32_t InternMessageOn(ThreadSlot* s, const char* text) {
-  MessageCacheEntry& e = s->cache[(reinterpret_cast<uintptr_t>(text) >> 3) % kMessageCacheSize];
-  if (__builtin_expect(e.pointer == text, 1) && SameText(text, e.text, e.length)) return e.id;
+__attribute__((noinline)) uint32_t InternMessageOn(ThreadSlot* s, const char* text) {
+  MessageCacheEntry& e = CacheEntry(s, text);
+  if (e.pointer == text) {
+    if (e.fast) {
+      if (FastSame(text, e)) return e.id;
+    } else if (const StringNode* n = registry().strings().ById(e.id & kIdMask)) {
+      if (SameText(text, n->text, n->length)) return e.id;
+    }
+  }
   const size_t length = strlen(text);
   StringNode* node = registry().strings().Node(text, length);
   const uint32_t tagged = node->id | node->tags;
-  e = MessageCacheEntry{text, node->text, tagged, node->length};
+  e = MessageCacheEntry{};
+  e.pointer = text;
+  e.id = tagged;
+  // Tagged names (step markers, the capture range) must reach EmitPushOn's slow path anyway.
+  const size_t n = size_t{node->length} + 1;  // with the NUL
+  if (n <= 16 && (reinterpret_cast<uintptr_t>(text) & 4095) <= 4096 - 16 &&
+      (tagged & kTagMask) == 0) {
+    unsigned char bytes[16] = {};
+    memcpy(bytes, node->text, n);
+    memcpy(e.word, bytes, 16);
+    e.shift[0] = static_cast<uint8_t>(n >= 8 ? 0 : 8 * (8 - n));
+    const size_t second = n > 8 ? n - 8 : 0;  // bytes of the second word that count
+    const unsigned total = static_cast<unsigned>(8 * (8 - second));  // 0..64
+    e.shift[1] = static_cast<uint8_t>(total > 32 ? 32 : total);
+    e.shift[2] = static_cast<uint8_t>(total - e.shift[1]);
+    e.fast = true;
+  }
   return tagged;
 }
 
@@ -205,10 +241,19 @@ int NVTX_API RangePushEx(const nvtxEventAttributes_t* a) {
   uint8_t flags = ReadAttributes(a, &name, &ext);
   return EmitPush(stream::kPush, flags, 0, name, flags ? &ext : nullptr);
 }
-int NVTX_API RangePushA(const char* m) {
+__attribute__((noinline)) int RangePushASlow(const char* m) {
   ThreadSlot* s = CurrentSlot();
   if (__builtin_expect(s == nullptr, 0)) return -1;  // counted by the claim
   return EmitPushOn(s, stream::kPush, 0, 0, InternMessageOn(s, m ? m : ""), nullptr);
+}
+// The most common NVTX call: a cache hit on a short message is two word compares before
+// EmitPushOn; a miss, a long or tagged message, or a thread without a slot take the slow copy.
+int NVTX_API RangePushA(const char* m) {
+  ThreadSlot* s = t_slot;
+  if (__builtin_expect(s == nullptr || m == nullptr, 0)) return RangePushASlow(m);
+  const MessageCacheEntry& e = CacheEntry(s, m);
+  if (__builtin_expect(e.pointer != m || !e.fast || !FastSame(m, e), 0)) return RangePushASlow(m);
+  return EmitPushOn(s, stream::kPush, 0, 0, e.id, nullptr);
 }
 int NVTX_API RangePushW(const wchar_t* m) {
   return EmitPush(stream::kPush, 0, 0, InternWide(m), nullptr);

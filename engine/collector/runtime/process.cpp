@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -219,16 +221,24 @@ void* DrainLoop(void*) {
   t_is_drain_thread = true;
   double fullest = 0;
   while (!g_stop_drain.load(std::memory_order_acquire)) {
-    // A busy buffer is drained again after 1 ms, otherwise every drain_ms: the stream on disk
-    // never lags by more than that (what a SIGKILL can cost).
-    uint32_t ms = fullest > 0.25 ? 1 : g_stream.drain_ms;
-    timespec ts{static_cast<time_t>(ms / 1000), static_cast<long>(ms % 1000) * 1000000};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    // Rounds run every drain_ms: the stream on disk never lags by more than that (what a
+    // SIGKILL can cost). A ring that passes its wake mark rings the bell and ends the wait at
+    // once (ReserveSlow), and while a round still finds a ring busy the next one follows
+    // without a wait: a thread recording as fast as it can is met by a drain thread that
+    // asks for its share of the CPU instead of sleeping through it.
+    if (fullest < 1.0 / 16 || g_stream.final_flushes_waiting.load(std::memory_order_relaxed)) {
+      const uint32_t ms = g_stream.drain_ms;
+      timespec ts{static_cast<time_t>(ms / 1000), static_cast<long>(ms % 1000) * 1000000};
+      syscall(SYS_futex, reinterpret_cast<uint32_t*>(&g.drain_bell), FUTEX_WAIT_PRIVATE, 0, &ts,
+              nullptr, 0);
     }
+    // Before the rings are read (a full barrier): a ring that passes its wake mark after this
+    // rings again.
+    g.drain_bell.exchange(0);
     pthread_mutex_lock(&g_stream.mutex);
     if (!Closed()) {
       PollControl();
-      fullest = DrainOnce();
+      fullest = DrainOnce(true);
     }
     pthread_mutex_unlock(&g_stream.mutex);
   }
@@ -264,10 +274,13 @@ void FinalFlush(uint8_t reason) {
   const bool was_drain_thread = t_is_drain_thread;
   t_is_drain_thread = true;
   bool locked = false;
+  // The drain thread sees this between rings and between rounds, and lets go of the lock.
+  g_stream.final_flushes_waiting.fetch_add(1, std::memory_order_relaxed);
   for (int i = 0; i < 200 && !(locked = pthread_mutex_trylock(&g_stream.mutex) == 0); ++i) {
     timespec ts{0, 1000000};
     nanosleep(&ts, nullptr);
   }
+  g_stream.final_flushes_waiting.fetch_sub(1, std::memory_order_relaxed);
   if (locked) {
     if (!Closed()) {
       DrainOnce();
@@ -318,7 +331,7 @@ void AfterForkChild() {
     ThreadSlot& s = g.slots[i];
     uint64_t head = s.head.load(std::memory_order_relaxed);
     s.tail.store(head, std::memory_order_relaxed);
-    s.tail_seen = head;
+    s.limit = 0;
     if (&s != mine) s.state.store(kSlotFree, std::memory_order_relaxed);
     s.dropped_ranges.store(0, std::memory_order_relaxed);
     s.dropped_events.store(0, std::memory_order_relaxed);
@@ -388,7 +401,10 @@ bool Initialize() {
   g_stream.drain_ms = static_cast<uint32_t>(EnvNumber(stream::kEnvDrainMs, 20, 1, 100));
   // The launcher checked the configuration: only a hand-made environment fails here.
   if (!ConfigureSteps()) return false;
-  uint64_t ring_kb = EnvNumber(stream::kEnvBufferKb, 2048, 64, 1 << 20);
+  // 8 MiB (512 Ki records): a thread recording as fast as it can fills it in about 6 ms, time
+  // for a drain thread that shares a busy machine to be scheduled; 2 MiB lost most of such a
+  // thread's ranges on the 2-core build machine. Pages are resident only once written.
+  uint64_t ring_kb = EnvNumber(stream::kEnvBufferKb, 8192, 64, 1 << 20);
   uint64_t records = 1;
   while (records * sizeof(Record) < ring_kb * 1024) records <<= 1;
 

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -49,13 +50,18 @@ inline constexpr uint8_t kTaskBeginFn = 32;   // ext.value: the task's function 
 inline constexpr uint8_t kTaskBeginIds = 33;  // ext: task id (value) and parent id (category:color)
 
 // Pointer -> string id cache for messages: a hit still compares the text with the interned
-// copy, so a reused buffer with new text is never mistaken for the old one.
-struct MessageCacheEntry {
+// copy, so a reused buffer with new text is never mistaken for the old one. A message of at
+// most 15 bytes whose pointer leaves 16 readable bytes in its page (`fast`) is compared as two
+// words, the bytes past its NUL shifted out; others byte by byte with the interned copy (found
+// by id). 32 bytes an entry: every slot of the table is touched when the runtime starts.
+struct alignas(32) MessageCacheEntry {
   const char* pointer;
-  const char* text;  // the interned copy (NUL-terminated)
-  uint32_t id;
-  uint32_t length;
+  uint64_t word[2];  // the text and its NUL, zero-padded
+  uint32_t id;       // with its tags
+  uint8_t shift[3];  // word 0 << shift[0]; word 1 << shift[1] << shift[2] (64 in two steps)
+  bool fast;         // `word` and `shift` decide, and the id carries no tag
 };
+static_assert(sizeof(MessageCacheEntry) == 32, "two entries a cache line");
 inline constexpr size_t kMessageCacheSize = 64;
 
 // kSlotClaiming: a thread is setting the slot up; the drain thread leaves it alone until the
@@ -69,12 +75,16 @@ struct alignas(64) ThreadSlot {
   Record* ring;
   uint64_t mask;  // capacity - 1 (records)
   std::atomic<uint64_t> head;
-  uint64_t tail_seen;  // the last tail read, to avoid reading the shared line on every event
-  uint32_t depth;      // open push/task levels (all domains)
+  // Reserve's fast path holds while head + records + reserve <= limit: the ring's end as of
+  // the last tail read (so the shared line is not read on every event), or before that the
+  // wake mark, a quarter ring past that tail, where the producer rings the drain thread.
+  uint64_t limit;
+  uint32_t depth;  // open push/task levels (all domains)
   uint32_t index;
-  uint64_t skipped_levels[4];  // levels whose push was dropped or paused: their pop is skipped too
-  uint64_t capture_levels[4];  // levels opened by the capture range: their pop ends a capture
-  uint64_t range_counter;      // for RangeStart ids
+  // kLevelSkipped, kLevelCapture per level; zero at and above `depth`, so that a push finds
+  // its level clear and a pop tests one byte for both.
+  uint8_t level_marks[256];
+  uint64_t range_counter;  // for RangeStart ids
   std::atomic<uint64_t> dropped_ranges;
   std::atomic<uint64_t> dropped_events;
   std::atomic<uint64_t> unmatched_pops;
@@ -117,6 +127,9 @@ struct Globals {
   uint64_t ring_records = 0;
   std::atomic<uint64_t> events_without_slot{0};
   std::atomic<uint64_t> events_after_close{0};
+  // The drain thread's futex word: a producer whose ring passes its wake mark sets it to 1 and
+  // wakes the drain thread, which sets it back to 0 before each round.
+  alignas(64) std::atomic<uint32_t> drain_bell{0};
 };
 extern Globals g;
 
@@ -127,6 +140,23 @@ inline uint64_t Now() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// The push and pop fast paths read the TSC inline: a call to clock_gettime anywhere in them
+// would make every call save and restore registers. Without a TSC they take the slow path.
+inline bool FastClock() {
+#if defined(__x86_64__) || defined(__i386__)
+  return g.use_tsc;
+#else
+  return false;
+#endif
+}
+inline uint64_t FastNow() {
+#if defined(__x86_64__) || defined(__i386__)
+  return __rdtsc();
+#else
+  return 0;
+#endif
 }
 
 // The calling thread's slot, claimed on its first event (the only slow step: a gettid and a
@@ -142,14 +172,15 @@ inline ThreadSlot* CurrentSlot() {
   return ClaimSlot();
 }
 
+// Reserve's slow path (events.cpp): reads the tail, rings the drain thread when the ring is a
+// quarter full (a futex wake: the only system call an event can make, at most once per drain
+// round and per quarter ring), sets the next limit. nullptr when the ring is full.
+Record* ReserveSlow(ThreadSlot* s, uint64_t n, uint64_t reserve);
+
 // Room for `n` records, keeping `reserve` free for the pops of ranges already open.
 inline Record* Reserve(ThreadSlot* s, uint64_t n, uint64_t reserve) {
-  uint64_t head = s->head.load(std::memory_order_relaxed);
-  uint64_t capacity = s->mask + 1;
-  if (head + n + reserve - s->tail_seen > capacity) {
-    s->tail_seen = s->tail.load(std::memory_order_acquire);
-    if (head + n + reserve - s->tail_seen > capacity) return nullptr;
-  }
+  const uint64_t head = s->head.load(std::memory_order_relaxed);
+  if (__builtin_expect(head + n + reserve > s->limit, 0)) return ReserveSlow(s, n, reserve);
   return &s->ring[head & s->mask];
 }
 
@@ -162,24 +193,28 @@ inline void Commit(ThreadSlot* s, uint64_t n) {
 inline constexpr uint64_t kPopReserve = 256;
 // The deepest nesting recorded (the skip bitmaps and the pop reserve cover this many levels).
 inline constexpr uint32_t kMaxLevels = 256;
+static_assert(sizeof(ThreadSlot::level_marks) == kMaxLevels, "one mark byte per level");
 
 inline void BumpRelaxed(std::atomic<uint64_t>& counter) {
   counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
 
-inline bool LevelBit(const uint64_t* bits, uint32_t level) {
-  return level < 256 && (bits[level >> 6] >> (level & 63)) & 1;
+enum LevelMarks : uint8_t {
+  kLevelSkipped = 1 << 0,  // the level's push was dropped or paused: its pop is skipped too
+  kLevelCapture = 1 << 1,  // opened by the capture range: its pop ends a capture
+};
+inline bool LevelMarked(const ThreadSlot* s, uint32_t level, uint8_t mark) {
+  return level < kMaxLevels && (s->level_marks[level] & mark);
 }
-inline void SetLevelBit(uint64_t* bits, uint32_t level, bool on) {
-  if (level >= 256) return;
-  const uint64_t bit = uint64_t{1} << (level & 63);
-  bits[level >> 6] = on ? bits[level >> 6] | bit : bits[level >> 6] & ~bit;
+inline void SetLevelMark(ThreadSlot* s, uint32_t level, uint8_t mark, bool on) {
+  if (level >= kMaxLevels) return;
+  s->level_marks[level] = on ? s->level_marks[level] | mark : s->level_marks[level] & ~mark;
 }
 inline bool LevelSkipped(const ThreadSlot* s, uint32_t level) {
-  return LevelBit(s->skipped_levels, level);
+  return LevelMarked(s, level, kLevelSkipped);
 }
 inline void SetLevelSkipped(ThreadSlot* s, uint32_t level, bool skipped) {
-  SetLevelBit(s->skipped_levels, level, skipped);
+  SetLevelMark(s, level, kLevelSkipped, skipped);
 }
 
 // The image's final flush is done: later events are counted only.
@@ -229,62 +264,96 @@ inline bool EmitSimple(uint8_t kind, uint8_t flags, uint16_t domain, uint32_t na
   return true;
 }
 
+// A record as two 8-byte stores: the compiler otherwise writes kind, flags, domain and name
+// one by one (up to four stores) when some of them are constants.
+inline void PutRecord(Record* r, uint64_t ticks, uint8_t kind, uint8_t flags, uint16_t domain,
+                      uint32_t name) {
+  static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && offsetof(Record, kind) == 8 &&
+                    offsetof(Record, flags) == 9 && offsetof(Record, domain) == 10 &&
+                    offsetof(Record, name) == 12,
+                "the packed word is the record's second half");
+  const uint64_t word =
+      uint64_t{kind} | uint64_t{flags} << 8 | uint64_t{domain} << 16 | uint64_t{name} << 32;
+  memcpy(&r->ticks, &ticks, 8);
+  memcpy(reinterpret_cast<char*>(r) + 8, &word, 8);
+}
+
+// The slow paths of EmitPushOn and EmitPop (events.cpp): a tagged name, not recording, too
+// deep, a ring past its limit, a marked level, no slot yet (`s` null). They do all the checks
+// again; the fast paths below only decide that none applies.
+int EmitPushSlow(ThreadSlot* s, uint8_t kind, uint8_t flags, uint16_t domain, uint32_t name,
+                 const RecordExt* ext);
+int EmitPopSlow(ThreadSlot* s, uint8_t kind, uint16_t domain);
+
 // Opens a nesting level (NVTX push, ITT task) on slot `s`. Returns the new level's index
-// (0-based). The per-event path of every range: keep it short. When nothing is recorded (a
-// schedule's idle steps, outside capture ranges, paused) the cost is the level bookkeeping and
-// one flag read.
+// (0-based). The per-event path of every range: what an application pays besides the clock
+// read is this function, so its fast path is a few loads, one branch per condition and no
+// call (no registers to save): anything unusual goes to EmitPushSlow as a tail call.
 __attribute__((always_inline)) inline int EmitPushOn(ThreadSlot* s, uint8_t kind, uint8_t flags,
                                                      uint16_t domain, uint32_t name,
                                                      const RecordExt* ext) {
-  const uint32_t level = s->depth++;
-  if (__builtin_expect(name & kTagMask, 0)) name = OnTaggedName(s, name, level);
+  const uint32_t level = s->depth;
   const uint64_t n = ext ? 2 : 1;
-  // Levels past kMaxLevels are not recorded (their pops could not be told apart, nor be sure
-  // to fit in the pop reserve); they are counted as dropped.
-  Record* r = Recording() && level < kMaxLevels ? Reserve(s, n, kPopReserve) : nullptr;
-  if (__builtin_expect(r == nullptr, 0)) {
-    // Off, deep, or the buffer is full: the level is skipped, and so will its pop be.
-    if (Recording()) {
-      BumpRelaxed(s->dropped_ranges);
-    } else if (g.off.load(std::memory_order_relaxed) & kOffClosed) {
-      g.events_after_close.fetch_add(1, std::memory_order_relaxed);
+  const uint64_t head = s->head.load(std::memory_order_relaxed);
+  const uint8_t off = g.off.load(std::memory_order_relaxed);
+  if (__builtin_expect((name & kTagMask) != 0 || off != 0 || !FastClock() || level >= kMaxLevels ||
+                           head + n + kPopReserve > s->limit,
+                       0)) {
+    // Outside windows and capture ranges (or paused) a push only opens a skipped level: kept
+    // inline, since that is every event of a long job between its windows.
+    if (off != 0 && !(off & kOffClosed) && !(name & kTagMask) && level < kMaxLevels) {
+      s->depth = level + 1;
+      s->level_marks[level] = kLevelSkipped;
+      return static_cast<int>(level);
     }
-    SetLevelSkipped(s, level, true);
-    return static_cast<int>(level);
+    return EmitPushSlow(s, kind, flags, domain, name, ext);
   }
-  if (__builtin_expect(LevelSkipped(s, level), 0)) SetLevelSkipped(s, level, false);
-  *r = Record{Now(), kind, static_cast<uint8_t>(flags | (ext ? kHasExt : 0)), domain, name};
-  if (ext) WriteExt(s, 1, *ext);
-  Commit(s, n);
+  // The level's marks are clear: its last pop cleared them (level_marks' invariant).
+  s->depth = level + 1;
+  PutRecord(&s->ring[head & s->mask], FastNow(), kind,
+            static_cast<uint8_t>(flags | (ext ? kHasExt : 0)), domain, name);
+  if (ext) *reinterpret_cast<RecordExt*>(&s->ring[(head + 1) & s->mask]) = *ext;
+  s->head.store(head + n, std::memory_order_release);
   return static_cast<int>(level);
 }
 
 inline int EmitPush(uint8_t kind, uint8_t flags, uint16_t domain, uint32_t name,
                     const RecordExt* ext) {
-  ThreadSlot* s = CurrentSlot();
-  return s ? EmitPushOn(s, kind, flags, domain, name, ext) : -1;
+  ThreadSlot* s = t_slot;
+  if (__builtin_expect(s == nullptr, 0)) return EmitPushSlow(s, kind, flags, domain, name, ext);
+  return EmitPushOn(s, kind, flags, domain, name, ext);
 }
 
 // A pop without a push: recorded (the reader reports it) and refused, as NVTX does.
 int EmitUnmatchedPop(ThreadSlot* s, uint8_t kind, uint16_t domain);
 
-// Closes the innermost level. Returns the closed level's index, or -1 for a pop without a push.
-__attribute__((always_inline)) inline int EmitPop(uint8_t kind, uint16_t domain) {
-  ThreadSlot* s = CurrentSlot();
-  if (s == nullptr) return -1;
-  if (__builtin_expect(s->depth == 0, 0)) return EmitUnmatchedPop(s, kind, domain);
-  const uint32_t level = --s->depth;
-  if (__builtin_expect(level >= kMaxLevels || LevelSkipped(s, level), 0)) {
-    SetLevelSkipped(s, level, false);
-  } else if (Record* r = Reserve(s, 1, 0)) {
-    // Pops draw on the reserve that pushes left free, so a recorded range is always closed.
-    *r = Record{Now(), kind, 0, domain, 0};
-    Commit(s, 1);
-  } else {
-    BumpRelaxed(s->dropped_events);
+// Closes the innermost level of slot `s`. Returns the closed level's index, or -1 for a pop
+// without a push. Pops draw on the reserve that pushes left free, so a recorded range is
+// always closed; one byte tells whether the level was skipped or ends a capture.
+__attribute__((always_inline)) inline int EmitPopOn(ThreadSlot* s, uint8_t kind, uint16_t domain) {
+  const uint32_t level = s->depth - 1;  // wraps to the slow path when depth is 0
+  const uint64_t head = s->head.load(std::memory_order_relaxed);
+  if (__builtin_expect(
+          level >= kMaxLevels || s->level_marks[level] != 0 || !FastClock() || head + 1 > s->limit,
+          0)) {
+    // The pop of a skipped level that ends no capture: nothing to record.
+    if (level < kMaxLevels && s->level_marks[level] == kLevelSkipped) {
+      s->level_marks[level] = 0;
+      s->depth = level;
+      return static_cast<int>(level);
+    }
+    return EmitPopSlow(s, kind, domain);
   }
-  if (__builtin_expect(LevelBit(s->capture_levels, level), 0)) OnCaptureEnd(s, level);
+  s->depth = level;
+  PutRecord(&s->ring[head & s->mask], FastNow(), kind, 0, domain, 0);
+  s->head.store(head + 1, std::memory_order_release);
   return static_cast<int>(level);
+}
+
+__attribute__((always_inline)) inline int EmitPop(uint8_t kind, uint16_t domain) {
+  ThreadSlot* s = t_slot;
+  if (__builtin_expect(s == nullptr, 0)) return EmitPopSlow(s, kind, domain);
+  return EmitPopOn(s, kind, domain);
 }
 
 // Thread-independent ranges (NVTX RangeStart/End): ids unique in the process.

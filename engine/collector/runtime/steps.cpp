@@ -135,13 +135,13 @@ uint32_t OnTaggedName(ThreadSlot* s, uint32_t tagged, int64_t level) {
       Log(kEventCapture, 1, Now(), 0, 0);
     }
     Unlock();
-    SetLevelBit(s->capture_levels, static_cast<uint32_t>(level), true);
+    SetLevelMark(s, static_cast<uint32_t>(level), kLevelCapture, true);
   }
   return tagged & kIdMask;
 }
 
 void OnCaptureEnd(ThreadSlot* s, uint32_t level) {
-  SetLevelBit(s->capture_levels, level, false);
+  SetLevelMark(s, level, kLevelCapture, false);
   Lock();
   if (g_capture_depth.fetch_sub(1, std::memory_order_relaxed) == 1) {
     SetOff(kOffCapture, true);
