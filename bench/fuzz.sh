@@ -4,9 +4,10 @@
 #   sh bench/fuzz.sh [SECONDS per target, default 60] [TARGET...]
 # Builds build-fuzz with clang (Debian's clang and libclang-rt-dev). Each run starts from the
 # committed corpus, the repo's traces and the crashes found before (tests/fuzz/), with a
-# dictionary, one input at most 30 s of wall time (a hang is a finding; the inputs of this suite take under a second, so a longer one on a loaded machine is one starved of CPU, not a hang) and 2 GB of memory; new inputs go
-# to a scratch corpus, a crash to tests/fuzz/crashes/TARGET/ (commit it: the test suite replays
-# that folder).
+# dictionary, 2 GB of memory and 30 s of wall time per input (a hang is a finding; inputs here
+# take under a second, so a longer one on a loaded machine is starved of CPU, not hung). New
+# inputs go to a scratch corpus, a crash to tests/fuzz/crashes/TARGET/ (commit it: the test
+# suite replays that folder).
 set -eu
 cd "$(dirname "$0")/.."
 root=$(pwd)
