@@ -109,9 +109,13 @@ void PushArgValue(lua_State* L, const Trace& t, const ArgValue& v) {
   }
 }
 
+}  // namespace
+
 void PushEvent(lua_State* L, const Trace& t, size_t i) {
   const EventTable& ev = t.events;
-  lua_createtable(L, 0, 9);
+  lua_createtable(L, 0, 11);
+  lua_pushinteger(L, static_cast<lua_Integer>(i + 1));
+  lua_setfield(L, -2, "index");
   std::string_view name = t.str(ev.name(i));
   lua_pushlstring(L, name.data(), name.size());
   lua_setfield(L, -2, "name");
@@ -121,6 +125,14 @@ void PushEvent(lua_State* L, const Trace& t, size_t i) {
   char ph = ev.phase(i);
   lua_pushlstring(L, &ph, 1);
   lua_setfield(L, -2, "ph");
+  EventKind kind = EventKind::kOther;
+  if (ph == 'X' || ph == 'B') {
+    kind = KindOfCategory(cat);
+  } else if ((ph == 'i' || ph == 'I') && name == "[memory]") {
+    kind = EventKind::kMemory;
+  }
+  lua_pushstring(L, EventKindName(kind));
+  lua_setfield(L, -2, "kind");
   const Track& track = t.tracks[ev.track(i)];
   PushIdent(L, t, track.pid);
   lua_setfield(L, -2, "pid");
@@ -146,6 +158,8 @@ void PushEvent(lua_State* L, const Trace& t, size_t i) {
     lua_setfield(L, -2, "unterminated");
   }
 }
+
+namespace {
 
 TraceHandle* CheckTrace(lua_State* L, int index, const char* function) {
   return CheckUserdata<TraceHandle>(L, index, kTraceType, function);
@@ -532,7 +546,7 @@ std::string FormatDuration(int64_t ns) {
 }
 
 void PushTrace(lua_State* L, std::shared_ptr<Trace> trace) {
-  NewUserdata(L, kTraceType, TraceHandle{std::move(trace), nullptr});
+  NewUserdata(L, kTraceType, TraceHandle{std::move(trace), nullptr, nullptr});
 }
 
 TraceHandle* TestTrace(lua_State* L, int index) {
@@ -551,7 +565,9 @@ void RegisterTrace(lua_State* L) {
        {"flamegraph", TraceFlamegraph},
        {"export_speedscope", TraceSpeedscope},
        {"threads", Threads},
-       {"memory_timeline", MemoryTimeline}},
+       {"memory_timeline", MemoryTimeline},
+       {"launcher", TraceLauncher},
+       {"kernels", TraceKernels}},
       TraceField,
       {"duration", "start", "path", "format", "event_count", "warnings", "metadata", "steps",
        "step_num"},

@@ -162,33 +162,46 @@ void FitClock(StreamFile& f) {
 struct Loss {
   uint64_t SessionSummary::*count;
   const char* key;
-  const char* warning;
+  const char* warning;      // after a count of 2 or more
+  const char* warning_one;  // after a count of 1
 };
 constexpr Loss kLosses[] = {
     {&SessionSummary::dropped_ranges, "dropped_ranges",
-     "ranges not recorded: a thread's buffer was full (raise PROFSH_BUFFER_KB)"},
+     "ranges not recorded: a thread's buffer was full (raise PROFSH_BUFFER_KB)",
+     "range not recorded: a thread's buffer was full (raise PROFSH_BUFFER_KB)"},
     {&SessionSummary::dropped_events, "dropped_events",
-     "events not recorded: a thread's buffer was full (raise PROFSH_BUFFER_KB)"},
+     "events not recorded: a thread's buffer was full (raise PROFSH_BUFFER_KB)",
+     "event not recorded: a thread's buffer was full (raise PROFSH_BUFFER_KB)"},
     {&SessionSummary::events_without_slot, "events_without_thread_slot",
-     "events of threads beyond the collector's 1024 thread slots were not recorded"},
+     "events of threads beyond the collector's 1024 thread slots were not recorded",
+     "event of a thread beyond the collector's 1024 thread slots was not recorded"},
     {&SessionSummary::strings_refused, "strings_refused",
-     "names were refused (the collector's string table was full)"},
+     "names were refused (the collector's string table was full)",
+     "name was refused (the collector's string table was full)"},
     {&SessionSummary::metadata_refused, "metadata_refused",
-     "domain, counter or thread names were refused (the collector's queue was full)"},
+     "domain, counter or thread names were refused (the collector's queue was full)",
+     "domain, counter or thread name was refused (the collector's queue was full)"},
     {&SessionSummary::events_after_close, "events_after_close",
-     "events came after their process had written its end (late destructors); not recorded"},
+     "events came after their process had written its end (late destructors); not recorded",
+     "event came after its process had written its end (a late destructor); not recorded"},
     {&SessionSummary::late_events, "late_events",
-     "events reached profsh after their window had been handed over; left out"},
+     "events reached profsh after their window had been handed over; left out",
+     "event reached profsh after its window had been handed over; left out"},
     {&SessionSummary::unmatched_pops, "pops_without_push",
-     "pops (or ends) without a matching push (or begin)"},
+     "pops (or ends) without a matching push (or begin)",
+     "pop (or end) without a matching push (or begin)"},
     {&SessionSummary::unknown_range_ends, "ends_of_unknown_ranges",
-     "ends of range ids that were never started"},
+     "ends of range ids that were never started", "end of a range id that was never started"},
     {&SessionSummary::open_at_thread_exit, "ranges_open_at_thread_exit",
-     "ranges were still open when their thread exited (ended there)"},
+     "ranges were still open when their thread exited (ended there)",
+     "range was still open when its thread exited (ended there)"},
     {&SessionSummary::open_at_end, "ranges_open_at_end",
-     "ranges were still open when their process ended or was killed (ended at its last event)"},
+     "ranges were still open when their process ended or was killed (ended at its last event)",
+     "range was still open when its process ended or was killed (ended at its last event)"},
     {&SessionSummary::cut_streams, "streams_cut_short",
      "processes did not finish their stream (killed, or still running); events up to their last "
+     "drain are kept",
+     "process did not finish its stream (killed, or still running); events up to its last "
      "drain are kept"},
 };
 
@@ -353,7 +366,7 @@ Result<SessionLoad> LoadSession(const std::string& path) {
   }
   for (const Loss& loss : kLosses) {
     if (uint64_t n = sum.*loss.count; n > 0)
-      warnings.push_back(std::to_string(n) + " " + loss.warning);
+      warnings.push_back(std::to_string(n) + " " + (n == 1 ? loss.warning_one : loss.warning));
   }
   for (const std::string& n : sum.notices) warnings.push_back(n);
   Status st = builder.AddMetadata("profsh", ProfshMetadata(files, sum, path));

@@ -24,6 +24,7 @@ struct SessionSummary {
   uint64_t threads = 0;
   uint64_t ranges = 0;  // push/pop, task and start/end ranges recorded
   uint64_t marks = 0;
+  uint64_t steps = 0;          // step boundaries the collector saw (the step marker matched)
   uint64_t operators = 0;      // PyTorch operators (part of ranges)
   uint64_t memory_events = 0;  // allocations and frees recorded
   int64_t memory_peak = 0;     // bytes, summed over processes

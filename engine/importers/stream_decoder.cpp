@@ -1124,6 +1124,7 @@ Status StreamDecoder::Impl::Boundary(const Block& b) {
       int64_t step = c.Fixed<int64_t>();
       uint8_t action = c.Fixed<uint8_t>();
       if (!c.ok || action > 3) return Error{Where(b.offset) + ": malformed step block"};
+      ++summary.steps;
       OnStep(ticks, step, static_cast<ProfilerAction>(action));
       break;
     }

@@ -1,0 +1,50 @@
+#include "engine/analysis/event_kind.h"
+
+#include <cctype>
+#include <string>
+
+namespace profsh {
+
+EventKind KindOfCategory(std::string_view category) {
+  std::string c(category);
+  for (char& ch : c) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (c == "kernel") return EventKind::kKernel;
+  if (c == "gpu_memcpy" || c == "memcpy") return EventKind::kCopy;
+  if (c == "gpu_memset" || c == "memset") return EventKind::kSet;
+  if (c == "gpu_user_annotation" || c == "user_annotation") return EventKind::kAnnotation;
+  if (c == "cuda_runtime" || c == "cuda_driver" || c == "runtime" || c == "driver" ||
+      c == "privateuse1_runtime" || c == "privateuse1_driver" || c == "mtia_runtime") {
+    return EventKind::kRuntime;
+  }
+  if (c == "trace" || c == "ac2g" || c == "fwdbwd" || c == "async_cpu_to_gpu" ||
+      c == "cpu_to_cuda" || c == "cuda_sync" || c == "cuda_event" || c == "overhead" ||
+      c == "python_function" || c == "external_correlation" || c == "cuda_profiler_range" ||
+      c == "gpu_memory" || c == "cpu_instant_event" || c == "profsh") {
+    return EventKind::kOther;
+  }
+  return EventKind::kCpuOp;
+}
+
+const char* EventKindName(EventKind kind) {
+  switch (kind) {
+    case EventKind::kCpuOp:
+      return "cpu_op";
+    case EventKind::kAnnotation:
+      return "annotation";
+    case EventKind::kRuntime:
+      return "runtime";
+    case EventKind::kKernel:
+      return "kernel";
+    case EventKind::kCopy:
+      return "copy";
+    case EventKind::kSet:
+      return "set";
+    case EventKind::kMemory:
+      return "memory";
+    case EventKind::kOther:
+      break;
+  }
+  return "other";
+}
+
+}  // namespace profsh
