@@ -183,7 +183,7 @@ int AveragesIndex(lua_State* L) {
       }
       throw LuaError(std::to_string(rows.size()) + " rows are named '" + std::string(key) + "' (" +
                      kinds + "): avgs:find(\"" + std::string(key) +
-                     "\") returns them all, avgs:find(name, kind) those of one kind");
+                     "\") returns them all, each with its kind and device_type");
     }
     lua_pushnil(L);
     return 1;
