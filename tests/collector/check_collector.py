@@ -258,7 +258,7 @@ def check_exit_codes(env):
     r = subprocess.run([env.profsh, "run"], capture_output=True, text=True)
     check(r.returncode == 2 and "no command" in r.stderr, "no command: usage, status 2")
     r = subprocess.run([env.profsh, "run", "--activities", "cupti", "--", "true"], capture_output=True, text=True)
-    check(r.returncode == 127 and "unknown activity 'cupti'" in r.stderr, "an unknown activity is named")
+    check(r.returncode == 2 and "unknown activity 'cupti'" in r.stderr, "an unknown activity is named: a usage error, status 2")
 
 
 def check_injection_owned(env):

@@ -87,3 +87,6 @@ $ profsh run --schedule wait=18,active=1 --step-marker '^iteration' --no-table -
 == window 0 of pid \d+ \(steps 18-18\) (re)
 saved w.\d+.0.profsh (re)
 profsh: 1 window; 1 process, 6 threads, \d+ ranges, 0 marks; \d+ bytes of streams; nothing dropped (re)
+# The on-demand message names the workload's own pid, ready to paste.
+$ profsh run --on-demand -- sh -c 'echo $$ > pid' 2> err; grep -c -- "profsh trace --pid $(cat pid) --steps N" err
+1
