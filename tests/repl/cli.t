@@ -90,3 +90,6 @@ profsh: 1 window; 1 process, 6 threads, \d+ ranges, 0 marks; \d+ bytes of stream
 # The on-demand message names the workload's own pid, ready to paste.
 $ profsh run --on-demand -- sh -c 'echo $$ > pid' 2> err; grep -c -- "profsh trace --pid $(cat pid) --steps N" err
 1
+# Numbers printed for people: 0.1 + 0.2 is 0.3 here, not 0.30000000000000004.
+$ printf 'a;b 0.1\na;c 0.2\n' > s.folded; profsh flamegraph s.folded -o s.svg
+wrote s.svg: 2 stacks, 4 frames drawn, total 0.3 samples
