@@ -248,7 +248,11 @@ Command line:  profsh run [options] -- CMD [ARGS...]
   (-o PATH, default profsh-DATE-TIME.profsh; .json/.json.gz writes Chrome JSON) and exits
   with the workload's status. profsh run --help lists the options (--activities,
   --sort-by, --row-limit, --group-by-input-shape, --no-table, --keep-session, ...).
-  profsh.load(folder) reads a kept session folder; profsh.load(file.pstream) one stream.]]
+  profsh.load(folder) reads a kept session folder; profsh.load(file.pstream) one stream.
+  Ctrl-C, SIGTERM and SIGHUP sent to profsh go on to the workload; profsh waits for it and
+  saves the trace (a second signal: what was recorded so far, at once). If the trace cannot
+  be saved, the session folder stays and profsh prints its path.
+  Options take --opt value or --opt=value; usage errors exit with status 2.]]
 
 topics.repl = [[
 The REPL: expressions print their value (averages lists print as tables), statements run.
