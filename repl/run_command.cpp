@@ -52,7 +52,12 @@ constexpr char kUsage[] =
     "  --step-marker PATTERN      Lua pattern of the ranges or marks that start a step\n"
     "                             (default: ^ProfilerStep#%d+)\n"
     "  --capture-range NAME       record only while a range of that name is open\n"
-    "  --on-demand                record nothing until asked: profsh trace --pid PID --steps N\n";
+    "  --on-demand                record nothing until asked: profsh trace --pid PID --steps N\n"
+    "                             (which saves the trace: -o is refused here)\n"
+    "\n"
+    "Options take --opt value or --opt=value. SIGINT, SIGTERM and SIGHUP sent to profsh are\n"
+    "passed on to CMD; profsh waits for it and saves the trace (a second signal: at once, with\n"
+    "what was recorded so far).\n";
 
 // "skip_first=10,wait=5,warmup=1,active=3,repeat=2" (any subset; torch's defaults otherwise).
 Result<Schedule> ParseSchedule(const std::string& spec) {
