@@ -2,6 +2,7 @@
 // FunctionEventAvg): #avgs, avgs[i], ipairs(avgs), avgs:table{...}, and the numeric fields.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstring>
 
 #include "bindings/lua_api.h"
@@ -176,13 +177,27 @@ int AveragesIndex(lua_State* L) {
                        (hint.empty() ? "" : "; did you mean '" + hint + "'?") +
                        " (avgs:find(name) returns every row of a name, possibly none)");
       }
-      std::string kinds;
+      // What tells them apart, counted: "annotation CPU, annotation CUDA", or by input shape
+      // "cpu_op CPU x20" and the grouping.
+      std::vector<std::pair<std::string, size_t>> kinds;
       for (size_t i : rows) {
-        kinds += (kinds.empty() ? "" : ", ") + std::string(EventKindName(a.rows[i].kind)) + " " +
-                 (a.rows[i].device == DeviceType::kCpu ? "CPU" : "CUDA");
+        std::string k = std::string(EventKindName(a.rows[i].kind)) + " " +
+                        (a.rows[i].device == DeviceType::kCpu ? "CPU" : "CUDA");
+        auto it =
+            std::find_if(kinds.begin(), kinds.end(), [&](const auto& e) { return e.first == k; });
+        if (it == kinds.end()) {
+          kinds.emplace_back(k, 1);
+        } else {
+          ++it->second;
+        }
       }
+      std::string what;
+      for (const auto& [k, n] : kinds)
+        what += (what.empty() ? "" : ", ") + k + (n > 1 ? " x" + std::to_string(n) : "");
+      if (a.group_by_input_shape) what += "; grouped by input shape";
+      if (a.group_by_stack_n > 0) what += "; grouped by stack";
       throw LuaError(std::to_string(rows.size()) + " rows are named '" + std::string(key) + "' (" +
-                     kinds + "): avgs:find(\"" + std::string(key) +
+                     what + "): avgs:find(\"" + std::string(key) +
                      "\") returns them all, each with its kind and device_type");
     }
     lua_pushnil(L);
