@@ -11,7 +11,11 @@ EventKind KindOfCategory(std::string_view category) {
   if (c == "kernel") return EventKind::kKernel;
   if (c == "gpu_memcpy" || c == "memcpy") return EventKind::kCopy;
   if (c == "gpu_memset" || c == "memset") return EventKind::kSet;
-  if (c == "gpu_user_annotation" || c == "user_annotation") return EventKind::kAnnotation;
+  // record_function ranges (and their GPU-side spans), and the NVTX and ITT ranges profsh's
+  // collector records: what a user put there to mark their code.
+  if (c == "gpu_user_annotation" || c == "user_annotation" || c == "nvtx" || c == "itt") {
+    return EventKind::kAnnotation;
+  }
   if (c == "cuda_runtime" || c == "cuda_driver" || c == "runtime" || c == "driver" ||
       c == "privateuse1_runtime" || c == "privateuse1_driver" || c == "mtia_runtime") {
     return EventKind::kRuntime;

@@ -1,5 +1,5 @@
 // What an event is, in the words a GPU user asks with: a kernel, a copy or a set on the device,
-// an annotation (record_function / NVTX-style user ranges, and their GPU-side spans), a CPU
+// an annotation (record_function, NVTX and ITT ranges, and their GPU-side spans), a CPU
 // operator, a runtime call (cudaLaunchKernel, ...). Decided from the event's category, as
 // Kineto names them; the tables' rows and the events of t:events{} carry it as `kind`.
 #pragma once

@@ -79,6 +79,9 @@ $ profsh run --row-limit=2 --sort-by=count --output=t.profsh -- $BUILD/nvtx_pipe
 Self CPU time total: .* (re)
 profsh: 1 process, 6 threads, 2520 ranges, 4 marks; \d+ bytes of streams; nothing dropped (re)
 profsh: trace saved to t.profsh (profsh.load("t.profsh"))
+# NVTX ranges are what the user put there to mark their code: their kind is annotation.
+$ profsh -e 'local t = profsh.load(arg[1]); print(t:key_averages()[1].kind, #t:events{kind = "annotation"})' -- t.profsh
+annotation	2520
 # A schedule whose step marker never matched says so.
 $ profsh run --schedule wait=1,active=1 --step-marker '^nomatch' -o w.profsh -- $BUILD/nvtx_pipeline
 nvtx_pipeline: 20 iterations, checksum 55740555.800
