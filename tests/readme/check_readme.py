@@ -7,7 +7,8 @@ and what the examples write lands there), in order, so that later examples see w
 ones wrote. The lines after a command are its output (standard output and error together). A
 command `build/profsh` alone is the REPL: the "profsh> " lines after it are typed into it. The
 output must match what the README shows, except that numbers and runs of spaces may differ
-(times change from run to run) and a line "..." stands for any number of lines. A command must
+(times change from run to run, and their units with them) and a line "..." stands for any
+number of lines. A command must
 exit with status 0, and no session folder may be left behind.
 
 Usage: check_readme.py README BUILD_DIR SCRIPTS_DIR
@@ -36,13 +37,14 @@ def blocks(readme):
 def pattern(line):
     """A shown output line as a regular expression: any number where a number is, any run of
     spaces where spaces are."""
-    parts = re.split(r"(\d[\d,]*(?:\.\d+)?| +)", line)
+    # A number takes its unit along: a time shown as 1.662s may be 787.178ms on another run.
+    parts = re.split(r"(\d[\d,]*(?:\.\d+)?[a-zA-Z]*| +)", line)
     out = ""
     for p in parts:
         if not p:
             continue
         if p[0].isdigit():
-            out += r"-?\d[\d,]*(?:\.\d+)?"
+            out += r"-?\d[\d,]*(?:\.\d+)?[a-zA-Z]*"
         elif p[0] == " ":
             out += " *"
         else:
