@@ -8,8 +8,7 @@ ones wrote. The lines after a command are its output (standard output and error 
 command `build/profsh` alone is the REPL: the "profsh> " lines after it are typed into it. The
 output must match what the README shows, except that numbers and runs of spaces may differ
 (times change from run to run, and their units with them) and a line "..." stands for any
-number of lines. A command must
-exit with status 0, and no session folder may be left behind.
+number of lines. A command must exit with status 0, and no session folder may be left behind.
 
 Usage: check_readme.py README BUILD_DIR SCRIPTS_DIR
 """
