@@ -3,7 +3,7 @@
 #   ./build.sh run    install what is needed, build, run the bundled NVTX sample workload under
 #                     `profsh run` (its operator table; the trace goes to build/sample.profsh)
 #   ./build.sh test   install what is needed, build, run every test (also under ASan+UBSan)
-#   ./build.sh bench  build and print the benchmark figures (README "Performance")
+#   ./build.sh bench  build and print the benchmark figures (docs/PERFORMANCE.md)
 # Each step is idempotent: packages already installed are not fetched again, builds are
 # incremental.
 set -eu

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Prints every figure of the README's Performance section, measured in one run on this machine.
+# Prints every figure of docs/PERFORMANCE.md, measured in one run on this machine.
 #   sh bench/run_all.sh BUILD_DIR [WORK_DIR]
 # Generated inputs (about 1.5 GB) go to WORK_DIR (default: a folder under /tmp), not the repo.
 set -eu

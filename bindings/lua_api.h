@@ -15,9 +15,12 @@ extern "C" {
 namespace profsh::lua {
 
 // What a Trace userdata holds: the trace and, once asked for, its operator view.
+struct LaunchIndex;
+
 struct TraceHandle {
   std::shared_ptr<Trace> trace;
   std::shared_ptr<const FunctionEvents> events;
+  std::shared_ptr<const LaunchIndex> launches;  // built by the first t:launcher / t:kernels
   std::shared_ptr<const FunctionEvents> Events();
 };
 
@@ -29,7 +32,11 @@ void RegisterAverages(lua_State* L);    // likewise
 void RegisterFlamegraph(lua_State* L);  // likewise
 void RegisterProfile(lua_State* L);     // likewise
 int TraceFlamegraph(lua_State* L);      // trace:flamegraph(path, options)
-int TraceSpeedscope(lua_State* L);      // trace:export_speedscope(path, options)
+int TraceLauncher(lua_State* L);        // trace:launcher(kernel_event) -> op, runtime call
+int TraceKernels(lua_State* L);         // trace:kernels(op_event) -> device events
+// A trace event as a Lua table: name, cat, kind, ph, pid, tid, ts, dur, args, index.
+void PushEvent(lua_State* L, const Trace& t, size_t i);
+int TraceSpeedscope(lua_State* L);  // trace:export_speedscope(path, options)
 void PushTrace(lua_State* L, std::shared_ptr<Trace> trace);
 TraceHandle* TestTrace(lua_State* L, int index);
 void PushKeyAverages(lua_State* L, KeyAverages averages);

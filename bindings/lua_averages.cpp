@@ -2,11 +2,13 @@
 // FunctionEventAvg): #avgs, avgs[i], ipairs(avgs), avgs:table{...}, and the numeric fields.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstring>
 
 #include "bindings/lua_api.h"
 #include "bindings/lua_support.h"
 #include "engine/analysis/averages_table.h"
+#include "engine/util/edit_distance.h"
 
 namespace profsh::lua {
 
@@ -116,6 +118,16 @@ int TotalAverage(lua_State* L) {
   });
 }
 
+std::vector<size_t> RowsNamed(const KeyAverages& a, std::string_view name) {
+  std::vector<size_t> rows;
+  auto id = a.events->strings.Find(name);
+  if (!id) return rows;
+  for (size_t i = 0; i < a.rows.size(); ++i) {
+    if (a.rows[i].key == *id) rows.push_back(i);
+  }
+  return rows;
+}
+
 int AveragesIndex(lua_State* L) {
   return Protect(L, [&] {
     AveragesHandle* h = CheckAverages(L, 1, "index");
@@ -149,8 +161,64 @@ int AveragesIndex(lua_State* L) {
         lua_pushboolean(L, a.with_flops);
         return 1;
       }
+      // A row by its name, when exactly one row has it: keys are not unique (a CPU range and
+      // its GPU-side annotation share a name; so do an op's rows by input shape), and a nil
+      // would hide the row that was not picked.
+      std::vector<size_t> rows = RowsNamed(a, key);
+      if (rows.size() == 1) {
+        PushAvg(L, h->averages, a.rows[rows[0]]);
+        return 1;
+      }
+      if (rows.empty()) {
+        std::vector<std::string_view> names;
+        for (const AverageRow& r : a.rows) names.push_back(a.events->strings.Get(r.key));
+        std::string hint = ClosestName(key, names, std::max<size_t>(4, key.size() / 3));
+        throw LuaError("no row is named '" + std::string(key) + "'" +
+                       (hint.empty() ? "" : "; did you mean '" + hint + "'?") +
+                       " (avgs:find(name) returns every row of a name, possibly none)");
+      }
+      // What tells them apart, counted: "annotation CPU, annotation CUDA", or by input shape
+      // "cpu_op CPU x20" and the grouping.
+      std::vector<std::pair<std::string, size_t>> kinds;
+      for (size_t i : rows) {
+        std::string k = std::string(EventKindName(a.rows[i].kind)) + " " +
+                        (a.rows[i].device == DeviceType::kCpu ? "CPU" : "CUDA");
+        auto it =
+            std::find_if(kinds.begin(), kinds.end(), [&](const auto& e) { return e.first == k; });
+        if (it == kinds.end()) {
+          kinds.emplace_back(k, 1);
+        } else {
+          ++it->second;
+        }
+      }
+      std::string what;
+      for (const auto& [k, n] : kinds)
+        what += (what.empty() ? "" : ", ") + k + (n > 1 ? " x" + std::to_string(n) : "");
+      if (a.group_by_input_shape) what += "; grouped by input shape";
+      if (a.group_by_stack_n > 0) what += "; grouped by stack";
+      throw LuaError(std::to_string(rows.size()) + " rows are named '" + std::string(key) + "' (" +
+                     what + "): avgs:find(\"" + std::string(key) +
+                     "\") returns them all, each with its kind and device_type");
     }
     lua_pushnil(L);
+    return 1;
+  });
+}
+
+// avgs:find(name [, kind]) -> the rows of that name (of that kind), in the list's order.
+int Find(lua_State* L) {
+  return Protect(L, [&] {
+    AveragesHandle* h = CheckAverages(L, 1, "find");
+    std::string name(CheckString(L, 2, "find", "row name"));
+    auto kind = OptString(L, 3, "find", "kind");
+    const KeyAverages& a = *h->averages;
+    lua_newtable(L);
+    lua_Integer out = 0;
+    for (size_t i : RowsNamed(a, name)) {
+      if (kind && *kind != EventKindName(a.rows[i].kind)) continue;
+      PushAvg(L, h->averages, a.rows[i]);
+      lua_rawseti(L, -2, ++out);
+    }
     return 1;
   });
 }
@@ -256,6 +324,8 @@ int AvgField(lua_State* L) {
         lua_pushlstring(L, s.data(), s.size());
         lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
       }
+    } else if (key == "kind") {
+      lua_pushstring(L, h->is_total ? "total" : EventKindName(r.kind));
     } else if (key == "device_type") {
       lua_pushstring(L, r.device == DeviceType::kCpu ? "CPU" : "CUDA");
     } else if (key == "is_async") {
@@ -299,18 +369,18 @@ bool IsKeyAverages(lua_State* L, int index) {
 }
 
 void RegisterAverages(lua_State* L) {
-  RegisterType(L, kAveragesType,
-               {{"table", TableMethod}, {"sorted", Sorted}, {"total_average", TotalAverage}},
-               AveragesIndex,
-               {"group_by_input_shape", "group_by_stack_n", "profile_memory", "with_flops"},
-               {{"__gc", GcUserdata<AveragesHandle>},
-                {"__len", AveragesLen},
-                {"__tostring", AveragesToString}});
+  RegisterType(
+      L, kAveragesType,
+      {{"table", TableMethod}, {"sorted", Sorted}, {"total_average", TotalAverage}, {"find", Find}},
+      AveragesIndex, {"group_by_input_shape", "group_by_stack_n", "profile_memory", "with_flops"},
+      {{"__gc", GcUserdata<AveragesHandle>},
+       {"__len", AveragesLen},
+       {"__tostring", AveragesToString}});
   RegisterType(L, kAvgType, {}, AvgField,
                {"key", "count", "cpu_time_total", "self_cpu_time_total", "cpu_time",
                 "cuda_time_total", "self_cuda_time_total", "cuda_time", "cpu_memory_usage",
                 "self_cpu_memory_usage", "cuda_memory_usage", "self_cuda_memory_usage",
-                "input_shapes", "stack", "flops", "device_type", "is_async", "node_id"},
+                "input_shapes", "stack", "flops", "device_type", "kind", "is_async", "node_id"},
                {{"__gc", GcUserdata<AvgHandle>}, {"__tostring", AvgToString}});
 }
 

@@ -60,8 +60,14 @@ void PushSummary(lua_State* L, const FlameSummary& s) {
   lua_setfield(L, -2, "ignored_lines");
 }
 
-TraceStackOptions ReadStackOptions(const Options& opts) {
+TraceStackOptions ReadStackOptions(const Options& opts, const char* default_thread_frames) {
   TraceStackOptions s;
+  std::string frames = opts.String("thread_frames").value_or(default_thread_frames);
+  if (frames != "names" && frames != "pids") {
+    throw LuaError("bad option 'thread_frames' (\"names\" or \"pids\" expected, got \"" + frames +
+                   "\")");
+  }
+  s.thread_frames = frames == "names" ? ThreadFrames::kName : ThreadFrames::kNameAndPid;
   if (auto m = opts.String("metric")) s.metric = *m;
   std::string source = opts.String("stacks").value_or("auto");
   if (source == "auto") {
@@ -112,8 +118,9 @@ int TraceFlamegraph(lua_State* L) {
   return Protect(L, [&] {
     auto* h = CheckUserdata<TraceHandle>(L, 1, kTraceType, "flamegraph");
     std::string path(CheckString(L, 2, "flamegraph", "output path"));
-    Options opts(L, 3, "flamegraph", {PROFSH_FLAME_OPTIONS, "metric", "stacks", "threads"});
-    TraceStackOptions s = ReadStackOptions(opts);
+    Options opts(L, 3, "flamegraph",
+                 {PROFSH_FLAME_OPTIONS, "metric", "stacks", "threads", "thread_frames"});
+    TraceStackOptions s = ReadStackOptions(opts, "pids");
     FlameOptions o = ReadFlameOptions(opts, MetricUnit(s.metric));
     FoldedStacks stacks = StacksOf(h, s);
     if (stacks.size() == 0) throw LuaError("nothing to draw: no event has a positive " + s.metric);
@@ -128,8 +135,9 @@ int TraceSpeedscope(lua_State* L) {
   return Protect(L, [&] {
     auto* h = CheckUserdata<TraceHandle>(L, 1, kTraceType, "export_speedscope");
     std::string path(CheckString(L, 2, "export_speedscope", "output path"));
-    Options opts(L, 3, "export_speedscope", {"metric", "stacks", "threads", "name"});
-    TraceStackOptions s = ReadStackOptions(opts);
+    Options opts(L, 3, "export_speedscope",
+                 {"metric", "stacks", "threads", "thread_frames", "name"});
+    TraceStackOptions s = ReadStackOptions(opts, "pids");
     FoldedStacks stacks = StacksOf(h, s);
     std::string name = opts.String("name").value_or(h->trace->source_path + " " + s.metric);
     Status st = WriteSpeedscope(stacks, name, MetricUnit(s.metric), path);
@@ -143,8 +151,9 @@ namespace {
 int ModuleFlamegraph(lua_State* L) {
   return Protect(L, [&] {
     std::string out(CheckString(L, 2, "flamegraph", "output path"));
-    Options opts(L, 3, "flamegraph", {PROFSH_FLAME_OPTIONS, "metric", "stacks", "threads"});
-    TraceStackOptions s = ReadStackOptions(opts);
+    Options opts(L, 3, "flamegraph",
+                 {PROFSH_FLAME_OPTIONS, "metric", "stacks", "threads", "thread_frames"});
+    TraceStackOptions s = ReadStackOptions(opts, "pids");
     bool from_trace = false;
     FoldedStacks stacks = StacksArg(L, 1, "flamegraph", "input", s, &from_trace);
     FlameOptions o = ReadFlameOptions(opts, from_trace ? MetricUnit(s.metric) : "samples");
@@ -158,9 +167,10 @@ int ModuleFlamegraph(lua_State* L) {
 int ModuleFlamegraphDiff(lua_State* L) {
   return Protect(L, [&] {
     std::string out(CheckString(L, 3, "flamegraph_diff", "output path"));
-    Options opts(L, 4, "flamegraph_diff",
-                 {PROFSH_FLAME_OPTIONS, "metric", "stacks", "threads", "normalize"});
-    TraceStackOptions s = ReadStackOptions(opts);
+    Options opts(
+        L, 4, "flamegraph_diff",
+        {PROFSH_FLAME_OPTIONS, "metric", "stacks", "threads", "thread_frames", "normalize"});
+    TraceStackOptions s = ReadStackOptions(opts, "names");
     bool from_trace = false;
     FoldedStacks a = StacksArg(L, 1, "flamegraph_diff", "before", s, &from_trace);
     FoldedStacks b = StacksArg(L, 2, "flamegraph_diff", "after", s, &from_trace);
@@ -177,8 +187,9 @@ int ModuleFlamegraphDiff(lua_State* L) {
 int ModuleSpeedscope(lua_State* L) {
   return Protect(L, [&] {
     std::string out(CheckString(L, 2, "speedscope", "output path"));
-    Options opts(L, 3, "speedscope", {"name", "unit", "metric", "stacks", "threads"});
-    TraceStackOptions s = ReadStackOptions(opts);
+    Options opts(L, 3, "speedscope",
+                 {"name", "unit", "metric", "stacks", "threads", "thread_frames"});
+    TraceStackOptions s = ReadStackOptions(opts, "pids");
     bool from_trace = false;
     FoldedStacks stacks = StacksArg(L, 1, "speedscope", "input", s, &from_trace);
     std::string unit = opts.String("unit").value_or(from_trace ? MetricUnit(s.metric) : "none");

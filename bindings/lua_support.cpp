@@ -3,26 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/util/edit_distance.h"
+
 namespace profsh::lua {
-
-namespace {
-
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
-}  // namespace
 
 std::string TypeName(lua_State* L, int index) {
   if (luaL_getmetafield(L, index, "__name") == LUA_TSTRING) {
@@ -73,16 +56,9 @@ Options::Options(lua_State* L, int index, const char* function,
     bool known = std::any_of(valid.begin(), valid.end(), [&](const char* v) { return key == v; });
     if (!known) {
       lua_pop(L, 1);
-      std::string list, best;
-      size_t best_distance = 4;
-      for (const char* v : valid) {
-        list += (list.empty() ? "" : ", ") + std::string(v);
-        size_t d = EditDistance(key, v);
-        if (d < best_distance) {
-          best_distance = d;
-          best = v;
-        }
-      }
+      std::string list;
+      for (const char* v : valid) list += (list.empty() ? "" : ", ") + std::string(v);
+      const std::string best = ClosestName(key, valid);
       std::string hint = best.empty() ? "" : "; did you mean '" + best + "'?";
       throw LuaError("unknown option '" + key + "' to '" + function + "' (valid options: " + list +
                      ")" + hint);

@@ -109,9 +109,21 @@ void PushArgValue(lua_State* L, const Trace& t, const ArgValue& v) {
   }
 }
 
+// What an event is (kind): from the category for ranges, "memory" for allocation records.
+EventKind KindOfEvent(const Trace& t, size_t i) {
+  const char ph = t.events.phase(i);
+  if (ph == 'X' || ph == 'B') return KindOfCategory(t.category_name(t.events.category(i)));
+  if ((ph == 'i' || ph == 'I') && t.str(t.events.name(i)) == "[memory]") return EventKind::kMemory;
+  return EventKind::kOther;
+}
+
+}  // namespace
+
 void PushEvent(lua_State* L, const Trace& t, size_t i) {
   const EventTable& ev = t.events;
-  lua_createtable(L, 0, 9);
+  lua_createtable(L, 0, 11);
+  lua_pushinteger(L, static_cast<lua_Integer>(i + 1));
+  lua_setfield(L, -2, "index");
   std::string_view name = t.str(ev.name(i));
   lua_pushlstring(L, name.data(), name.size());
   lua_setfield(L, -2, "name");
@@ -121,6 +133,8 @@ void PushEvent(lua_State* L, const Trace& t, size_t i) {
   char ph = ev.phase(i);
   lua_pushlstring(L, &ph, 1);
   lua_setfield(L, -2, "ph");
+  lua_pushstring(L, EventKindName(KindOfEvent(t, i)));
+  lua_setfield(L, -2, "kind");
   const Track& track = t.tracks[ev.track(i)];
   PushIdent(L, t, track.pid);
   lua_setfield(L, -2, "pid");
@@ -146,6 +160,8 @@ void PushEvent(lua_State* L, const Trace& t, size_t i) {
     lua_setfield(L, -2, "unterminated");
   }
 }
+
+namespace {
 
 TraceHandle* CheckTrace(lua_State* L, int index, const char* function) {
   return CheckUserdata<TraceHandle>(L, index, kTraceType, function);
@@ -219,9 +235,45 @@ bool IdentMatches(lua_State* L, int value_index, const Trace& t, const Ident& id
 int Events(lua_State* L) {
   return Protect(L, [&] {
     TraceHandle* h = CheckTrace(L, 1, "events");
-    Options opts(L, 2, "events", {"name", "cat", "pid", "tid", "from", "to", "ph", "limit"});
+    Options opts(L, 2, "events",
+                 {"name", "pattern", "kind", "cat", "pid", "tid", "from", "to", "ph", "limit"});
     const Trace& t = *h->trace;
     auto name = opts.String("name");
+    auto pattern = opts.String("pattern");
+    auto kind = opts.String("kind");
+    if (kind) {
+      static const char* const kKinds[] = {"cpu_op", "annotation", "runtime", "kernel",
+                                           "copy",   "set",        "memory",  "other"};
+      bool known = false;
+      for (const char* k : kKinds) known |= *kind == k;
+      if (!known) {
+        throw LuaError(
+            "bad option 'kind' to 'events' (cpu_op, annotation, runtime, kernel, copy, "
+            "set, memory or other expected, got \"" +
+            *kind + "\")");
+      }
+    }
+    // Whether a name matches `pattern` (string.find's Lua pattern), decided once per name.
+    std::vector<int8_t> category_match(kind ? t.categories.size() : 0, -1);
+    std::vector<int8_t> pattern_match;
+    if (pattern) pattern_match.assign(t.strings.size(), -1);
+    auto name_matches = [&](uint32_t id) {
+      int8_t& known = pattern_match[id];
+      if (known >= 0) return known == 1;
+      lua_getglobal(L, "string");
+      lua_getfield(L, -1, "find");
+      std::string_view s = t.str(id);
+      lua_pushlstring(L, s.data(), s.size());
+      lua_pushlstring(L, pattern->data(), pattern->size());
+      if (lua_pcall(L, 2, 1, 0) != LUA_OK) {
+        std::string message = lua_tostring(L, -1) ? lua_tostring(L, -1) : "error";
+        lua_pop(L, 2);
+        throw LuaError("bad option 'pattern' to 'events' (" + message + ")");
+      }
+      known = lua_isnil(L, -1) ? 0 : 1;
+      lua_pop(L, 2);
+      return known == 1;
+    };
     auto cat = opts.String("cat");
     auto ph = opts.String("ph");
     auto from = opts.Number("from");
@@ -267,6 +319,18 @@ int Events(lua_State* L) {
     for (size_t i = 0; i < ev.size(); ++i) {
       if (limit >= 0 && out >= limit) break;
       if (name_id && ev.name(i) != *name_id) continue;
+      if (pattern && !name_matches(ev.name(i))) continue;
+      if (kind) {
+        // Ranges take their kind from the category: decided once per category.
+        const char ph_i = ev.phase(i);
+        if (ph_i == 'X' || ph_i == 'B') {
+          int8_t& known = category_match[ev.category(i)];
+          if (known < 0) known = *kind == EventKindName(KindOfEvent(t, i)) ? 1 : 0;
+          if (known == 0) continue;
+        } else if (*kind != EventKindName(KindOfEvent(t, i))) {
+          continue;
+        }
+      }
       if (cat_string && t.categories[ev.category(i)] != *cat_string) continue;
       if (ph && (ph->size() != 1 || ev.phase(i) != (*ph)[0])) continue;
       if (!track_ok[ev.track(i)]) continue;
@@ -532,7 +596,7 @@ std::string FormatDuration(int64_t ns) {
 }
 
 void PushTrace(lua_State* L, std::shared_ptr<Trace> trace) {
-  NewUserdata(L, kTraceType, TraceHandle{std::move(trace), nullptr});
+  NewUserdata(L, kTraceType, TraceHandle{std::move(trace), nullptr, nullptr});
 }
 
 TraceHandle* TestTrace(lua_State* L, int index) {
@@ -551,7 +615,9 @@ void RegisterTrace(lua_State* L) {
        {"flamegraph", TraceFlamegraph},
        {"export_speedscope", TraceSpeedscope},
        {"threads", Threads},
-       {"memory_timeline", MemoryTimeline}},
+       {"memory_timeline", MemoryTimeline},
+       {"launcher", TraceLauncher},
+       {"kernels", TraceKernels}},
       TraceField,
       {"duration", "start", "path", "format", "event_count", "warnings", "metadata", "steps",
        "step_num"},

@@ -7,6 +7,8 @@
 #include "engine/flamegraph/flame_svg.h"
 #include "engine/flamegraph/speedscope.h"
 #include "engine/flamegraph/trace_stacks.h"
+#include "engine/util/human_text.h"
+#include "repl/command_line.h"
 
 namespace profsh::repl {
 
@@ -33,7 +35,9 @@ constexpr char kUsage[] =
     "  --reverse             an icicle graph (roots at the top)\n"
     "  --metric NAME         for traces: self_cpu_time_total (default), self_cuda_time_total,\n"
     "                        self_cpu_memory_usage, count\n"
-    "  --stacks KIND         for traces: auto (default), python, operators\n";
+    "  --stacks KIND         for traces: auto (default), python, operators\n"
+    "  --threads names|pids  for traces: a thread's frame is its name (and rank), or its name\n"
+    "                        and pid (default: names with --diff, pids otherwise)\n";
 
 std::string DefaultOutput(const std::string& input) {
   std::string base = input.substr(input.find_last_of('/') + 1);
@@ -50,93 +54,89 @@ int RunFlamegraphCommand(int argc, char** argv) {
   FlameOptions o;
   TraceStackOptions s;
   std::string input, output, before, speedscope;
-  bool normalize = false, count_name_set = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&](const char* what) -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "profsh flamegraph: %s needs %s\n", a.c_str(), what);
-        std::exit(1);
-      }
-      return argv[++i];
-    };
+  bool normalize = false, count_name_set = false, threads_by_pid = false, threads_given = false;
+  CommandLine cl("profsh flamegraph", argc, argv,
+                 {"--help", "--output", "--diff", "--normalize", "--negate", "--speedscope",
+                  "--title", "--subtitle", "--countname", "--width", "--height", "--minwidth",
+                  "--colors", "--reverse", "--metric", "--stacks", "--threads"});
+  while (cl.Next()) {
+    const std::string& a = cl.arg();
     auto number = [&](const char* what) -> double {
-      std::string v = value(what);
+      const std::string option = a;
+      std::string v = cl.Value(what);
       char* end = nullptr;
       double d = std::strtod(v.c_str(), &end);
-      if (end == v.c_str() || *end != '\0') {
-        std::fprintf(stderr, "profsh flamegraph: %s needs %s, got '%s'\n", a.c_str(), what,
-                     v.c_str());
-        std::exit(1);
-      }
+      if (end == v.c_str() || *end != '\0')
+        cl.Fail(option + " needs " + what + ", got '" + v + "'");
       return d;
     };
     if (a == "-h" || a == "--help") {
       std::fputs(kUsage, stdout);
       return 0;
     } else if (a == "-o" || a == "--output") {
-      output = value("a file name");
+      output = cl.Value("a file name");
     } else if (a == "--diff") {
-      before = value("the BEFORE profile");
+      before = cl.Value("the BEFORE profile");
     } else if (a == "--normalize") {
+      cl.Flag();
       normalize = true;
     } else if (a == "--negate") {
+      cl.Flag();
       o.negate = true;
     } else if (a == "--speedscope") {
-      speedscope = value("a file name");
+      speedscope = cl.Value("a file name");
     } else if (a == "--title") {
-      o.title = value("a title");
+      o.title = cl.Value("a title");
     } else if (a == "--subtitle") {
-      o.subtitle = value("a subtitle");
+      o.subtitle = cl.Value("a subtitle");
     } else if (a == "--countname") {
-      o.count_name = value("a name");
+      o.count_name = cl.Value("a name");
       count_name_set = true;
     } else if (a == "--width") {
       o.width = static_cast<int>(number("a number of pixels"));
     } else if (a == "--height") {
       o.frame_height = static_cast<int>(number("a number of pixels"));
     } else if (a == "--minwidth") {
-      std::string v = value("pixels or a percentage");
+      std::string v = cl.Value("pixels or a percentage");
       if (!v.empty() && v.back() == '%') {
         o.min_width_percent = true;
         v.pop_back();
       }
       char* end = nullptr;
       o.min_width = std::strtod(v.c_str(), &end);
-      if (end == v.c_str() || *end != '\0') {
-        std::fprintf(stderr, "profsh flamegraph: --minwidth needs pixels or a percentage\n");
-        return 1;
-      }
+      if (end == v.c_str() || *end != '\0') cl.Fail("--minwidth needs pixels or a percentage");
     } else if (a == "--colors") {
-      o.colors = value("a palette");
+      o.colors = cl.Value("a palette");
     } else if (a == "--reverse") {
+      cl.Flag();
       o.reverse = true;
     } else if (a == "--metric") {
-      s.metric = value("a metric");
+      s.metric = cl.Value("a metric");
     } else if (a == "--stacks") {
-      std::string k = value("auto, python or operators");
+      std::string k = cl.Value("auto, python or operators");
+      if (k != "python" && k != "operators" && k != "auto")
+        cl.Fail("--stacks takes auto, python or operators, got '" + k + "'");
       s.source = k == "python"      ? StackSource::kPython
                  : k == "operators" ? StackSource::kOperators
                                     : StackSource::kAuto;
-      if (k != "python" && k != "operators" && k != "auto") {
-        std::fprintf(stderr, "profsh flamegraph: --stacks takes auto, python or operators\n");
-        return 1;
-      }
-    } else if (!a.empty() && a[0] == '-') {
-      std::fprintf(stderr, "profsh flamegraph: unknown option '%s'\n%s", a.c_str(), kUsage);
-      return 1;
+    } else if (a == "--threads") {
+      std::string k = cl.Value("names or pids");
+      if (k != "names" && k != "pids") cl.Fail("--threads takes names or pids, got '" + k + "'");
+      threads_by_pid = k == "pids";
+      threads_given = true;
+    } else if (cl.IsOption()) {
+      cl.Unknown();
     } else if (input.empty()) {
       input = a;
     } else {
-      std::fprintf(stderr, "profsh flamegraph: more than one input ('%s' and '%s')\n",
-                   input.c_str(), a.c_str());
-      return 1;
+      cl.Fail("more than one input ('" + input + "' and '" + a + "')");
     }
   }
-  if (input.empty()) {
-    std::fprintf(stderr, "%s", kUsage);
-    return 1;
-  }
+  if (input.empty()) cl.Fail("no input given (profsh flamegraph INPUT [-o OUT.svg])");
+  // Two runs of one program have other pids: a differential graph matches threads by name
+  // (and rank) unless told otherwise, or every frame would be new.
+  s.thread_frames = (threads_given ? threads_by_pid : before.empty()) ? ThreadFrames::kNameAndPid
+                                                                      : ThreadFrames::kName;
   if (output.empty()) output = DefaultOutput(input);
   if (!count_name_set && IsTraceFile(input)) o.count_name = MetricUnit(s.metric);
 
@@ -168,8 +168,8 @@ int RunFlamegraphCommand(int argc, char** argv) {
     return 1;
   }
   const FlameSummary& r = summary.value();
-  std::printf("wrote %s: %zu stacks, %zu frames drawn, total %.17g %s", output.c_str(), r.stacks,
-              r.frames_drawn, r.total, o.count_name.c_str());
+  std::printf("wrote %s: %zu stacks, %zu frames drawn, total %s %s", output.c_str(), r.stacks,
+              r.frames_drawn, HumanNumber(r.total).c_str(), o.count_name.c_str());
   if (r.ignored_lines > 0)
     std::printf(" (%zu lines ignored: not \"stack count\")", r.ignored_lines);
   std::printf("\n");

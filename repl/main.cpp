@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bindings/session.h"
+#include "repl/command_line.h"
 #include "repl/flamegraph_command.h"
 #include "repl/repl.h"
 #include "repl/run_command.h"
@@ -29,7 +30,9 @@ constexpr char kUsage[] =
     "  -e CHUNK     run the Lua chunk CHUNK (may be repeated)\n"
     "  -i           enter the interactive shell after running the script or chunks\n"
     "  -            run standard input as a script\n"
-    "  --           stop handling options\n"
+    "  --           stop handling options; after -e, what follows is the chunk's arg[1], "
+    "arg[2]...\n"
+    "               (profsh -e 'print(profsh.load(arg[1]))' -- trace.json)\n"
     "  -h, --help   show this help\n"
     "  -v, --version  print the version\n"
     "\n"
@@ -58,10 +61,17 @@ int main(int argc, char** argv) {
   std::vector<std::string> chunks;
   bool interactive = false;
   int script_index = -1;
+  int chunk_args_index = -1;  // -e CHUNK -- ARGS: ARGS are the chunks' arg[1..]
+  profsh::repl::CommandLine cl("profsh", argc, argv,
+                               {"--help", "--version", "-e", "-i", "-h", "-v"});
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--") {
-      if (i + 1 < argc) script_index = i + 1;
+      if (!chunks.empty()) {
+        chunk_args_index = i + 1;
+      } else if (i + 1 < argc) {
+        script_index = i + 1;
+      }
       break;
     }
     if (a == "-h" || a == "--help") {
@@ -77,16 +87,15 @@ int main(int argc, char** argv) {
       continue;
     }
     if (a == "-e") {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "profsh: '-e' needs an argument\n%s", kUsage);
-        return 1;
-      }
+      if (i + 1 >= argc) cl.Fail("-e needs a Lua chunk");
       chunks.push_back(argv[++i]);
       continue;
     }
     if (a.size() > 1 && a[0] == '-') {
-      std::fprintf(stderr, "profsh: unknown option '%s'\n%s", a.c_str(), kUsage);
-      return 1;
+      if (a.size() > 2 && a[1] != '-') {
+        cl.Fail("unknown option '" + a + "' (options are given one by one: -e CHUNK -i)");
+      }
+      cl.Unknown(a);
     }
     script_index = i;
     break;
@@ -107,6 +116,9 @@ int main(int argc, char** argv) {
     for (int i = 0; i < script_index; ++i) before.push_back(argv[i]);
     script = argv[script_index];
     for (int i = script_index + 1; i < argc; ++i) script_args.push_back(argv[i]);
+  } else if (chunk_args_index >= 0) {
+    for (int i = 1; i < chunk_args_index; ++i) before.push_back(argv[i]);
+    for (int i = chunk_args_index; i < argc; ++i) script_args.push_back(argv[i]);
   }
   session->SetArgs(before, script, script_args);
 

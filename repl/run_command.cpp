@@ -9,10 +9,14 @@
 
 #include "engine/analysis/averages_table.h"
 #include "engine/analysis/function_events.h"
-#include "engine/session/on_demand.h"
-#include "engine/session/recording.h"
 #include "engine/exporters/exporter.h"
 #include "engine/io/paths.h"
+#include "engine/session/on_demand.h"
+#include "engine/session/recording.h"
+#include "engine/session/signal_forwarding.h"
+#include "engine/util/edit_distance.h"
+#include "engine/util/human_text.h"
+#include "repl/command_line.h"
 
 namespace profsh::repl {
 
@@ -48,7 +52,12 @@ constexpr char kUsage[] =
     "  --step-marker PATTERN      Lua pattern of the ranges or marks that start a step\n"
     "                             (default: ^ProfilerStep#%d+)\n"
     "  --capture-range NAME       record only while a range of that name is open\n"
-    "  --on-demand                record nothing until asked: profsh trace --pid PID --steps N\n";
+    "  --on-demand                record nothing until asked: profsh trace --pid PID --steps N\n"
+    "                             (which saves the trace: -o is refused here)\n"
+    "\n"
+    "Options take --opt value or --opt=value. SIGINT, SIGTERM and SIGHUP sent to profsh are\n"
+    "passed on to CMD; profsh waits for it and saves the trace (a second signal: at once, with\n"
+    "what was recorded so far).\n";
 
 // "skip_first=10,wait=5,warmup=1,active=3,repeat=2" (any subset; torch's defaults otherwise).
 Result<Schedule> ParseSchedule(const std::string& spec) {
@@ -108,6 +117,36 @@ std::vector<std::string> SplitList(const std::string& s) {
   return out;
 }
 
+// Why a long job recorded nothing, when the reason is known: ": no range or mark matched ...".
+std::string WhyNoWindow(const LaunchOptions& launch, const LiveRecording& r) {
+  if (r.windows > 0 || launch.on_demand) return "";
+  if (launch.schedule && r.summary.steps == 0) {
+    const std::string marker = launch.step_marker.empty() ? kDefaultStepMarker : launch.step_marker;
+    return ": no range or mark matched '" + marker + "' (see --step-marker)";
+  }
+  if (launch.schedule) {
+    return ": the workload ended after " + Plural(r.summary.steps, "step", "steps") +
+           ", before the schedule's first active step";
+  }
+  if (!launch.capture_range.empty()) return ": no range named '" + launch.capture_range + "' ended";
+  return "";
+}
+
+// What profsh did with the signals it received while the workload ran.
+void ReportSignals(const LaunchOptions& launch, const LaunchResult& r) {
+  if (r.signals_received == 0) return;
+  const std::string name = SignalName(r.forwarded_signal);
+  if (r.still_running) {
+    std::fprintf(stderr,
+                 "profsh: %s again: saving what was recorded so far; %s (pid %lld) may still be "
+                 "running\n",
+                 name.c_str(), launch.argv[0].c_str(), static_cast<long long>(r.pid));
+  } else {
+    std::fprintf(stderr, "profsh: %s passed on to %s (pid %lld), which then ended\n", name.c_str(),
+                 launch.argv[0].c_str(), static_cast<long long>(r.pid));
+  }
+}
+
 }  // namespace
 
 // Windows are reported while the workload runs: each one's table, and its trace saved.
@@ -125,9 +164,12 @@ int RunLive(LaunchOptions& launch, std::string output, const TableOptions& table
       return;
     }
     server = std::move(s.value());
-    std::fprintf(
-        stderr,
-        "profsh: on demand: profsh trace --pid PID --steps N records the next N steps of PID\n");
+  };
+  callbacks.launched = [&](int64_t pid) {
+    if (!server) return;
+    std::fprintf(stderr,
+                 "profsh: on demand: profsh trace --pid %lld --steps N records its next N steps\n",
+                 static_cast<long long>(pid));
   };
   callbacks.poll = [&](ControlChannel& control) {
     if (server) server->Poll(control);
@@ -161,12 +203,13 @@ int RunLive(LaunchOptions& launch, std::string output, const TableOptions& table
     return 127;
   }
   LiveRecording& r = recorded.value();
+  ReportSignals(launch, r.launch);
   for (const std::string& w : r.warnings) std::fprintf(stderr, "profsh: warning: %s\n", w.c_str());
-  std::fprintf(stderr, "profsh: %llu windows; %s\n", static_cast<unsigned long long>(r.windows),
-               DescribeRecording(r.summary).c_str());
+  std::fprintf(stderr, "profsh: %s%s; %s\n", Plural(r.windows, "window", "windows").c_str(),
+               WhyNoWindow(launch, r).c_str(), DescribeRecording(r.summary).c_str());
   if (r.launch.term_signal) {
-    std::fprintf(stderr, "profsh: %s was killed by signal %d\n", launch.argv[0].c_str(),
-                 r.launch.term_signal);
+    std::fprintf(stderr, "profsh: %s was killed by %s\n", launch.argv[0].c_str(),
+                 SignalName(r.launch.term_signal).c_str());
   }
   return r.launch.exit_code;
 }
@@ -178,105 +221,118 @@ int RunRunCommand(int argc, char** argv) {
   table.sort_by = "cpu_time_total";
   table.row_limit = 25;
   bool group_by_shape = false, print_table = true, keep_session = false;
-  int i = 1;
-  auto value = [&](const std::string& option) -> std::string {
-    if (i + 1 >= argc) {
-      std::fprintf(stderr, "profsh run: %s needs a value\n", option.c_str());
-      std::exit(2);
-    }
-    return argv[++i];
-  };
-  auto number = [&](const std::string& option) -> long {
-    std::string v = value(option);
-    char* end = nullptr;
-    long n = std::strtol(v.c_str(), &end, 10);
-    if (v.empty() || *end != '\0' || n < 0) {
-      std::fprintf(stderr, "profsh run: %s needs a non-negative number, got '%s'\n", option.c_str(),
-                   v.c_str());
-      std::exit(2);
-    }
-    return n;
-  };
-  for (; i < argc; ++i) {
-    std::string a = argv[i];
+  CommandLine cl("profsh run", argc, argv,
+                 {"--help", "--output", "--activities", "--sort-by", "--row-limit",
+                  "--group-by-input-shape", "--record-shapes", "--with-stack", "--with-flops",
+                  "--profile-memory", "--no-table", "--keep-session", "--buffer-kb", "--drain-ms",
+                  "--schedule", "--step-marker", "--capture-range", "--on-demand"});
+  bool command_started = false;
+  while (cl.Next()) {
+    const std::string& a = cl.arg();
     if (a == "--") {
-      ++i;
+      command_started = cl.Next();
       break;
     }
-    if (a.empty() || a[0] != '-') break;
+    if (!cl.IsOption()) {
+      command_started = true;
+      break;
+    }
     if (a == "-h" || a == "--help") {
       std::fputs(kUsage, stdout);
       return 0;
     } else if (a == "-o" || a == "--output") {
-      output = value(a);
+      output = cl.Value("a file name");
     } else if (a == "--activities") {
-      launch.activities = SplitList(value(a));
+      launch.activities = SplitList(cl.Value("a list such as nvtx,itt,torch"));
+      for (const std::string& activity : launch.activities) {
+        const auto& known = KnownActivities();
+        if (std::find(known.begin(), known.end(), activity) != known.end()) continue;
+        std::string hint = ClosestName(activity, known, 3);
+        cl.Fail("unknown activity '" + activity + "' (activities: " + ActivityList() + ")" +
+                (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
+      }
     } else if (a == "--sort-by") {
-      table.sort_by = value(a);
+      table.sort_by = cl.Value("a sort key");
+      if (!IsSortKey(*table.sort_by)) {
+        std::string hint = ClosestName(*table.sort_by, SortKeys());
+        cl.Fail("unknown --sort-by key '" + *table.sort_by + "'" +
+                (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
+      }
     } else if (a == "--row-limit") {
-      table.row_limit = number(a);
+      table.row_limit = cl.Number(0);
     } else if (a == "--group-by-input-shape") {
+      cl.Flag();
       group_by_shape = true;
     } else if (a == "--record-shapes") {
+      cl.Flag();
       launch.record_shapes = true;
     } else if (a == "--with-stack") {
+      cl.Flag();
       launch.with_stack = true;
     } else if (a == "--with-flops") {
+      cl.Flag();
       launch.with_flops = true;
     } else if (a == "--profile-memory") {
+      cl.Flag();
       launch.profile_memory = true;
     } else if (a == "--no-table") {
+      cl.Flag();
       print_table = false;
     } else if (a == "--keep-session") {
+      cl.Flag();
       keep_session = true;
     } else if (a == "--buffer-kb") {
-      launch.buffer_kb =
-          static_cast<uint32_t>(std::min<long>(number(a), UINT32_MAX));  // checked by the launcher
+      launch.buffer_kb = static_cast<uint32_t>(std::min<long long>(cl.Number(0), kMaxBufferKb + 1));
+      if (launch.buffer_kb > kMaxBufferKb)
+        cl.Fail("--buffer-kb: at most " + std::to_string(kMaxBufferKb) + " (KiB per thread)");
     } else if (a == "--drain-ms") {
-      launch.drain_ms = static_cast<uint32_t>(std::min<long>(number(a), UINT32_MAX));
+      launch.drain_ms = static_cast<uint32_t>(std::min<long long>(cl.Number(0), kMaxDrainMs + 1));
+      if (launch.drain_ms > kMaxDrainMs)
+        cl.Fail("--drain-ms: at most " + std::to_string(kMaxDrainMs));
     } else if (a == "--schedule") {
-      auto s = ParseSchedule(value(a));
-      if (!s.ok()) {
-        std::fprintf(stderr, "profsh run: %s\n", s.error().message.c_str());
-        return 2;
-      }
+      auto s = ParseSchedule(cl.Value("a schedule such as wait=1,warmup=1,active=2"));
+      if (!s.ok()) cl.Fail(s.error().message);
       launch.schedule = s.value();
     } else if (a == "--step-marker") {
-      launch.step_marker = value(a);
+      launch.step_marker = cl.Value("a Lua pattern");
       Status st = CheckStepMarker(launch.step_marker);
-      if (!st.ok()) {
-        std::fprintf(stderr, "profsh run: --step-marker: %s\n", st.message().c_str());
-        return 2;
-      }
+      if (!st.ok()) cl.Fail("--step-marker: " + st.message());
     } else if (a == "--capture-range") {
-      launch.capture_range = value(a);
+      launch.capture_range = cl.Value("a range name");
     } else if (a == "--on-demand") {
+      cl.Flag();
       launch.on_demand = true;
     } else {
-      std::fprintf(stderr, "profsh run: unknown option '%s'\n%s", a.c_str(), kUsage);
-      return 2;
+      cl.Unknown();
     }
   }
-  for (; i < argc; ++i) launch.argv.push_back(argv[i]);
-  if (launch.argv.empty()) {
-    std::fprintf(stderr, "profsh run: no command given\n%s", kUsage);
-    return 2;
+  if (command_started) {
+    for (int i = cl.index(); i < argc; ++i) launch.argv.push_back(argv[i]);
   }
-  if (table.sort_by && !IsSortKey(*table.sort_by)) {
-    std::fprintf(stderr, "profsh run: unknown --sort-by key '%s'\n", table.sort_by->c_str());
-    return 2;
+  if (launch.argv.empty()) cl.Fail("no command given (profsh run [options] -- CMD [ARGS...])");
+  if (!output.empty() && launch.on_demand) {
+    // On demand, what is recorded is saved by profsh trace (its -o), not by profsh run.
+    cl.Fail(
+        "-o has no effect with --on-demand: give it to profsh trace --pid PID --steps N -o PATH");
   }
 
+  // Covers the wait, the load and the save: a signal in any of them is passed on or counted,
+  // and does not end profsh before the trace is saved.
+  SignalForwarding forwarding;
   if (launch.schedule || !launch.capture_range.empty() || launch.on_demand) {
     return RunLive(launch, output, table, group_by_shape, print_table, keep_session);
   }
-  auto recorded = RecordWorkload(launch, keep_session);
+  // The folder is removed once the trace is saved, not before: if saving fails, it is all
+  // there is.
+  auto recorded = RecordWorkload(launch, /*keep_session=*/true);
   if (!recorded.ok()) {
     std::fprintf(stderr, "profsh run: %s\n", recorded.error().message.c_str());
     return 127;
   }
   Recording& r = recorded.value();
+  ReportSignals(launch, r.launch);
   Trace& trace = *r.session.trace;
+  trace.source_path = "profsh run";
   if (print_table) {
     auto averages = ComputeKeyAverages(BuildFunctionEvents(trace), group_by_shape, 0);
     if (averages.rows.empty()) {
@@ -286,9 +342,9 @@ int RunRunCommand(int argc, char** argv) {
       auto text = BuildAveragesTable(averages, table);
       if (!text.ok()) {
         std::fprintf(stderr, "profsh run: %s\n", text.error().message.c_str());
-        return 2;
+      } else {
+        std::fputs(text.value().c_str(), stdout);
       }
-      std::fputs(text.value().c_str(), stdout);
     }
     std::fflush(stdout);
   }
@@ -298,17 +354,25 @@ int RunRunCommand(int argc, char** argv) {
   const bool json = EndsWith(output, ".json") || EndsWith(output, ".json.gz");
   Status saved = ExportTrace(trace, json ? "chrome" : "profsh", output);
   std::fprintf(stderr, "profsh: %s\n", DescribeRecording(r.session.summary).c_str());
+  const std::string& folder = r.launch.session;
   if (!saved.ok()) {
-    std::fprintf(stderr, "profsh run: %s\n", saved.message().c_str());
+    std::fprintf(stderr,
+                 "profsh run: the trace was not saved: %s\n"
+                 "profsh: the recording stays in %s: profsh.load(\"%s\") reads it, and\n"
+                 "        profsh -e 'profsh.load(arg[1]):save(arg[2])' -- %s OUT.profsh saves it\n",
+                 saved.message().c_str(), folder.c_str(), folder.c_str(), folder.c_str());
   } else {
     std::fprintf(stderr, "profsh: trace saved to %s (profsh.load(\"%s\"))\n", output.c_str(),
                  output.c_str());
+    if (keep_session) {
+      std::fprintf(stderr, "profsh: streams kept in %s\n", folder.c_str());
+    } else {
+      RemoveSessionFolder(folder);
+    }
   }
-  if (r.session_kept)
-    std::fprintf(stderr, "profsh: streams kept in %s\n", r.launch.session.c_str());
   if (r.launch.term_signal) {
-    std::fprintf(stderr, "profsh: %s was killed by signal %d\n", launch.argv[0].c_str(),
-                 r.launch.term_signal);
+    std::fprintf(stderr, "profsh: %s was killed by %s\n", launch.argv[0].c_str(),
+                 SignalName(r.launch.term_signal).c_str());
   }
   return r.launch.exit_code;
 }

@@ -1,6 +1,5 @@
 #include "repl/trace_command.h"
 
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -10,6 +9,8 @@
 #include "engine/session/on_demand.h"
 #include "engine/load/trace_loader.h"
 #include "engine/io/paths.h"
+#include "engine/util/edit_distance.h"
+#include "repl/command_line.h"
 
 namespace profsh::repl {
 
@@ -39,58 +40,42 @@ int RunTraceCommand(int argc, char** argv) {
   table.sort_by = "cpu_time_total";
   table.row_limit = 25;
   bool print_table = true;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "profsh trace: %s needs a value\n", a.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    auto number = [&]() -> long long {
-      std::string v = value();
-      char* end = nullptr;
-      errno = 0;
-      long long n = std::strtoll(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0' || n <= 0 || errno == ERANGE) {
-        std::fprintf(stderr, "profsh trace: %s needs a positive number, got '%s'\n", a.c_str(),
-                     v.c_str());
-        std::exit(2);
-      }
-      return n;
-    };
+  CommandLine cl("profsh trace", argc, argv,
+                 {"--help", "--pid", "--steps", "--output", "--timeout", "--sort-by", "--row-limit",
+                  "--no-table"});
+  while (cl.Next()) {
+    const std::string& a = cl.arg();
     if (a == "-h" || a == "--help") {
       std::fputs(kUsage, stdout);
       return 0;
     } else if (a == "--pid") {
-      pid = number();
+      pid = cl.Number(1);
     } else if (a == "--steps") {
-      steps = number();
+      steps = cl.Number(1);
     } else if (a == "-o" || a == "--output") {
-      output = value();
+      output = cl.Value("a file name");
     } else if (a == "--timeout") {
-      timeout = static_cast<double>(number());
+      timeout = static_cast<double>(cl.Number(1));
     } else if (a == "--sort-by") {
-      table.sort_by = value();
+      table.sort_by = cl.Value("a sort key");
+      // Checked before the workload records anything: a typo must not cost the user their steps.
+      if (!IsSortKey(*table.sort_by)) {
+        std::string hint = ClosestName(*table.sort_by, SortKeys());
+        cl.Fail("unknown --sort-by key '" + *table.sort_by + "'" +
+                (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
+      }
     } else if (a == "--row-limit") {
-      table.row_limit = number();
+      table.row_limit = cl.Number(0);
     } else if (a == "--no-table") {
+      cl.Flag();
       print_table = false;
+    } else if (cl.IsOption()) {
+      cl.Unknown();
     } else {
-      std::fprintf(stderr, "profsh trace: unknown option '%s'\n%s", a.c_str(), kUsage);
-      return 2;
+      cl.Fail("unexpected argument '" + a + "'");
     }
   }
-  if (pid == 0 || steps == 0) {
-    std::fprintf(stderr, "profsh trace: --pid and --steps are required\n%s", kUsage);
-    return 2;
-  }
-  // Checked before the workload records anything: a typo must not cost the user their steps.
-  if (table.sort_by && !IsSortKey(*table.sort_by)) {
-    std::fprintf(stderr, "profsh trace: unknown --sort-by key '%s'\n", table.sort_by->c_str());
-    return 2;
-  }
+  if (pid == 0 || steps == 0) cl.Fail("--pid and --steps are required");
   if (output.empty()) output = NewTracePath("profsh-" + std::to_string(pid));
   output = AbsolutePath(output);
   auto saved = RequestOnDemandTrace(pid, steps, output, timeout);

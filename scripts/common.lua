@@ -23,8 +23,10 @@ end
 function common.run_python(p, script, ...)
   local status = p:run{common.python(), common.dir .. "/" .. script, ...}
   if status ~= 0 then
-    error(string.format("%s exited with status %d (does %s import torch and torchvision?)", script,
-                        status, common.python()), 2)
+    error(string.format("%s exited with status %d: does %s import torch and torchvision? If "
+                        .. "another Python has them, name it in PROFSH_PYTHON "
+                        .. "(PROFSH_PYTHON=/usr/bin/python3 profsh %s)", script, status,
+                        common.python(), arg and arg[0] or "RECIPE.lua"), 2)
   end
   if p.summary.operators == 0 then
     io.stderr:write("no PyTorch operators were recorded: " .. table.concat(p.warnings, "; ") .. "\n")

@@ -26,5 +26,7 @@ print("wrote operators.speedscope.json (open it at https://www.speedscope.app)")
 local baseline_path = arg and arg[2]
 if baseline_path then
   local baseline = profsh.load(baseline_path)
-  report("diff.svg", profsh.flamegraph_diff(baseline, trace, "diff.svg", {stacks = "operators", normalize = true}))
+  -- Threads are matched by name (and rank), not pid: the two runs' pids differ.
+  report("diff.svg", profsh.flamegraph_diff(baseline, trace, "diff.svg",
+                                            {stacks = "operators", normalize = true, thread_frames = "names"}))
 end

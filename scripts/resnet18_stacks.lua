@@ -6,7 +6,10 @@
 local common = dofile((debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or ".") .. "/common.lua")
 local out = arg and arg[1] or "profiler_stacks.txt"
 
-local prof = profsh.profile{activities = {"torch"}, with_stack = true}
+-- As the recipe, only the model call is profiled (not building the model and its weights):
+-- the capture range records what runs inside record_function("model_inference").
+local prof = profsh.profile{activities = {"torch"}, with_stack = true,
+                            capture_range = "model_inference"}
 common.run_python(prof, "resnet18.py")
 
 -- The recipe sorts by self CUDA time on a GPU; this run has CPU time.

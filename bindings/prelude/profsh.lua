@@ -20,7 +20,7 @@ profsh — a programmable profiling shell.
   p:run{"bash", "launch.sh"}           run a workload with the collector attached
   print(p:key_averages():table())      the profile then answers like a trace
 
-Help topics: load, key_averages, table, avg, trace, events, processes, threads,
+Help topics: load, key_averages, table, avg, trace, events, gpu, processes, threads,
 export_chrome_trace, export_stacks, save, flamegraph, flamegraph_diff, speedscope,
 profile, run, pytorch, memory_timeline, schedule, record_function, on_demand,
 tensorboard_trace_handler, repl.
@@ -39,7 +39,10 @@ topics.key_averages = [[
 trace:key_averages{group_by_input_shape=false, group_by_stack_n=0} -> averages list
   Groups operator events by name (and input shapes, and the top N stack frames), as
   torch.profiler's key_averages() does. The list supports #avgs, avgs[i], ipairs(avgs),
-  avgs:table{...}, avgs:sorted(key) and avgs:total_average(). See :help avg for the fields.]]
+  avgs:table{...}, avgs:sorted(key) and avgs:total_average(). See :help avg for the fields.
+  Names are not unique keys: a CPU range and its GPU-side annotation share one, and so do an
+  op's rows by input shape. avgs["aten::mm"] is the row when exactly one has that name, and
+  an error otherwise; avgs:find(name [, kind]) returns every row of the name (maybe none).]]
 
 topics.table = [[
 avgs:table{sort_by=nil, row_limit=100, max_name_column_width=55, max_shapes_column_width=80,
@@ -55,18 +58,45 @@ Fields of an averages element (times in microseconds):
   key, count, cpu_time_total, self_cpu_time_total, cpu_time, cuda_time_total,
   self_cuda_time_total, cuda_time, cpu_memory_usage, self_cpu_memory_usage,
   cuda_memory_usage, self_cuda_memory_usage, input_shapes, stack, flops, device_type,
-  is_async]]
+  is_async, kind
+  kind says what the row's events are: "cpu_op", "annotation" (record_function or other
+  user ranges, and their gpu_user_annotation spans: device_type "CUDA"), "runtime"
+  (cudaLaunchKernel, ...), "kernel", "copy", "set" (memcpy/memset on the device), "memory"
+  (allocations no op held). Device work is kernel + copy + set; annotations cover it again.]]
 
 topics.trace = [[
 Trace fields: duration (us), start (absolute us), path, format, event_count, warnings,
 metadata.  Methods: key_averages, table via averages, events, processes, threads,
-export_chrome_trace, export_stacks, save, flamegraph, export_speedscope.
+launcher, kernels (:help gpu), export_chrome_trace, export_stacks, save, flamegraph,
+export_speedscope.
 #trace is the number of events.]]
 
 topics.events = [[
-trace:events{name=, cat=, ph=, pid=, tid=, from=, to=, limit=} -> list of events
-  Each event: name, cat, ph, pid, tid, ts, dur (us; ts from the start of the trace), args,
-  and event-level fields such as id. from/to select events overlapping [from, to].]]
+trace:events{name=, pattern=, kind=, cat=, ph=, pid=, tid=, from=, to=, limit=} -> events
+  Each event: name, cat, kind, ph, pid, tid, ts, dur (us; ts from the start of the trace),
+  args, index (its place in the trace, for t:launcher and t:kernels), and event-level
+  fields such as id. name matches exactly, pattern is a Lua pattern (string.find:
+  pattern="^aten::conv"), from/to select events overlapping [from, to].
+  kind: cpu_op, annotation, runtime, kernel, copy, set, memory, other (see :help avg).
+  cat is the category the trace gives: Kineto writes cpu_op, user_annotation,
+  python_function, cuda_runtime, cuda_driver, kernel, gpu_memcpy, gpu_memset,
+  gpu_user_annotation, ac2g (flows); profsh's own recordings nvtx, itt, torch domains.
+  ph: "X" complete, "i" instant, "C" counter, "M" metadata, "s"/"f" flows.]]
+
+topics.gpu = [[
+GPU traces (Kineto, recorded with ProfilerActivity.CUDA):
+  kernels, copies and sets run on a stream: pid = the device, tid = the stream
+  (t:threads() lists them); each has args "correlation" (its runtime call) and, in newer
+  Kineto, "External id" (the CPU op). gpu_user_annotation spans mirror user ranges on the
+  device. cuda_runtime events (cudaLaunchKernel, cudaMemcpyAsync) sit on the CPU thread.
+  k = t:events{kind="kernel"}[1]
+  op, call = t:launcher(k)   -- the CPU op that launched it, and the runtime call
+  t:kernels(op)              -- the kernels, copies and sets an op launched itself
+  The link follows both Kineto conventions: External id naming the op (newer), or the
+  runtime call with the same correlation, inside the op (older: the bundled alexnet_a100,
+  where joining on External id finds nothing). key_averages adds each kernel's time to its
+  op's self_cuda_time_total; rows with device_type "CUDA" are the kernels themselves.
+  scripts/gpu_kernels.lua: device time per op, top kernels, who launched the longest.]]
 
 topics.processes = [[
 trace:processes() -> list of {pid, name, labels, sort_index, threads={{tid, name, events}}}]]
@@ -99,7 +129,9 @@ profsh.flamegraph(input, path, {...}) -> summary
   flamegraph.pl's stackcollapse, inferno and torch's export_stacks write).
   Trace options: metric = self_cpu_time_total | self_cuda_time_total |
   self_cpu_memory_usage | count;  stacks = "python" (recorded with_stack) | "operators" (the
-  nesting of operators and ranges) | "auto" (python when present);  threads = true/false.
+  nesting of operators and ranges) | "auto" (python when present);  threads = true/false
+  (a root frame per thread);  thread_frames = "pids" (its name and pid, the default) |
+  "names" (its name and rank: what matches another run's; flamegraph_diff's default).
   Drawing options: title, subtitle, width=1200, height=16 (per frame), font_size=12,
   minwidth=0.1 (pixels, or "0.5%" of the total), colors="hot" (mem, io, java, torch, red,
   green, blue, yellow, purple, aqua, orange), reverse=false (true: icicle),
@@ -112,7 +144,8 @@ profsh.flamegraph_diff(before, after, path, {normalize=false, negate=false, ...}
   A differential flamegraph, as difffolded.pl + flamegraph.pl draw it: widths from `after`,
   colour from each frame's change (red grew, blue shrank; negate swaps them), the change in
   the tooltip. before/after: Traces, trace files or folded files. normalize scales `before`
-  to `after`'s total first. Other options as for flamegraph.]]
+  to `after`'s total first. Threads are matched by name and rank (thread_frames="names"):
+  two runs have different pids. Other options as for flamegraph.]]
 
 topics.speedscope = [[
 trace:export_speedscope(path, {metric=, stacks=, threads=, name=})
@@ -215,7 +248,11 @@ Command line:  profsh run [options] -- CMD [ARGS...]
   (-o PATH, default profsh-DATE-TIME.profsh; .json/.json.gz writes Chrome JSON) and exits
   with the workload's status. profsh run --help lists the options (--activities,
   --sort-by, --row-limit, --group-by-input-shape, --no-table, --keep-session, ...).
-  profsh.load(folder) reads a kept session folder; profsh.load(file.pstream) one stream.]]
+  profsh.load(folder) reads a kept session folder; profsh.load(file.pstream) one stream.
+  Ctrl-C, SIGTERM and SIGHUP sent to profsh go on to the workload; profsh waits for it and
+  saves the trace (a second signal: what was recorded so far, at once). If the trace cannot
+  be saved, the session folder stays and profsh prints its path.
+  Options take --opt value or --opt=value; usage errors exit with status 2.]]
 
 topics.repl = [[
 The REPL: expressions print their value (averages lists print as tables), statements run.

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "engine/analysis/arg_reader.h"
+#include "engine/analysis/event_kind.h"
 #include "engine/trace/kineto_schema.h"
 #include "engine/util/hash.h"
 #include "engine/util/parallel.h"
@@ -17,26 +18,39 @@ namespace {
 
 enum class CategoryClass : uint8_t { kCpu, kRuntime, kDevice, kDeviceAnnotation, kSkip };
 
-CategoryClass Classify(std::string_view category) {
-  std::string c(category);
-  for (char& ch : c) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  // Kineto's categories in lower case; the names not in kineto_schema.h are read only here.
-  using namespace kineto;
-  if (c == kKernel || c == kGpuMemcpy || c == kGpuMemset || c == "memcpy" || c == "memset") {
-    return CategoryClass::kDevice;
+CategoryClass Classify(std::string_view category, EventKind kind) {
+  switch (kind) {
+    case EventKind::kKernel:
+    case EventKind::kCopy:
+    case EventKind::kSet:
+      return CategoryClass::kDevice;
+    case EventKind::kAnnotation:
+      // gpu_user_annotation: the device-side span of a user range, listed but not counted.
+      return category.size() > 4 && (category[0] | 0x20) == 'g' && (category[1] | 0x20) == 'p' &&
+                     (category[2] | 0x20) == 'u' && category[3] == '_'
+                 ? CategoryClass::kDeviceAnnotation
+                 : CategoryClass::kCpu;
+    case EventKind::kRuntime:
+      return CategoryClass::kRuntime;
+    case EventKind::kOther:
+      return CategoryClass::kSkip;
+    default:
+      return CategoryClass::kCpu;
   }
-  if (c == kGpuUserAnnotation) return CategoryClass::kDeviceAnnotation;
-  if (c == kCudaRuntime || c == kCudaDriver || c == "runtime" || c == "driver" ||
-      c == "privateuse1_runtime" || c == "privateuse1_driver" || c == "mtia_runtime") {
-    return CategoryClass::kRuntime;
+}
+
+// The bits of FunctionEvents' flags that tell kinds apart within a class.
+uint8_t KindBits(EventKind kind) {
+  switch (kind) {
+    case EventKind::kCopy:
+      return FunctionEvents::kCopy;
+    case EventKind::kSet:
+      return FunctionEvents::kSet;
+    case EventKind::kAnnotation:
+      return FunctionEvents::kUserRange;
+    default:
+      return 0;
   }
-  if (c == "trace" || c == kAc2g || c == kFwdBwd || c == "async_cpu_to_gpu" || c == "cpu_to_cuda" ||
-      c == "cuda_sync" || c == "cuda_event" || c == "overhead" || c == kPythonFunction ||
-      c == "external_correlation" || c == "cuda_profiler_range" || c == "gpu_memory" ||
-      c == kCpuInstantEvent || c == "profsh") {
-    return CategoryClass::kSkip;
-  }
-  return CategoryClass::kCpu;
 }
 
 // torch's _filter_name: utility ops that never appear in the tables.
@@ -438,8 +452,12 @@ void FunctionEventsBuilder::Scan() {
   const EventTable& ev = trace_.events;
   const size_t n = ev.size();
   std::vector<CategoryClass> category_class(trace_.categories.size());
+  std::vector<uint8_t> kind_bits(trace_.categories.size());
   for (size_t c = 0; c < trace_.categories.size(); ++c) {
-    category_class[c] = Classify(trace_.category_name(static_cast<uint16_t>(c)));
+    const std::string_view name = trace_.category_name(static_cast<uint16_t>(c));
+    const EventKind kind = KindOfCategory(name);
+    category_class[c] = Classify(name, kind);
+    kind_bits[c] = KindBits(kind);
   }
   name_map_.assign(trace_.strings.size(), 0);
   recorded_map_.assign(trace_.strings.size(), 0);
@@ -465,6 +483,11 @@ void FunctionEventsBuilder::Scan() {
     };
     Id own_id;       // an op's External id, a runtime call's or device event's correlation
     Id correlation;  // device work: its correlation (own_id is then its External id)
+    // A kernel, copy or set (not a GPU-side annotation): what is linked to its launcher.
+    bool IsDeviceWork() const {
+      return (flags & (FunctionEvents::kDevice | FunctionEvents::kAnnotation)) ==
+             FunctionEvents::kDevice;
+    }
   };
   const auto& templates = ev.templates();
   std::vector<TemplateInfo> info(templates.size());
@@ -473,7 +496,8 @@ void FunctionEventsBuilder::Scan() {
     TemplateInfo& ti = info[t];
     char ph = EventTable::PhaseOf(tp.kind);
     if (ph == 'X') {
-      CategoryClass cls = category_class[EventTable::CategoryOf(tp.kind)];
+      const auto category = EventTable::CategoryOf(tp.kind);
+      CategoryClass cls = category_class[category];
       if (cls == CategoryClass::kSkip) continue;
       bool filtered;
       ti.name = NameOf(tp.name, &filtered);
@@ -486,6 +510,7 @@ void FunctionEventsBuilder::Scan() {
                      ? FunctionEvents::kDevice | FunctionEvents::kAnnotation
                  : cls == CategoryClass::kRuntime ? FunctionEvents::kRuntime
                                                   : 0;
+      ti.flags |= kind_bits[category];
       ArgRef schema_only{tp.schema_plus_one, 0};
       if (!(ti.flags & FunctionEvents::kDevice)) {
         if (want_shapes_) ti.shapes = ShapesOf(schema_only);
@@ -526,7 +551,7 @@ void FunctionEventsBuilder::Scan() {
       if (!reader_.InlineIntSlot(schema, key, &id->word, &id->words)) id->words = 0;
     };
     slot(ti.flags & FunctionEvents::kRuntime ? kCorrelation : kExternal, &ti.own_id);
-    if (ti.flags == FunctionEvents::kDevice) slot(kCorrelation, &ti.correlation);
+    if (ti.IsDeviceWork()) slot(kCorrelation, &ti.correlation);
   }
 
   // First pass, over the template column: how many ops, and the device work with its ids. One
@@ -535,9 +560,7 @@ void FunctionEventsBuilder::Scan() {
   std::vector<uint8_t> kind(templates.size(), 0);
   for (size_t t = 0; t < templates.size(); ++t) {
     const TemplateInfo& ti = info[t];
-    kind[t] = ti.role == kOperator  ? (ti.flags == FunctionEvents::kDevice ? 3 : 1)
-              : ti.role == kIgnored ? 0
-                                    : 4;
+    kind[t] = ti.role == kOperator ? (ti.IsDeviceWork() ? 3 : 1) : ti.role == kIgnored ? 0 : 4;
   }
   const uint32_t* event_template = ev.template_column().data();
   const size_t parts = PartsFor(n);
@@ -703,7 +726,7 @@ void FunctionEventsBuilder::AppendLone(const MemoryRecord& r, uint32_t name) {
   f_.start_.push_back(r.ts);
   f_.end_.push_back(r.ts);
   f_.name_.push_back(name);
-  f_.flags_.push_back(0);
+  f_.flags_.push_back(FunctionEvents::kLoneMemory);
   if (!thread_.empty()) thread_.push_back(r.track);
   f_.track_.push_back(r.track);
   if (want_shapes_) f_.shapes_.push_back(0);
@@ -961,11 +984,13 @@ void FunctionEventsBuilder::MarkBackwardFunctions() {
 void FunctionEventsBuilder::AttachDeviceWork() {
   if (links_.empty()) return;
   kernel_ns_.assign(f_.start_.size(), 0);
+  f_.launches.resize(links_.size());
   for (size_t k = 0; k < links_.size(); ++k) {
     int32_t op = link_op_[k];
     if (op < 0 && runtime_of_link_[k] >= 0) op = f_.parent_[runtime_of_link_[k]];
-    if (op < 0) continue;
     uint32_t device = links_[k].candidate;
+    f_.launches[k] = {device, op, runtime_of_link_[k]};
+    if (op < 0) continue;
     kernel_ns_[op] += f_.end_[device] - f_.start_[device];
   }
 }
@@ -1080,6 +1105,7 @@ std::unique_ptr<FunctionEvents> FunctionEventsBuilder::Build() {
   MergeLoneSameNameChildren();
   AssignBackwardStacks();
   RemoveMergedAndSum();
+  f_.trace_event_ = std::move(candidate_events_);
 
   // Table flags: the trace's own metadata when it has it, else what the data shows.
   auto flag = [&](std::string_view key, bool fallback) {

@@ -19,10 +19,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "engine/analysis/event_kind.h"
 #include "engine/trace/trace.h"
 #include "engine/util/large_vector.h"
 #include "engine/util/string_pool.h"
@@ -47,6 +49,11 @@ class StackTable {
 
 class FunctionEvents {
  public:
+  // Flags of an event. kind(): kCopy and kSet tell device work apart, kUserRange is a CPU
+  // user_annotation range, kLoneMemory a memory record no op held.
+  static constexpr uint8_t kDevice = 1, kAnnotation = 2, kRuntime = 4, kRemoved = 8, kCopy = 16,
+                           kSet = 32, kUserRange = 64, kLoneMemory = 128;
+
   // Events merged into their parent stay in the columns, marked removed; skip them.
   size_t size() const { return start_.size(); }
   bool removed(size_t i) const { return flags_[i] & kRemoved; }
@@ -58,6 +65,16 @@ class FunctionEvents {
     return (flags_[i] & kDevice) ? DeviceType::kCuda : DeviceType::kCpu;
   }
   bool is_user_annotation(size_t i) const { return flags_[i] & kAnnotation; }
+  EventKind kind(size_t i) const {
+    const uint8_t f = flags_[i];
+    if (f & kAnnotation) return EventKind::kAnnotation;
+    if (f & kDevice)
+      return (f & kCopy) ? EventKind::kCopy : (f & kSet) ? EventKind::kSet : EventKind::kKernel;
+    if (f & kRuntime) return EventKind::kRuntime;
+    if (f & kUserRange) return EventKind::kAnnotation;
+    if (f & kLoneMemory) return EventKind::kMemory;
+    return EventKind::kCpuOp;
+  }
   int32_t parent(size_t i) const { return parent_[i]; }
   uint32_t track(size_t i) const { return track_[i]; }  // the trace track the event is on
   // Events are stored in torch's input order (the trace's order, lone memory records after), so
@@ -93,6 +110,21 @@ class FunctionEvents {
     return cuda_memory_[i] - children_cuda_memory_[i];
   }
 
+  // The trace event an event came from (none for a lone memory record's row).
+  std::optional<uint32_t> trace_event(size_t i) const {
+    if (i >= trace_event_.size()) return std::nullopt;
+    return trace_event_[i];
+  }
+  // Device work (kernels, copies, sets) and what launched it: the CPU op (by the work's
+  // External id in newer Kineto, or as the parent of the runtime call with its correlation in
+  // older Kineto) and that runtime call; -1 where unknown. In the order of the device events.
+  struct Launch {
+    uint32_t device;
+    int32_t op;
+    int32_t runtime;
+  };
+  std::vector<Launch> launches;
+
   StringPool strings;  // names, shape strings and frames the events refer to
   StackTable stacks;
   bool profile_memory = false;  // the trace recorded memory (metadata, or any [memory] event)
@@ -101,8 +133,8 @@ class FunctionEvents {
 
  private:
   friend class FunctionEventsBuilder;
-  static constexpr uint8_t kDevice = 1, kAnnotation = 2, kRuntime = 4, kRemoved = 8;
 
+  LargeVector<uint32_t> trace_event_;
   LargeVector<int64_t> start_, end_;
   LargeVector<uint32_t> name_;
   LargeVector<uint8_t> flags_;

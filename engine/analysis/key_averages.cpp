@@ -120,6 +120,7 @@ KeyAverages ComputeKeyAverages(std::shared_ptr<const FunctionEvents> events,
     AverageRow& row = rows[r];
     row.key = fe.name(e);
     row.device = fe.device(e);
+    row.kind = fe.kind(e);
     row.is_user_annotation = fe.is_user_annotation(e);
     row.has_parent = fe.parent(e) >= 0;
     if (group_by_input_shape) row.input_shapes = fe.input_shapes(e);

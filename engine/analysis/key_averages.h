@@ -25,6 +25,7 @@ struct AverageRow {
   uint32_t input_shapes = 0;    // repr string id of the first event's shapes; 0 means []
   std::vector<uint32_t> stack;  // first event's stack, cut to group_by_stack_n frames
   DeviceType device = DeviceType::kCpu;
+  EventKind kind = EventKind::kCpuOp;  // the first event's
   bool is_user_annotation = false;
   bool has_parent = false;  // the first event had a CPU parent (top_level_events_only)
 

@@ -65,12 +65,22 @@ std::string Count(double v) {
   return std::string(buf, r.ptr);
 }
 
-std::string ThreadFrame(const Trace& trace, uint32_t track) {
+std::string ThreadFrame(const Trace& trace, uint32_t track, ThreadFrames form) {
   const Track& t = trace.tracks[track];
   uint32_t name = trace.thread(track).name;
-  std::string label =
-      name != 0 ? std::string(trace.str(name)) : "thread " + trace.FormatIdent(t.tid);
-  return label + " [pid " + trace.FormatIdent(t.pid) + "]";
+  if (form == ThreadFrames::kNameAndPid) {
+    std::string label =
+        name != 0 ? std::string(trace.str(name)) : "thread " + trace.FormatIdent(t.tid);
+    return label + " [pid " + trace.FormatIdent(t.pid) + "]";
+  }
+  // What stays the same from one run to the next: the thread's name and its process's labels
+  // (a rank). An unnamed thread is only "thread": its tid would differ.
+  std::string label = name != 0 ? std::string(trace.str(name)) : "thread";
+  for (const ProcessInfo& p : trace.processes()) {
+    if (p.pid == t.pid && p.labels != 0)
+      return label + " [" + std::string(trace.str(p.labels)) + "]";
+  }
+  return label;
 }
 
 // No positive value anywhere is not an error here: the caller says which metric was empty.
@@ -94,8 +104,16 @@ Result<FoldedStacks> TraceStacks(const Trace& trace, const FunctionEvents& f,
   auto value_of = metric.value();
   const size_t n = f.size();
   bool python = options.source == StackSource::kPython;
-  if (options.source == StackSource::kAuto) {
-    for (size_t i = 0; i < n && !python; ++i) python = !f.removed(i) && f.stack(i) != 0;
+  if (options.source != StackSource::kOperators) {
+    bool any_stack = false;
+    for (size_t i = 0; i < n && !any_stack; ++i) any_stack = !f.removed(i) && f.stack(i) != 0;
+    if (python && !any_stack) {
+      return Error{trace.source_path +
+                   ": the trace has no Python stacks (record with with_stack=true, or "
+                   "--with-stack); stacks=\"operators\" (--stacks operators) draws the nesting "
+                   "of its operators"};
+    }
+    python = any_stack;
   }
   std::string text;
   if (python) {
@@ -171,8 +189,9 @@ Result<FoldedStacks> TraceStacks(const Trace& trace, const FunctionEvents& f,
     for (uint32_t p = id; p != UINT32_MAX; p = nodes[p].parent) chain.push_back(p);
     for (size_t k = chain.size(); k-- > 0;) {
       uint32_t name = nodes[chain[k]].name;
-      line += (name & 0x80000000u) ? Sanitize(ThreadFrame(trace, name & 0x7fffffffu))
-                                   : Sanitize(f.strings.Get(name));
+      line += (name & 0x80000000u)
+                  ? Sanitize(ThreadFrame(trace, name & 0x7fffffffu, options.thread_frames))
+                  : Sanitize(f.strings.Get(name));
       line += k == 0 ? ' ' : ';';
     }
     text += line;

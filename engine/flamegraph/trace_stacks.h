@@ -14,11 +14,16 @@ namespace profsh {
 
 enum class StackSource { kAuto, kPython, kOperators };
 
+// How a thread's root frame is named. With its pid it is unique in one trace; by name (and the
+// process's rank or labels) it matches the same thread of another run, whose pids differ.
+enum class ThreadFrames { kNameAndPid, kName };
+
 struct TraceStackOptions {
   std::string metric =
       "self_cpu_time_total";  // also self_cuda_time_total, self_cpu_memory_usage, count
   StackSource source = StackSource::kAuto;  // auto: Python stacks when the trace has them
   int threads = -1;                         // operators: a root frame per thread (-1: when several)
+  ThreadFrames thread_frames = ThreadFrames::kNameAndPid;
 };
 
 // The unit of a metric's values, for flamegraph labels ("us", "bytes", "calls").

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 
 #include <algorithm>
 
+#include "engine/session/signal_forwarding.h"
 #include "engine/stream/pattern.h"
 #include "engine/stream/stream_format.h"
 
@@ -246,21 +248,30 @@ Result<LaunchResult> RunWorkload(const LaunchOptions& options) {
   // The child reports a failed exec through this pipe (closed on a successful exec).
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) return Error{std::string("pipe: ") + strerror(errno)};
-  // Like system(): while the workload runs, Ctrl-C and Ctrl-\ are its to handle.
+  // Like system(): while the workload runs, Ctrl-\ is its to handle. Ctrl-C, SIGTERM and SIGHUP
+  // are passed on to it (SignalForwarding), and profsh waits for it to end.
   struct sigaction ignore {
-  }, old_int{}, old_quit{};
+  }, old_quit{};
   ignore.sa_handler = SIG_IGN;
   sigemptyset(&ignore.sa_mask);
-  sigaction(SIGINT, &ignore, &old_int);
   sigaction(SIGQUIT, &ignore, &old_quit);
+  SignalForwarding forwarding;
+  // Blocked except while sleeping in ppoll, so that none comes between a check and the sleep.
+  const sigset_t waited = SignalForwarding::WaitedSignals();
+  sigset_t previous_mask, sleep_mask;
+  sigprocmask(SIG_BLOCK, &waited, &previous_mask);
+  sleep_mask = previous_mask;
+  for (int s = 1; s < NSIG; ++s) {
+    if (sigismember(&waited, s) == 1) sigdelset(&sleep_mask, s);
+  }
 
   std::vector<char*> argv;
   for (const std::string& a : options.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   pid_t pid = fork();
   if (pid == 0) {
-    sigaction(SIGINT, &old_int, nullptr);
     sigaction(SIGQUIT, &old_quit, nullptr);
+    SignalForwarding::RestoreInChild(previous_mask);
     close(pipe_fds[0]);
     for (const std::string& e : env) putenv(const_cast<char*>(e.c_str()));
     execvp(argv[0], argv.data());
@@ -273,38 +284,50 @@ Result<LaunchResult> RunWorkload(const LaunchOptions& options) {
   close(pipe_fds[1]);
   if (pid < 0) {
     close(pipe_fds[0]);
-    sigaction(SIGINT, &old_int, nullptr);
     sigaction(SIGQUIT, &old_quit, nullptr);
+    sigprocmask(SIG_SETMASK, &previous_mask, nullptr);
     RemoveSessionFolder(result.session);
     return Error{std::string("cannot start ") + options.argv[0] + ": fork: " + strerror(saved)};
   }
+  SignalForwarding::SetWorkload(pid);
+  result.pid = pid;
   int exec_errno = 0;
   ssize_t got;
   do {
     got = read(pipe_fds[0], &exec_errno, sizeof exec_errno);
   } while (got < 0 && errno == EINTR);
   close(pipe_fds[0]);
+  if (got != static_cast<ssize_t>(sizeof exec_errno) && options.launched) options.launched(pid);
   int status = 0;
-  if (options.poll) {
-    // Poll while waiting: finished windows are read and handed over while the workload runs.
-    while (true) {
-      pid_t done = waitpid(pid, &status, WNOHANG);
-      if (done == pid || (done < 0 && errno != EINTR)) break;
-      options.poll();
-      timespec ts{0, 20 * 1000 * 1000};
-      nanosleep(&ts, nullptr);
+  bool reaped = false;
+  const int signals_before = SignalForwarding::Received();
+  while (true) {
+    pid_t done = waitpid(pid, &status, WNOHANG);
+    if (done == pid || (done < 0 && errno != EINTR && errno != EAGAIN)) {
+      reaped = done == pid;
+      break;
     }
-  } else {
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    // A second signal: the user wants out now, with what was recorded so far.
+    if (SignalForwarding::Received() - signals_before >= 2) break;
+    // Finished windows are read and handed over while the workload runs.
+    if (options.poll) options.poll();
+    // SIGCHLD or a signal wakes this; the timeout covers a signal another thread took.
+    timespec tick{0, (options.poll ? 20 : 50) * 1000 * 1000};
+    ppoll(nullptr, 0, &tick, &sleep_mask);
   }
-  sigaction(SIGINT, &old_int, nullptr);
+  SignalForwarding::SetWorkload(0);
+  result.signals_received = SignalForwarding::Received() - signals_before;
+  result.forwarded_signal = SignalForwarding::LastSignal();
   sigaction(SIGQUIT, &old_quit, nullptr);
+  sigprocmask(SIG_SETMASK, &previous_mask, nullptr);
   if (got == static_cast<ssize_t>(sizeof exec_errno)) {
     RemoveSessionFolder(result.session);
     return Error{"cannot run " + options.argv[0] + ": " + strerror(exec_errno)};
   }
-  if (WIFEXITED(status)) {
+  if (!reaped) {
+    result.still_running = true;
+    result.exit_code = 128 + result.forwarded_signal;
+  } else if (WIFEXITED(status)) {
     result.exit_code = WEXITSTATUS(status);
   } else if (WIFSIGNALED(status)) {
     result.term_signal = WTERMSIG(status);

@@ -33,6 +33,8 @@ struct LaunchOptions {
   // Called about every 20 ms while the workload runs (reading finished windows, serving
   // requests).
   std::function<void()> poll;
+  // Called once the workload has started (its exec succeeded), with its pid.
+  std::function<void(int64_t pid)> launched;
   std::string session;  // an existing session folder to record into (empty: a new one)
 };
 
@@ -44,6 +46,13 @@ struct LaunchResult {
   int term_signal = 0;  // the signal that killed it, or 0
   std::string session;  // the folder its processes wrote their streams to
   std::vector<std::string> notices;  // what the user should know (an injection not taken over)
+  int64_t pid = 0;                   // the workload's process
+  // SIGINT, SIGTERM or SIGHUP that profsh received while waiting, passed on to the workload.
+  int signals_received = 0;
+  int forwarded_signal = 0;  // the last of them
+  // After a second signal profsh stops waiting: the workload may still be running, and its
+  // streams are read as they are (exit_code is then 128 + the signal).
+  bool still_running = false;
 };
 
 // The activities profsh can collect from an unmodified workload.
@@ -61,8 +70,9 @@ Result<std::string> FindCollector();
 // A new folder, readable only by this user, for one session's streams.
 Result<std::string> CreateSessionFolder();
 
-// Starts the workload, waits for it (Ctrl-C goes to the workload; profsh waits on and then
-// reads what was recorded) and returns how it ended. Fails only when it could not be started.
+// Starts the workload, waits for it (Ctrl-C, SIGTERM and SIGHUP go to the workload; profsh waits
+// on; a second one stops the wait) and returns how it ended. Fails only when it could not be
+// started.
 Result<LaunchResult> RunWorkload(const LaunchOptions& options);
 
 // Removes a session folder and its streams.

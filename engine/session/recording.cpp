@@ -1,5 +1,7 @@
 #include "engine/session/recording.h"
 
+#include "engine/util/human_text.h"
+
 namespace profsh {
 
 Result<Recording> RecordWorkload(const LaunchOptions& options, bool keep_session) {
@@ -48,6 +50,7 @@ Result<LiveRecording> RecordWorkloadLive(LaunchOptions options, bool keep_sessio
     }
   };
   options.session = folder.value();
+  options.launched = callbacks.launched;
   options.poll = [&] {
     if (callbacks.poll) callbacks.poll(*control.value());
     if (failed.ok()) deliver(live.Poll());
@@ -73,13 +76,10 @@ Result<LiveRecording> RecordWorkloadLive(LaunchOptions options, bool keep_sessio
 }
 
 std::string DescribeRecording(const SessionSummary& s) {
-  auto plural = [](uint64_t n, const char* one, const char* many) {
-    return std::to_string(n) + " " + (n == 1 ? one : many);
-  };
-  std::string out = plural(s.processes, "process", "processes") + ", " +
-                    plural(s.threads, "thread", "threads") + ", " +
-                    plural(s.ranges, "range", "ranges") + ", " + plural(s.marks, "mark", "marks");
-  if (s.counter_values) out += ", " + plural(s.counter_values, "counter value", "counter values");
+  std::string out = Plural(s.processes, "process", "processes") + ", " +
+                    Plural(s.threads, "thread", "threads") + ", " +
+                    Plural(s.ranges, "range", "ranges") + ", " + Plural(s.marks, "mark", "marks");
+  if (s.counter_values) out += ", " + Plural(s.counter_values, "counter value", "counter values");
   out += "; " + std::to_string(s.stream_bytes) + " bytes of streams";
   uint64_t lost = s.dropped_ranges + s.dropped_events + s.events_without_slot;
   out += lost ? "; " + std::to_string(s.dropped_ranges) + " ranges and " +

@@ -31,6 +31,7 @@ struct LiveRecording {
 struct LiveCallbacks {
   std::function<void(const std::string& session)>
       started;                                // the session exists; the workload starts next
+  std::function<void(int64_t pid)> launched;  // the workload has started
   std::function<void(ControlChannel&)> poll;  // about every 20 ms
   std::function<void(WindowTrace, ControlChannel&)> window;  // a completed window
 };

@@ -208,7 +208,7 @@ Result<SessionLoad> LoadSession(const std::string& path) {
   }
   for (const SummaryCount& c : kSummaryCounts) {
     if (int64_t n = c.Value(sum); c.IsLoss() && n > 0)
-      warnings.push_back(std::to_string(n) + " " + c.warning);
+      warnings.push_back(std::to_string(n) + " " + c.Warning(n));
   }
   for (const std::string& n : sum.notices) warnings.push_back(n);
   Status st = builder.AddMetadata("profsh", ProfshMetadata(files, sum, path));

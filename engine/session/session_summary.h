@@ -14,6 +14,7 @@ struct SessionSummary {
   uint64_t threads = 0;
   uint64_t ranges = 0;  // push/pop, task and start/end ranges recorded
   uint64_t marks = 0;
+  uint64_t steps = 0;          // step boundaries the collector saw (the step marker matched)
   uint64_t operators = 0;      // PyTorch operators (part of ranges)
   uint64_t memory_events = 0;  // allocations and frees recorded
   int64_t memory_peak = 0;     // bytes, summed over processes
@@ -39,8 +40,8 @@ struct SessionSummary {
 // the warning that follows the number (such counts also go into the "profsh" metadata).
 struct SummaryCount {
   constexpr SummaryCount(const char* key, uint64_t SessionSummary::*count,
-                         const char* warning = nullptr)
-      : key(key), count(count), warning(warning) {}
+                         const char* warning = nullptr, const char* warning_one = nullptr)
+      : key(key), count(count), warning(warning), warning_one(warning_one) {}
   // Byte totals may be negative (frees of memory allocated before the recording).
   constexpr SummaryCount(const char* key, int64_t SessionSummary::*bytes)
       : key(key), bytes(bytes) {}
@@ -49,11 +50,14 @@ struct SummaryCount {
     return count != nullptr ? static_cast<int64_t>(s.*count) : s.*bytes;
   }
   bool IsLoss() const { return warning != nullptr; }
+  // The warning after a count of `n` (its own words for one).
+  const char* Warning(uint64_t n) const { return n == 1 && warning_one ? warning_one : warning; }
 
   const char* key;
   uint64_t SessionSummary::*count = nullptr;
   int64_t SessionSummary::*bytes = nullptr;
-  const char* warning = nullptr;
+  const char* warning = nullptr;      // after a count of 2 or more
+  const char* warning_one = nullptr;  // after a count of 1
 };
 
 // Losses keep the order the metadata has always listed them in.
@@ -69,30 +73,42 @@ inline constexpr SummaryCount kSummaryCounts[] = {
     {"memory_peak", &SessionSummary::memory_peak},
     {"memory_at_end", &SessionSummary::memory_at_end},
     {"dropped_ranges", &SessionSummary::dropped_ranges,
-     "ranges not recorded: a thread's buffer was full (raise PROFSH_BUFFER_KB)"},
+     "ranges not recorded: a thread's buffer was full (raise PROFSH_BUFFER_KB)",
+     "range not recorded: a thread's buffer was full (raise PROFSH_BUFFER_KB)"},
     {"dropped_events", &SessionSummary::dropped_events,
-     "events not recorded: a thread's buffer was full (raise PROFSH_BUFFER_KB)"},
+     "events not recorded: a thread's buffer was full (raise PROFSH_BUFFER_KB)",
+     "event not recorded: a thread's buffer was full (raise PROFSH_BUFFER_KB)"},
     {"events_without_thread_slot", &SessionSummary::events_without_slot,
-     "events of threads beyond the collector's 1024 thread slots were not recorded"},
+     "events of threads beyond the collector's 1024 thread slots were not recorded",
+     "event of a thread beyond the collector's 1024 thread slots was not recorded"},
     {"strings_refused", &SessionSummary::strings_refused,
-     "names were refused (the collector's string table was full)"},
+     "names were refused (the collector's string table was full)",
+     "name was refused (the collector's string table was full)"},
     {"metadata_refused", &SessionSummary::metadata_refused,
-     "domain, counter or thread names were refused (the collector's queue was full)"},
+     "domain, counter or thread names were refused (the collector's queue was full)",
+     "domain, counter or thread name was refused (the collector's queue was full)"},
     {"events_after_close", &SessionSummary::events_after_close,
-     "events came after their process had written its end (late destructors); not recorded"},
+     "events came after their process had written its end (late destructors); not recorded",
+     "event came after its process had written its end (a late destructor); not recorded"},
     {"late_events", &SessionSummary::late_events,
-     "events reached profsh after their window had been handed over; left out"},
+     "events reached profsh after their window had been handed over; left out",
+     "event reached profsh after its window had been handed over; left out"},
     {"pops_without_push", &SessionSummary::unmatched_pops,
-     "pops (or ends) without a matching push (or begin)"},
+     "pops (or ends) without a matching push (or begin)",
+     "pop (or end) without a matching push (or begin)"},
     {"ends_of_unknown_ranges", &SessionSummary::unknown_range_ends,
-     "ends of range ids that were never started"},
+     "ends of range ids that were never started", "end of a range id that was never started"},
     {"ranges_open_at_thread_exit", &SessionSummary::open_at_thread_exit,
-     "ranges were still open when their thread exited (ended there)"},
+     "ranges were still open when their thread exited (ended there)",
+     "range was still open when its thread exited (ended there)"},
     {"ranges_open_at_end", &SessionSummary::open_at_end,
-     "ranges were still open when their process ended or was killed (ended at its last event)"},
+     "ranges were still open when their process ended or was killed (ended at its last event)",
+     "range was still open when its process ended or was killed (ended at its last event)"},
     {"streams_cut_short", &SessionSummary::cut_streams,
      "processes did not finish their stream (killed, or still running); events up to their last "
-     "drain are kept"},
+     "drain are kept",
+     "process did not finish its stream (killed, or still running); events up to its last drain "
+     "are kept"},
 };
 
 }  // namespace profsh

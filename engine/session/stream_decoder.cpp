@@ -466,6 +466,7 @@ Status StreamDecoder::Impl::Boundary(const st::RawBlock& b) {
     case st::kStep: {
       st::StepBlock s;
       if (!s.Decode(c)) return Error{Where(b.offset) + ": malformed step block"};
+      ++summary.steps;
       Opened(windows.OnStep(s.ticks, s.step, static_cast<ProfilerAction>(s.action)));
       break;
     }

@@ -6,6 +6,7 @@ Usage: check_collector.py PROFSH NVTX_WORKLOAD ITT_WORKLOAD COLLECTOR_TESTS_DIR 
 """
 import collections
 import os
+import shutil
 import signal
 import stat
 import subprocess
@@ -273,7 +274,7 @@ def check_exit_codes(env):
     r = subprocess.run([env.profsh, "run"], capture_output=True, text=True)
     check(r.returncode == 2 and "no command" in r.stderr, "no command: usage, status 2")
     r = subprocess.run([env.profsh, "run", "--activities", "cupti", "--", "true"], capture_output=True, text=True)
-    check(r.returncode == 127 and "unknown activity 'cupti'" in r.stderr, "an unknown activity is named")
+    check(r.returncode == 2 and "unknown activity 'cupti'" in r.stderr, "an unknown activity is named: a usage error, status 2")
 
 
 def check_injection_owned(env):
@@ -302,6 +303,7 @@ def check_session_privacy(env):
     check(d.count("outer") == 5, "profsh.load reads a session folder")
     single = env.dump(files[0])
     check(single.count("outer") == 5, "and a single stream file")
+    shutil.rmtree(folder)  # kept on request: the test that asked removes it
 
 
 def check_without_session(env):
@@ -352,6 +354,97 @@ def check_sigkill(env):
           "after SIGKILL the trace holds every range ended 100 ms before the kill (%d recorded, %d ended by then)" % (recorded, before))
     check(d.drops.get("streams_cut_short") == 1 and any("did not finish" in w for w in d.warnings),
           "the cut stream is reported")
+
+
+def workload_of(proc):
+    """The pid of profsh's child, once it has one (None after 5 s)."""
+    deadline = time.time() + 5
+    while time.time() < deadline:
+        try:
+            with open("/proc/%d/task/%d/children" % (proc.pid, proc.pid)) as f:
+                kids = f.read().split()
+            if kids:
+                return int(kids[0])
+        except OSError:
+            return None
+        time.sleep(0.01)
+    return None
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is not alive: its parent (init, once profsh is gone) has yet to reap it.
+    with open("/proc/%d/stat" % pid) as f:
+        return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def check_signals(env):
+    # timeout(1), kill, a batch scheduler or a closed terminal signal profsh, not the workload:
+    # profsh passes the signal on, waits for the workload and saves the trace.
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        name = signal.Signals(sig).name
+        out = os.path.join(env.work, "signal-%s.profsh" % name)
+        proc = subprocess.Popen([env.profsh, "run", "--no-table", "-o", out, "--", env.nvtx, "until_killed"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=env.work)
+        workload = workload_of(proc)
+        time.sleep(0.5)
+        proc.send_signal(sig)
+        try:
+            _, err = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            if workload:
+                os.kill(workload, signal.SIGKILL)
+            check(False, "%s: profsh ends after passing the signal on" % name)
+            continue
+        check(proc.returncode == 128 + sig, "%s: profsh exits as the workload did (%d: %d)" % (name, 128 + sig, proc.returncode))
+        check(workload is not None and not alive(workload), "%s: the workload got the signal and is gone, not orphaned" % name)
+        check("%s passed on to %s (pid %d)" % (name, env.nvtx, workload or 0) in err and "trace saved to " + out in err,
+              "%s: profsh says it passed the signal on and saved the trace" % name)
+        ticks = env.dump(out).count("tick")
+        check(ticks > 0, "%s: the trace holds what ran before the signal (%d ticks)" % (name, ticks))
+
+    # A second signal: the workload ignores SIGTERM; profsh saves what there is and goes.
+    # (Its output goes to a file: the workload, still running, would hold a pipe open.)
+    out = os.path.join(env.work, "twice.profsh")
+    with open(os.path.join(env.work, "twice.err"), "w+") as err_file:
+        proc = subprocess.Popen([env.profsh, "run", "--no-table", "-o", out, "--", "sh", "-c",
+                                 "trap '' TERM; exec %s until_killed" % env.nvtx],
+                                stdout=subprocess.DEVNULL, stderr=err_file, cwd=env.work)
+        workload = workload_of(proc)
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGTERM)
+        time.sleep(0.5)
+        check(proc.poll() is None, "after one SIGTERM that the workload ignores, profsh still waits")
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        err_file.seek(0)
+        err = err_file.read()
+    check(proc.returncode == 128 + signal.SIGTERM, "a second SIGTERM: profsh exits (143: %s)" % proc.returncode)
+    check("SIGTERM again: saving what was recorded so far" in err and "trace saved to " + out in err,
+          "a second SIGTERM: profsh says so and saves the trace")
+    check(env.dump(out).count("tick") > 0, "the trace saved after a second signal holds the ranges so far")
+    if workload:
+        os.kill(workload, signal.SIGKILL)
+
+    # When the trace cannot be saved, the recording stays where profsh says, and loads.
+    r = env.run(["--no-table", "--", env.nvtx, "nested", "1", "5"], os.path.join(env.work, "no/such/folder/t.profsh"))
+    folder = [l.split("the recording stays in ", 1)[1].split(":", 1)[0] for l in r.stderr.splitlines()
+              if "the recording stays in " in l]
+    check(r.returncode == 0 and len(folder) == 1 and os.path.isdir(folder[0]),
+          "an unsaved trace: profsh names the session folder that holds it")
+    if folder and os.path.isdir(folder[0]):
+        hint = [l for l in r.stderr.splitlines() if "profsh -e" in l]
+        check(hint and "-- " + folder[0] + " OUT.profsh" in hint[0], "and says how to save it: %s" % (hint[0].strip() if hint else r.stderr))
+        check(env.dump(folder[0]).count("outer") == 5, "and profsh.load reads it")
+        shutil.rmtree(folder[0])
 
 
 def check_stress(env):
@@ -457,17 +550,23 @@ CHECKS = {"nested": check_nested, "messages": check_messages, "processes": check
           "attributes": check_attributes, "unbalanced": check_unbalanced, "itt": check_itt,
           "exit_codes": check_exit_codes, "injection_owned": check_injection_owned,
           "session": check_session_privacy, "without_session": check_without_session,
-          "sigkill": check_sigkill, "stress": check_stress, "memory": check_memory}
+          "sigkill": check_sigkill, "signals": check_signals, "stress": check_stress, "memory": check_memory}
 
 
 def main():
     profsh, nvtx, itt, tests_dir = (os.path.abspath(a) for a in sys.argv[1:5])
     selected = sys.argv[5:] or list(CHECKS)
     with tempfile.TemporaryDirectory(prefix="profsh_collector_") as work:
+        # Session folders go here, so that any a run leaves behind is seen (and then removed).
+        tmp = os.path.join(work, "tmp")
+        os.mkdir(tmp)
+        os.environ["TMPDIR"] = tmp
         env = Env(profsh, nvtx, itt, tests_dir, work)
         for name in selected:
             print("== " + name, flush=True)
             CHECKS[name](env)
+        left = [n for n in os.listdir(tmp) if n.startswith("profsh-session-")]
+        check(not left, "every session folder a run made is gone (%s)" % ", ".join(left))
     print("collector: %d failed" % len(failures))
     return 1 if failures else 0
 

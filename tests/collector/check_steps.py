@@ -116,9 +116,10 @@ p:run{arg[1], "capture"}
 
 def check_on_demand(profsh, nvtx):
     with tempfile.TemporaryDirectory() as d:
-        run = subprocess.Popen([profsh, "run", "--on-demand", "--step-marker", "^step$", "--no-table", "-o",
-                                os.path.join(d, "od.profsh"), "--", nvtx, "steps", "400", "5"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # (No -o: on demand, profsh trace saves what it records.)
+        run = subprocess.Popen([profsh, "run", "--on-demand", "--step-marker", "^step$", "--no-table", "--",
+                                nvtx, "steps", "400", "5"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=d)
         workload = None
         for _ in range(200):
             try:

@@ -177,6 +177,39 @@ def main():
         check(len(py) > 10 and key(py) == key(frames_of(o2)),
               "a trace's Python-stack flamegraph equals the one of its export_stacks file")
 
+        # A trace without Python stacks asked for its Python stacks: say that, not "no event
+        # has a positive self_cpu_time_total".
+        stackless = os.path.join(tests_dir, "golden/cases/resnet18_shapes_memory/trace.json.gz")
+        r = run(profsh, "flamegraph", stackless, "-o", os.path.join(work, "none.svg"), "--stacks", "python")
+        check(r.returncode == 1 and "the trace has no Python stacks" in r.stderr and "--stacks operators" in r.stderr,
+              "Python stacks of a trace without stacks: the error says so (%s)" % r.stderr.strip())
+
+        # Two runs of one program have different pids: a differential graph matches threads by
+        # name by default (CLI and Lua), or every frame would be new.
+        def run_trace(pid, step, load):
+            return json.dumps({"traceEvents": [
+                {"ph": "M", "name": "thread_name", "pid": pid, "tid": 1, "args": {"name": "main"}},
+                {"ph": "M", "name": "thread_name", "pid": pid, "tid": 2, "args": {"name": "worker"}},
+                {"ph": "X", "cat": "user_annotation", "name": "step", "pid": pid, "tid": 1, "ts": 0, "dur": step},
+                {"ph": "X", "cat": "user_annotation", "name": "load", "pid": pid, "tid": 2, "ts": 0, "dur": load}]})
+        run_a, run_b = write("run_a.json", run_trace(100, 100, 100)), write("run_b.json", run_trace(200, 150, 50))
+        o = os.path.join(work, "runs_diff.svg")
+        r = run(profsh, "flamegraph", run_b, "--diff", run_a, "-o", o)
+        d = {f["name"]: f for f in frames_of(o)} if r.returncode == 0 else {}
+        check(sorted(d) == ["all", "load", "main", "step", "worker"] and d["step"]["delta"] == "+25.00" and
+              d["load"]["delta"] == "-25.00",
+              "differential of two runs: threads matched by name, only the change shows (%s)" %
+              {k: f["delta"] for k, f in d.items()})
+        r = run(profsh, "flamegraph", run_b, "--diff", run_a, "--threads", "pids", "-o", o)
+        d = {f["name"]: f for f in frames_of(o)} if r.returncode == 0 else {}
+        check("main [pid 200]" in d and d["step"]["delta"] == "+75.00", "--threads pids: every frame of the new run is new")
+        o = os.path.join(work, "runs_diff_lua.svg")
+        r = run(profsh, "-e", "profsh.flamegraph_diff(profsh.load(arg[1]), profsh.load(arg[2]), arg[3])", "--",
+                run_a, run_b, o)
+        d = {f["name"]: f for f in frames_of(o)} if r.returncode == 0 else {}
+        check(sorted(d) == ["all", "load", "main", "step", "worker"] and d["step"]["delta"] == "+25.00",
+              "profsh.flamegraph_diff matches threads by name too (%s)" % r.stderr.strip())
+
         browser = shutil.which("chromium") or shutil.which("chromium-browser")
         if browser:
             interact(browser, os.path.join(work, "known.svg"), work)

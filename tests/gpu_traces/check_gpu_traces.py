@@ -10,9 +10,13 @@ documented in docs/ANALYSIS.md:
     that contains the runtime call with the same "correlation" (older Kineto)
   - self CUDA of an op = its own kernels; CUDA total = own + children's, after torch's merge of
     lone same-name children.
-Then profsh loads the same file and its key_averages() rows must agree.
+Then profsh loads the same file and its key_averages() rows must agree, and so must what Lua
+sees: each row's and event's kind (kernel, copy, set; gpu_user_annotation spans are
+annotations, not device work), and trace:launcher(kernel), the op found above, on every
+trace and on the bundled alexnet_a100 sample (older Kineto, where a join on External id
+finds nothing). scripts/gpu_kernels.lua must report the device time computed here.
 
-Usage: check_gpu_traces.py PROFSH TRACES_DIR
+Usage: check_gpu_traces.py PROFSH TRACES_DIR [SCRIPTS_DIR]
 """
 import gzip
 import json
@@ -44,6 +48,9 @@ def ns(value):
     frac = (frac + "000")[:3]
     v = int(whole) * 1000 + int(frac)
     return -v if neg else v
+
+
+KIND = {"kernel": "kernel", "gpu_memcpy": "copy", "gpu_memset": "set"}
 
 
 def expected(trace_path):
@@ -98,6 +105,7 @@ def expected(trace_path):
             op = ops_by_ext.get(a["External id"])
         if op is None and "correlation" in a and a["correlation"] in runtime_by_corr:
             op = runtime_by_corr[a["correlation"]]["parent"]
+        k["launcher"] = op["name"] if op is not None else "?"
         if op is not None:
             op["kernels"] += dur
     # torch's merge of a lone child that has its parent's name.
@@ -130,19 +138,56 @@ def expected(trace_path):
         row[1] += cuda_total(e)
     device_rows = {}
     for k in kernels:
-        row = device_rows.setdefault(k["name"], [0, 0])
+        row = device_rows.setdefault(k["name"], [0, 0, set()])
         row[0] += 1
         row[1] += k["end"] - k["start"]
-    return len(kernels), total_kernel_ns, per_op, device_rows
+        row[2].add(KIND[k["cat"]])
+    launches = [(KIND[k["cat"]], k["name"], k["launcher"]) for k in kernels]
+    return len(kernels), total_kernel_ns, per_op, device_rows, launches
 
 
 LUA = r'''
 local t = profsh.load(...)
 for _, a in ipairs(t:key_averages()) do
   io.write(a.device_type, "\t", a.key, "\t", a.count, "\t",
-           string.format("%.3f\t%.3f", a.self_cuda_time_total, a.cuda_time_total), "\n")
+           string.format("%.3f\t%.3f", a.self_cuda_time_total, a.cuda_time_total), "\t", a.kind, "\n")
 end
 '''
+
+# Device work in trace order, each with its kind and the name of the op that launched it.
+LAUNCH_LUA = r'''
+local t = profsh.load(...)
+for _, e in ipairs(t:events{ph = "X"}) do
+  if e.kind == "kernel" or e.kind == "copy" or e.kind == "set" then
+    local op = t:launcher(e)
+    io.write(e.kind, "\t", e.name, "\t", op and op.name or "?", "\n")
+  end
+end
+'''
+
+
+def check_lua_view(profsh, path, launches, failures):
+    """Kinds and launchers as Lua sees them, against the independent join."""
+    name = os.path.basename(path)
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
+        f.write(LAUNCH_LUA)
+        script = f.name
+    try:
+        out = subprocess.run([profsh, script, path], capture_output=True, text=True)
+    finally:
+        os.unlink(script)
+    if out.returncode != 0:
+        failures.append("%s: launcher script failed: %s" % (name, out.stderr))
+        return
+    got = [tuple(l.split("\t")) for l in out.stdout.splitlines()]
+    if got != launches:
+        wrong = [(g, w) for g, w in zip(got, launches) if g != w][:3]
+        failures.append("%s: launchers of %d device events, expected %d; first differences %s" %
+                        (name, len(got), len(launches), wrong))
+    linked = sum(1 for l in launches if l[2] != "?")
+    print("%s: %d of %d device events linked to their op from Lua" % (name, linked, len(launches)))
+    if launches and linked == 0:
+        failures.append("%s: no device event has a launcher" % name)
 
 
 def main():
@@ -155,18 +200,22 @@ def main():
     try:
         for name in names:
             path = os.path.join(traces, name)
-            n_kernels, kernel_ns, per_op, device_rows = expected(path)
+            n_kernels, kernel_ns, per_op, device_rows, launches = expected(path)
+            check_lua_view(profsh, path, launches, failures)
             out = subprocess.run([profsh, script, path], capture_output=True, text=True)
             if out.returncode != 0:
                 failures.append("%s: profsh failed: %s" % (name, out.stderr))
                 continue
             got_ops, got_dev = {}, {}
             for line in out.stdout.splitlines():
-                dev, key, count, self_cuda, cuda_total = line.split("\t")
+                dev, key, count, self_cuda, cuda_total, kind = line.split("\t")
                 if dev == "CPU":
                     got_ops[key] = (float(self_cuda), float(cuda_total))
                 else:
                     got_dev[key] = (int(count), float(self_cuda))
+                    want_kinds = device_rows[key][2] if key in device_rows else {"annotation"}
+                    if kind not in want_kinds:
+                        failures.append("%s: row %r has kind %s, expected %s" % (name, key[:60], kind, want_kinds))
             got_kernels = sum(c for k, (c, _) in got_dev.items() if k in device_rows)
             got_kernel_us = sum(t for k, (_, t) in got_dev.items() if k in device_rows)
             if got_kernels != n_kernels:
@@ -180,12 +229,28 @@ def main():
                     failures.append("%s: op %r missing" % (name, op))
                 elif ("%.3f" % got[0], "%.3f" % got[1]) != want:
                     failures.append("%s: op %r self/total CUDA %s, expected %s" % (name, op, got, want))
-            for k, (count, dur_ns) in device_rows.items():
+            for k, (count, dur_ns, _) in device_rows.items():
                 got = got_dev.get(k)
                 if got is None or got[0] != count or "%.3f" % got[1] != "%.3f" % (dur_ns / 1000.0):
                     failures.append("%s: kernel %r: %s, expected (%d, %.3f)" % (name, k[:60], got, count, dur_ns / 1000.0))
             checked += 1
             print("%s: %d kernels, %.3f ms of device time, %d ops checked" % (name, n_kernels, kernel_ns / 1e6, len(per_op)))
+        if len(sys.argv) > 3:
+            scripts = sys.argv[3]
+            # The bundled sample: older Kineto (External id == correlation on device work).
+            sample = os.path.join(scripts, "samples", "alexnet_a100.pt.trace.json.gz")
+            check_lua_view(profsh, sample, expected(sample)[4], failures)
+            # gpu_kernels.lua counts kernels, copies and sets, not gpu_user_annotation spans.
+            for name in names:
+                path = os.path.join(traces, name)
+                n_kernels, kernel_ns, _, device_rows, _ = expected(path)
+                if n_kernels == 0:
+                    continue
+                out = subprocess.run([profsh, os.path.join(scripts, "gpu_kernels.lua"), path], capture_output=True, text=True)
+                line = [l for l in out.stdout.splitlines() if "ms of device time" in l]
+                want = "%d distinct kernels, copies and sets, %.3f ms of device time" % (len(device_rows), kernel_ns / 1e6)
+                if out.returncode != 0 or line != [want]:
+                    failures.append("%s: gpu_kernels.lua says %s, expected %r (%s)" % (name, line, want, out.stderr.strip()))
     finally:
         os.unlink(script)
     for f in failures[:40]:

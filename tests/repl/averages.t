@@ -3,6 +3,11 @@ profsh> t = profsh.load("golden/cases/mlp_training_stack_flops/trace.json.gz")
 profsh> by_shape = t:key_averages{group_by_input_shape=true}
 profsh> by_shape.group_by_input_shape, by_shape.profile_memory, by_shape.with_flops
 true	true	true
+# By input shape, one name has several rows: indexing by the name says so instead of picking one.
+profsh> by_shape["aten::addmm"]
+2 rows are named 'aten::addmm' (cpu_op CPU x2; grouped by input shape): avgs:find("aten::addmm") returns them all, each with its kind and device_type
+profsh> #by_shape:find("aten::addmm"), by_shape:find("aten::addmm")[1].kind
+2	cpu_op
 profsh> top = by_shape:sorted("flops")[1]
 profsh> top.key, top.flops, top.input_shapes
 aten::addmm	524288	{{128}, {16, 64}, {64, 128}, {}, {}}

@@ -35,4 +35,5 @@ profsh.flamegraph_diff(before, after, path, {normalize=false, negate=false, ...}
   A differential flamegraph, as difffolded.pl + flamegraph.pl draw it: widths from `after`,
   colour from each frame's change (red grew, blue shrank; negate swaps them), the change in
   the tooltip. before/after: Traces, trace files or folded files. normalize scales `before`
-  to `after`'s total first. Other options as for flamegraph.
+  to `after`'s total first. Threads are matched by name and rank (thread_frames="names"):
+  two runs have different pids. Other options as for flamegraph.

@@ -1,0 +1,98 @@
+# The command line as a user meets it: mistakes get one line naming the problem (with a "did
+# you mean" when an option is mistyped) and a pointer to --help, never the whole usage, and
+# exit with status 2 in every command.
+$ profsh run --activities nvtx,cuda -- true
+profsh run: unknown activity 'cuda' (activities: nvtx, itt, torch)
+(profsh run --help lists the options)
+[2]
+$ profsh run --activities nvtx,itts -- true
+profsh run: unknown activity 'itts' (activities: nvtx, itt, torch); did you mean 'itt'?
+(profsh run --help lists the options)
+[2]
+$ profsh run --row-limt 5 -- true
+profsh run: unknown option '--row-limt'; did you mean '--row-limit'?
+(profsh run --help lists the options)
+[2]
+$ profsh run --sort-by cpu_time_totl -- true
+profsh run: unknown --sort-by key 'cpu_time_totl'; did you mean 'cpu_time_total'?
+(profsh run --help lists the options)
+[2]
+$ profsh run --no-table=1 -- true
+profsh run: --no-table takes no value (got '1')
+(profsh run --help lists the options)
+[2]
+$ profsh run --row-limit=-1 -- true
+profsh run: --row-limit needs a non-negative whole number, got '-1'
+(profsh run --help lists the options)
+[2]
+$ profsh run
+profsh run: no command given (profsh run [options] -- CMD [ARGS...])
+(profsh run --help lists the options)
+[2]
+# On demand, profsh trace saves what it records: -o belongs there.
+$ profsh run --on-demand -o t.profsh -- true
+profsh run: -o has no effect with --on-demand: give it to profsh trace --pid PID --steps N -o PATH
+(profsh run --help lists the options)
+[2]
+$ profsh trace --pid 1
+profsh trace: --pid and --steps are required
+(profsh trace --help lists the options)
+[2]
+$ profsh trace --stesp 3
+profsh trace: unknown option '--stesp'; did you mean '--steps'?
+(profsh trace --help lists the options)
+[2]
+$ profsh flamegraph --widht 3 x.folded
+profsh flamegraph: unknown option '--widht'; did you mean '--width'?
+(profsh flamegraph --help lists the options)
+[2]
+$ profsh flamegraph
+profsh flamegraph: no input given (profsh flamegraph INPUT [-o OUT.svg])
+(profsh flamegraph --help lists the options)
+[2]
+$ profsh --hepl
+profsh: unknown option '--hepl'; did you mean '--help'?
+(profsh --help lists the options)
+[2]
+$ profsh -x
+profsh: unknown option '-x'
+(profsh --help lists the options)
+[2]
+$ profsh -e
+profsh: -e needs a Lua chunk
+(profsh --help lists the options)
+[2]
+# After -e, what follows -- is the chunk's arg.
+$ profsh -e 'print(arg[1], arg[2], #arg)' -- one two
+one	two	2
+# A command that cannot start leaves no trace file behind.
+$ profsh run -o t.profsh -- ./no-such-program; ls
+profsh run: cannot run ./no-such-program: No such file or directory
+# --opt=value as well as --opt value; counts read as people write them.
+$ profsh run --row-limit=2 --sort-by=count --output=t.profsh -- $BUILD/nvtx_pipeline 2>&1 | grep -v '^nvtx_pipeline:'
+-+  -+  -+  -+  -+  -+  -+   (re)
+ +Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU time avg    # of Calls   (re)
+-+  -+  -+  -+  -+  -+  -+   (re)
+ +matmul_tile .* +2200   (re)
+ +.* +\d+   (re)
+-+  -+  -+  -+  -+  -+  -+   (re)
+Self CPU time total: .* (re)
+profsh: 1 process, 6 threads, 2520 ranges, 4 marks; \d+ bytes of streams; nothing dropped (re)
+profsh: trace saved to t.profsh (profsh.load("t.profsh"))
+# NVTX ranges are what the user put there to mark their code: their kind is annotation.
+$ profsh -e 'local t = profsh.load(arg[1]); print(t:key_averages()[1].kind, #t:events{kind = "annotation"})' -- t.profsh
+annotation	2520
+# A schedule whose step marker never matched says so.
+$ profsh run --schedule wait=1,active=1 --step-marker '^nomatch' -o w.profsh -- $BUILD/nvtx_pipeline
+nvtx_pipeline: 20 iterations, checksum 55740555.800
+profsh: 0 windows: no range or mark matched '\^nomatch' \(see --step-marker\); 1 process, 6 threads, 0 ranges, 0 marks; \d+ bytes of streams; nothing dropped (re)
+$ profsh run --schedule wait=18,active=1 --step-marker '^iteration' --no-table -o w.profsh -- $BUILD/nvtx_pipeline 2>&1 | grep -v '^nvtx_pipeline:'
+== window 0 of pid \d+ \(steps 18-18\) (re)
+saved w.\d+.0.profsh (re)
+profsh: 1 window; 1 process, 6 threads, \d+ ranges, 0 marks; \d+ bytes of streams; nothing dropped (re)
+# The on-demand message names the workload's own pid, ready to paste.
+$ profsh run --on-demand -- sh -c 'echo $$ > pid' 2> err; grep -c -- "profsh trace --pid $(cat pid) --steps N" err
+1
+# Numbers printed for people: 0.1 + 0.2 is 0.3 here, not 0.30000000000000004.
+$ printf 'a;b 0.1\na;c 0.2\n' > s.folded; profsh flamegraph s.folded -o s.svg
+wrote s.svg: 2 stacks, 4 frames drawn, total 0.3 samples
