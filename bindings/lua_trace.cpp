@@ -532,7 +532,7 @@ std::string FormatDuration(int64_t ns) {
 }
 
 void PushTrace(lua_State* L, std::shared_ptr<Trace> trace) {
-  NewUserdata(L, kTraceType, TraceHandle{std::move(trace), nullptr});
+  NewUserdata(L, kTraceType, TraceHandle{std::move(trace), nullptr, {}});
 }
 
 TraceHandle* TestTrace(lua_State* L, int index) {
@@ -551,7 +551,13 @@ void RegisterTrace(lua_State* L) {
        {"flamegraph", TraceFlamegraph},
        {"export_speedscope", TraceSpeedscope},
        {"threads", Threads},
-       {"memory_timeline", MemoryTimeline}},
+       {"memory_timeline", MemoryTimeline},
+       {"temporal_breakdown", TraceTemporalBreakdown},
+       {"comm_comp_overlap", TraceCommCompOverlap},
+       {"kernel_breakdown", TraceKernelBreakdown},
+       {"annotation_breakdown", TraceAnnotationBreakdown},
+       {"idle_time_breakdown", TraceIdleTimeBreakdown},
+       {"kernel_launch_stats", TraceKernelLaunchStats}},
       TraceField,
       {"duration", "start", "path", "format", "event_count", "warnings", "metadata", "steps",
        "step_num"},

@@ -1,0 +1,106 @@
+// Idle time per stream by cause (HTA's get_idle_time_breakdown).
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "engine/analysis/gpu_analyses.h"
+
+namespace profsh {
+
+namespace {
+
+enum IdleCategory : int { kHostWait = 0, kKernelWait = 1, kOtherWait = 2 };
+const char* const kCategoryNames[] = {"host_wait", "kernel_wait", "other"};
+
+double QuantileOfSorted(const std::vector<int64_t>& v, double q) {
+  double pos = q * static_cast<double>(v.size() - 1);
+  size_t lo = static_cast<size_t>(std::floor(pos));
+  size_t hi = std::min(lo + 1, v.size() - 1);
+  return static_cast<double>(v[lo]) + (static_cast<double>(v[hi]) - static_cast<double>(v[lo])) *
+                                          (pos - static_cast<double>(lo));
+}
+
+}  // namespace
+
+IdleTimeBreakdown ComputeIdleTimeBreakdown(const GpuEvents& g, const IdleTimeOptions& options) {
+  IdleTimeBreakdown out;
+  out.breakdown.columns = {"rank", "stream", "idle_category", "idle_time", "idle_time_ratio"};
+  out.interval_stats.columns = {"rank", "stream", "idle_category", "count", "mean", "std",
+                                "min",  "25%",    "50%",           "75%",   "max"};
+  out.breakdown.notes = g.notes;
+  std::map<int64_t, std::vector<size_t>> by_stream;
+  for (size_t k = 0; k < g.size(); ++k) {
+    if (g.kind[k] == DeviceWorkKind::kSync) continue;  // HTA keeps kernels, copies and sets
+    if (!options.streams.empty() && std::find(options.streams.begin(), options.streams.end(),
+                                              g.stream[k]) == options.streams.end())
+      continue;
+    by_stream[g.stream[k]].push_back(k);
+  }
+  if (by_stream.empty()) {
+    out.breakdown.notes.push_back(g.size() == 0
+                                      ? "the trace has no device work (kernels, copies, sets)"
+                                      : "no kernels, copies or sets on the streams asked for");
+    out.interval_stats.notes = out.breakdown.notes;
+    return out;
+  }
+  for (auto& [stream, events] : by_stream) {
+    std::stable_sort(events.begin(), events.end(),
+                     [&](size_t a, size_t b) { return g.ts[a] < g.ts[b]; });
+    // Per category: whether it occurs, and the gaps before its kernels (the first kernel of a
+    // stream has no gap but still makes its category, "other", appear, as in HTA).
+    bool present[3] = {false, false, false};
+    std::vector<int64_t> gaps[3];
+    for (size_t i = 0; i < events.size(); ++i) {
+      size_t k = events[i];
+      if (i == 0) {
+        present[kOtherWait] = true;
+        continue;
+      }
+      int64_t prev_end = g.end[events[i - 1]];
+      int64_t gap = g.ts[k] - prev_end;
+      int category = kOtherWait;
+      bool launched_after = g.launch[k] != GpuEvents::kNone && g.runtime_ts[g.launch[k]] > prev_end;
+      if (launched_after) {
+        category = kHostWait;  // the CPU had not yet launched the kernel when the stream ran dry
+      } else if (gap < options.consecutive_kernel_delay) {
+        category = kKernelWait;  // a gap as short as back-to-back launches
+      }
+      present[category] = true;
+      gaps[category].push_back(gap);
+    }
+    int64_t total = 0;
+    for (const auto& gs : gaps)
+      for (int64_t v : gs) total += v;
+    for (int c = 0; c < 3; ++c) {
+      if (!present[c]) continue;
+      int64_t sum = 0;
+      for (int64_t v : gaps[c]) sum += v;
+      Cell ratio = total == 0 ? Cell::Empty()
+                              : Cell::Double(RoundDecimal(
+                                    static_cast<double>(sum) / static_cast<double>(total), 2));
+      out.breakdown.rows.push_back({Cell::Int(g.rank), Cell::Int(stream),
+                                    Cell::Text(kCategoryNames[c]), Cell::Int(sum),
+                                    std::move(ratio)});
+      std::vector<int64_t> sorted = gaps[c];
+      std::sort(sorted.begin(), sorted.end());
+      std::vector<Cell> stats{Cell::Int(g.rank), Cell::Int(stream), Cell::Text(kCategoryNames[c]),
+                              Cell::Int(static_cast<int64_t>(sorted.size()))};
+      if (sorted.empty()) {
+        for (int j = 0; j < 7; ++j) stats.push_back(Cell::Empty());
+      } else {
+        DurationStats s = SummarizeDurations(sorted);
+        stats.push_back(Cell::Double(RoundDecimal(s.mean, 2)));
+        stats.push_back(sorted.size() > 1 ? Cell::Double(RoundDecimal(s.stddev, 2))
+                                          : Cell::Empty());
+        stats.push_back(Cell::Int(s.min));
+        for (double q : {0.25, 0.5, 0.75})
+          stats.push_back(Cell::Double(RoundDecimal(QuantileOfSorted(sorted, q), 2)));
+        stats.push_back(Cell::Int(s.max));
+      }
+      out.interval_stats.rows.push_back(std::move(stats));
+    }
+  }
+  return out;
+}
+
+}  // namespace profsh

@@ -1,0 +1,14 @@
+-- Writes every device-time analysis of a trace as CSV files into a folder, under the names the
+-- HTA golden recording uses (check_hta_golden.py compares the two).
+local trace_path, out = arg[1], arg[2]
+local t = profsh.load(trace_path)
+t:temporal_breakdown():to_csv(out .. "/temporal_breakdown.csv")
+local by_type, by_kernel = t:kernel_breakdown()
+by_type:to_csv(out .. "/kernel_type_breakdown.csv")
+by_kernel:to_csv(out .. "/kernel_breakdown.csv")
+local idle, stats = t:idle_time_breakdown()
+idle:to_csv(out .. "/idle_time_breakdown.csv")
+stats:to_csv(out .. "/idle_interval_stats.csv")
+t:comm_comp_overlap():to_csv(out .. "/comm_comp_overlap.csv")
+t:kernel_launch_stats():to_csv(out .. "/kernel_launch_stats.csv")
+t:annotation_breakdown():to_csv(out .. "/annotation_breakdown.csv")
