@@ -100,6 +100,13 @@ KernelType ClassifyKernel(std::string_view name) {
   return KernelType::kOther;
 }
 
+std::vector<int64_t> GpuEvents::Devices() const {
+  std::vector<int64_t> devices(device.begin(), device.end());
+  std::sort(devices.begin(), devices.end());
+  devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
+  return devices;
+}
+
 GpuEvents BuildGpuEvents(const Trace& trace, const GpuEventOptions& options) {
   GpuEvents g;
   g.rank = ReadRank(trace);

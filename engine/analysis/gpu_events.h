@@ -67,6 +67,9 @@ struct GpuEvents {
 
   static constexpr uint32_t kNone = UINT32_MAX;
   size_t size() const { return ts.size(); }
+  // The devices the work ran on, ascending. HTA folds a rank's devices together; profsh gives
+  // one row per device when there are several (a process driving two GPUs).
+  std::vector<int64_t> Devices() const;
 };
 
 GpuEvents BuildGpuEvents(const Trace& trace, const GpuEventOptions& options = {});

@@ -24,17 +24,25 @@ double QuantileOfSorted(const std::vector<int64_t>& v, double q) {
 
 IdleTimeBreakdown ComputeIdleTimeBreakdown(const GpuEvents& g, const IdleTimeOptions& options) {
   IdleTimeBreakdown out;
-  out.breakdown.columns = {"rank", "stream", "idle_category", "idle_time", "idle_time_ratio"};
-  out.interval_stats.columns = {"rank", "stream", "idle_category", "count", "mean", "std",
-                                "min",  "25%",    "50%",           "75%",   "max"};
+  // Streams are numbered per device: with several devices, a stream is (device, stream).
+  const bool per_device = g.Devices().size() > 1;
+  auto head = [&](std::vector<std::string> rest) {
+    std::vector<std::string> columns{"rank"};
+    if (per_device) columns.push_back("device");
+    columns.insert(columns.end(), rest.begin(), rest.end());
+    return columns;
+  };
+  out.breakdown.columns = head({"stream", "idle_category", "idle_time", "idle_time_ratio"});
+  out.interval_stats.columns =
+      head({"stream", "idle_category", "count", "mean", "std", "min", "25%", "50%", "75%", "max"});
   out.breakdown.notes = g.notes;
-  std::map<int64_t, std::vector<size_t>> by_stream;
+  std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> by_stream;  // (device, stream)
   for (size_t k = 0; k < g.size(); ++k) {
     if (g.kind[k] == DeviceWorkKind::kSync) continue;  // HTA keeps kernels, copies and sets
     if (!options.streams.empty() && std::find(options.streams.begin(), options.streams.end(),
                                               g.stream[k]) == options.streams.end())
       continue;
-    by_stream[g.stream[k]].push_back(k);
+    by_stream[{per_device ? g.device[k] : 0, g.stream[k]}].push_back(k);
   }
   if (by_stream.empty()) {
     out.breakdown.notes.push_back(g.size() == 0
@@ -43,7 +51,14 @@ IdleTimeBreakdown ComputeIdleTimeBreakdown(const GpuEvents& g, const IdleTimeOpt
     out.interval_stats.notes = out.breakdown.notes;
     return out;
   }
-  for (auto& [stream, events] : by_stream) {
+  for (auto& [device_stream, events] : by_stream) {
+    const auto [device, stream] = device_stream;
+    auto key_cells = [&, device = device, stream = stream] {
+      std::vector<Cell> cells{Cell::Int(g.rank)};
+      if (per_device) cells.push_back(Cell::Int(device));
+      cells.push_back(Cell::Int(stream));
+      return cells;
+    };
     std::stable_sort(events.begin(), events.end(),
                      [&](size_t a, size_t b) { return g.ts[a] < g.ts[b]; });
     // Per category: whether it occurs, and the gaps before its kernels (the first kernel of a
@@ -78,13 +93,16 @@ IdleTimeBreakdown ComputeIdleTimeBreakdown(const GpuEvents& g, const IdleTimeOpt
       Cell ratio = total == 0 ? Cell::Empty()
                               : Cell::Double(RoundDecimal(
                                     static_cast<double>(sum) / static_cast<double>(total), 2));
-      out.breakdown.rows.push_back({Cell::Int(g.rank), Cell::Int(stream),
-                                    Cell::Text(kCategoryNames[c]), Cell::Int(sum),
-                                    std::move(ratio)});
+      std::vector<Cell> row = key_cells();
+      row.push_back(Cell::Text(kCategoryNames[c]));
+      row.push_back(Cell::Int(sum));
+      row.push_back(std::move(ratio));
+      out.breakdown.rows.push_back(std::move(row));
       std::vector<int64_t> sorted = gaps[c];
       std::sort(sorted.begin(), sorted.end());
-      std::vector<Cell> stats{Cell::Int(g.rank), Cell::Int(stream), Cell::Text(kCategoryNames[c]),
-                              Cell::Int(static_cast<int64_t>(sorted.size()))};
+      std::vector<Cell> stats = key_cells();
+      stats.push_back(Cell::Text(kCategoryNames[c]));
+      stats.push_back(Cell::Int(static_cast<int64_t>(sorted.size())));
       if (sorted.empty()) {
         for (int j = 0; j < 7; ++j) stats.push_back(Cell::Empty());
       } else {

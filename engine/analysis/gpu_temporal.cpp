@@ -1,6 +1,7 @@
 // Temporal breakdown and communication/computation overlap (HTA's get_temporal_breakdown and
 // get_comm_comp_overlap).
 #include <cmath>
+#include <optional>
 
 #include "engine/analysis/gpu_analyses.h"
 #include "engine/analysis/gpu_intervals.h"
@@ -49,9 +50,10 @@ Cell Percent(int64_t part, int64_t whole) {
       RoundDecimal(100.0 * static_cast<double>(part) / static_cast<double>(whole), 2));
 }
 
-void AddTemporalRow(AnalysisRows& rows, const GpuEvents& g, bool by_step, Cell step,
-                    const TemporalFigures& f) {
+void AddTemporalRow(AnalysisRows& rows, const GpuEvents& g, std::optional<int64_t> device,
+                    bool by_step, Cell step, const TemporalFigures& f) {
   std::vector<Cell> row{Cell::Int(g.rank)};
+  if (device) row.push_back(Cell::Int(*device));
   if (by_step) row.push_back(std::move(step));
   for (int64_t v : {f.kernel_time, f.idle_time, f.compute_time, f.non_compute_time})
     row.push_back(Cell::Int(v));
@@ -67,7 +69,10 @@ void AddTemporalRow(AnalysisRows& rows, const GpuEvents& g, bool by_step, Cell s
 
 AnalysisRows TemporalBreakdown(const GpuEvents& g, bool by_step) {
   AnalysisRows rows;
+  const std::vector<int64_t> devices = g.Devices();
+  const bool per_device = devices.size() > 1;
   rows.columns = {"rank"};
+  if (per_device) rows.columns.push_back("device");
   if (by_step) rows.columns.push_back("step");
   for (const char* c :
        {"kernel_time", "idle_time", "compute_time", "non_compute_time", "idle_time_pctg",
@@ -78,44 +83,65 @@ AnalysisRows TemporalBreakdown(const GpuEvents& g, bool by_step) {
     rows.notes.push_back(kNoDeviceWork);
     return rows;
   }
-  std::vector<size_t> all(g.size());
-  for (size_t k = 0; k < all.size(); ++k) all[k] = k;
-  AddTemporalRow(rows, g, by_step, Cell::Empty(), Figures(g, all));
-  if (!by_step) return rows;
-  // A kernel belongs to the step its runtime call started in (HTA's iteration rule).
-  for (const GpuEvents::Step& step : g.steps) {
-    std::vector<size_t> in_step;
-    for (size_t k = 0; k < g.size(); ++k) {
-      if (g.launch[k] == GpuEvents::kNone) continue;
-      int64_t launched = g.runtime_ts[g.launch[k]];
-      if (launched >= step.ts && launched < step.end) in_step.push_back(k);
+  for (int64_t device : devices) {
+    std::optional<int64_t> device_column;
+    if (per_device) device_column = device;
+    std::vector<size_t> on_device;
+    for (size_t k = 0; k < g.size(); ++k)
+      if (g.device[k] == device) on_device.push_back(k);
+    AddTemporalRow(rows, g, device_column, by_step, Cell::Empty(), Figures(g, on_device));
+    if (!by_step) continue;
+    // A kernel belongs to the step its runtime call started in (HTA's iteration rule).
+    for (const GpuEvents::Step& step : g.steps) {
+      std::vector<size_t> in_step;
+      for (size_t k : on_device) {
+        if (g.launch[k] == GpuEvents::kNone) continue;
+        int64_t launched = g.runtime_ts[g.launch[k]];
+        if (launched >= step.ts && launched < step.end) in_step.push_back(k);
+      }
+      if (in_step.empty()) continue;
+      AddTemporalRow(rows, g, device_column, true, Cell::Int(step.number), Figures(g, in_step));
     }
-    if (in_step.empty()) continue;
-    AddTemporalRow(rows, g, true, Cell::Int(step.number), Figures(g, in_step));
   }
   return rows;
 }
 
 AnalysisRows CommCompOverlap(const GpuEvents& g) {
   AnalysisRows rows;
-  rows.columns = {"rank", "comp_comm_overlap_pctg"};
+  const std::vector<int64_t> devices = g.Devices();
+  const bool per_device = devices.size() > 1;
+  rows.columns = {"rank"};
+  if (per_device) rows.columns.push_back("device");
+  rows.columns.push_back("comp_comm_overlap_pctg");
   rows.notes = g.notes;
-  std::vector<Interval> comm, compute;
-  for (size_t k = 0; k < g.size(); ++k) {
-    if (g.type[k] == KernelType::kCommunication) comm.push_back({g.ts[k], g.end[k]});
-    if (g.type[k] == KernelType::kComputation) compute.push_back({g.ts[k], g.end[k]});
-  }
-  comm = MergeIntervals(std::move(comm));
-  compute = MergeIntervals(std::move(compute));
-  int64_t comm_time = UnionLength(comm);
-  if (comm_time == 0) {
+  if (devices.empty()) {
     // HTA divides by zero here and prints NaN.
-    rows.notes.push_back("no communication kernels on rank " + std::to_string(g.rank) +
-                         ": the overlap is undefined");
+    rows.notes.push_back(kNoDeviceWork);
     rows.rows.push_back({Cell::Int(g.rank), Cell::Empty()});
     return rows;
   }
-  rows.rows.push_back({Cell::Int(g.rank), Percent(OverlapLength(comm, compute), comm_time)});
+  for (int64_t device : devices) {
+    std::vector<Interval> comm, compute;
+    for (size_t k = 0; k < g.size(); ++k) {
+      if (g.device[k] != device) continue;
+      if (g.type[k] == KernelType::kCommunication) comm.push_back({g.ts[k], g.end[k]});
+      if (g.type[k] == KernelType::kComputation) compute.push_back({g.ts[k], g.end[k]});
+    }
+    comm = MergeIntervals(std::move(comm));
+    compute = MergeIntervals(std::move(compute));
+    int64_t comm_time = UnionLength(comm);
+    std::vector<Cell> row{Cell::Int(g.rank)};
+    if (per_device) row.push_back(Cell::Int(device));
+    if (comm_time == 0) {
+      rows.notes.push_back("no communication kernels on rank " + std::to_string(g.rank) +
+                           (per_device ? ", device " + std::to_string(device) : std::string()) +
+                           ": the overlap is undefined (HTA prints NaN)");
+      row.push_back(Cell::Empty());
+    } else {
+      row.push_back(Percent(OverlapLength(comm, compute), comm_time));
+    }
+    rows.rows.push_back(std::move(row));
+  }
   return rows;
 }
 
