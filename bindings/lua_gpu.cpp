@@ -3,6 +3,7 @@
 #include "bindings/lua_api.h"
 #include "bindings/lua_support.h"
 #include "engine/analysis/gpu_analyses.h"
+#include "engine/analysis/nsys_stats.h"
 
 namespace profsh::lua {
 
@@ -47,7 +48,8 @@ int64_t NonNegative(const Options& opts, const char* key, int64_t fallback, cons
 int TraceTemporalBreakdown(lua_State* L) {
   return Protect(L, [&] {
     TraceHandle* h = CheckTraceArg(L, "temporal_breakdown");
-    Options opts(L, 2, "temporal_breakdown", {"by_step", "include_last_profiler_step", "exact_rounding"});
+    Options opts(L, 2, "temporal_breakdown",
+                 {"by_step", "include_last_profiler_step", "exact_rounding"});
     PushRows(L, TemporalBreakdown(GpuEventsOf(h, opts), opts.Bool("by_step", false)), {});
     return 1;
   });
@@ -66,9 +68,9 @@ int TraceKernelBreakdown(lua_State* L) {
   return Protect(L, [&] {
     const char* fn = "kernel_breakdown";
     TraceHandle* h = CheckTraceArg(L, fn);
-    Options opts(
-        L, 2, fn,
-        {"duration_ratio", "num_kernels", "include_memory_kernels", "include_last_profiler_step", "exact_rounding"});
+    Options opts(L, 2, fn,
+                 {"duration_ratio", "num_kernels", "include_memory_kernels",
+                  "include_last_profiler_step", "exact_rounding"});
     KernelBreakdownOptions options;
     options.duration_ratio = Ratio(opts, "duration_ratio", 0.8, fn);
     options.num_kernels = NonNegative(opts, "num_kernels", 10, fn);
@@ -84,7 +86,8 @@ int TraceAnnotationBreakdown(lua_State* L) {
   return Protect(L, [&] {
     const char* fn = "annotation_breakdown";
     TraceHandle* h = CheckTraceArg(L, fn);
-    Options opts(L, 2, fn, {"duration_ratio", "num_kernels", "include_last_profiler_step", "exact_rounding"});
+    Options opts(L, 2, fn,
+                 {"duration_ratio", "num_kernels", "include_last_profiler_step", "exact_rounding"});
     PushRows(
         L,
         AnnotationBreakdown(GpuEventsOf(h, opts), *h->trace, Ratio(opts, "duration_ratio", 0.8, fn),
@@ -98,7 +101,9 @@ int TraceIdleTimeBreakdown(lua_State* L) {
   return Protect(L, [&] {
     const char* fn = "idle_time_breakdown";
     TraceHandle* h = CheckTraceArg(L, fn);
-    Options opts(L, 2, fn, {"consecutive_kernel_delay", "streams", "include_last_profiler_step", "exact_rounding"});
+    Options opts(
+        L, 2, fn,
+        {"consecutive_kernel_delay", "streams", "include_last_profiler_step", "exact_rounding"});
     IdleTimeOptions options;
     options.consecutive_kernel_delay = NonNegative(opts, "consecutive_kernel_delay", 30, fn);
     opts.Push("streams");
@@ -143,6 +148,18 @@ int TraceKernelLaunchStats(lua_State* L) {
     views.emplace_back("long_launches", std::move(s.long_launches));
     views.emplace_back("long_delays", std::move(s.long_delays));
     PushRows(L, std::move(s.launches), std::move(views));
+    return 1;
+  });
+}
+
+// trace:stats(report): one of Nsight Systems' reports (engine/analysis/nsys_stats.h).
+int TraceStats(lua_State* L) {
+  return Protect(L, [&] {
+    TraceHandle* h = CheckTraceArg(L, "stats");
+    std::string report(CheckString(L, 2, "stats", "report name"));
+    auto rows = NsysStatsReport(*h->trace, report);
+    if (!rows.ok()) throw LuaError(rows.error().message);
+    PushRows(L, std::move(rows.value()), {});
     return 1;
   });
 }

@@ -11,6 +11,7 @@
 #include "repl/flamegraph_command.h"
 #include "repl/repl.h"
 #include "repl/run_command.h"
+#include "repl/stats_command.h"
 #include "repl/trace_command.h"
 
 #ifndef PROFSH_VERSION
@@ -40,6 +41,8 @@ constexpr char kUsage[] =
     "                                             with profsh run --on-demand\n"
     "  profsh flamegraph INPUT [-o OUT.svg] ...   a flamegraph of folded stacks or a trace\n"
     "                                             (profsh flamegraph --help for its options)\n"
+    "  profsh stats TRACE [--report NAME]         Nsight Systems' stats reports of a trace\n"
+    "        [--format table|csv]                 (profsh stats --help lists the reports)\n"
     "\n"
     "In the shell, :help lists what profsh offers.\n";
 
@@ -51,6 +54,9 @@ int main(int argc, char** argv) {
   }
   if (argc > 1 && std::strcmp(argv[1], "trace") == 0) {
     return profsh::repl::RunTraceCommand(argc - 1, argv + 1);
+  }
+  if (argc > 1 && std::strcmp(argv[1], "stats") == 0) {
+    return profsh::repl::RunStatsCommand(argc - 1, argv + 1);
   }
   if (argc > 1 && std::strcmp(argv[1], "flamegraph") == 0) {
     return profsh::repl::RunFlamegraphCommand(argc - 1, argv + 1);

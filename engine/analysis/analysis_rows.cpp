@@ -20,6 +20,10 @@ std::string Cell::Format() const {
     case Kind::kDouble: {
       if (std::isnan(double_value)) return "nan";
       char buf[64];
+      if (decimals >= 0) {
+        std::snprintf(buf, sizeof(buf), "%.*f", decimals, double_value);
+        return buf;
+      }
       // Whole numbers print without a fraction; others keep enough digits to read 0.1 % apart.
       if (double_value == std::floor(double_value) && std::fabs(double_value) < 1e15) {
         std::snprintf(buf, sizeof(buf), "%.1f", double_value);

@@ -17,9 +17,12 @@ struct Cell {
   int64_t int_value = 0;
   double double_value = 0;
   std::string text;
+  int decimals = -1;  // a double printed with this many decimals; -1: see Format()
 
   static Cell Int(int64_t v) { return Cell{Kind::kInt, v, 0, {}}; }
   static Cell Double(double v) { return Cell{Kind::kDouble, 0, v, {}}; }
+  // A double always printed with `decimals` decimals (nsys' reports: "5783718.2").
+  static Cell Fixed(double v, int decimals) { return Cell{Kind::kDouble, 0, v, {}, decimals}; }
   static Cell Text(std::string v) { return Cell{Kind::kText, 0, 0, std::move(v)}; }
   static Cell Empty() { return Cell{}; }
   // As a table or CSV shows it: integers in full, doubles with up to 6 significant decimals
