@@ -6,17 +6,11 @@
 #include <unordered_map>
 
 #include "engine/analysis/arg_reader.h"
+#include "engine/analysis/range_nesting.h"
 
 namespace profsh {
 
 namespace {
-
-struct Span {
-  int64_t ts, end;  // ns
-  uint32_t name, track;
-  int64_t correlation = -1;
-  int64_t bytes = 0;
-};
 
 // The trace's events as nsys' tables hold them: device work, runtime calls, ranges.
 struct NsysEvents {
@@ -47,7 +41,7 @@ NsysEvents Collect(const Trace& trace) {
   for (size_t i = 0; i < ev.size(); ++i) {
     Role role = roles[template_column[i]];
     if (role == Role::kNone) continue;
-    Span s{ev.ts(i), ev.end(i), ev.name(i), ev.track(i)};
+    Span s{ev.ts(i), ev.end(i), ev.name(i), ev.track(i), -1, 0, i};
     if (role != Role::kRange) reader.GetInt(ev.args(i), 0, &s.correlation);
     switch (role) {
       case Role::kKernel:
@@ -159,73 +153,6 @@ std::string CopyOperation(std::string_view name) {
   return "[CUDA memcpy Unknown]";
 }
 
-// Ranges per thread with their nesting: level (0 outermost) and direct children.
-struct RangeTree {
-  std::vector<uint32_t> order;  // range indices by (track, start, longer first)
-  std::vector<int32_t> level, children;
-};
-
-RangeTree Nest(const std::vector<Span>& ranges) {
-  RangeTree tree;
-  tree.order.resize(ranges.size());
-  for (size_t i = 0; i < ranges.size(); ++i) tree.order[i] = static_cast<uint32_t>(i);
-  std::stable_sort(tree.order.begin(), tree.order.end(), [&](uint32_t a, uint32_t b) {
-    const Span &x = ranges[a], &y = ranges[b];
-    if (x.track != y.track) return x.track < y.track;
-    if (x.ts != y.ts) return x.ts < y.ts;
-    return x.end > y.end;
-  });
-  tree.level.assign(ranges.size(), 0);
-  tree.children.assign(ranges.size(), 0);
-  std::vector<uint32_t> open;
-  uint32_t track = UINT32_MAX;
-  for (uint32_t r : tree.order) {
-    if (ranges[r].track != track) {
-      open.clear();
-      track = ranges[r].track;
-    }
-    while (!open.empty() && ranges[open.back()].end <= ranges[r].ts) open.pop_back();
-    tree.level[r] = static_cast<int32_t>(open.size());
-    if (!open.empty()) tree.children[open.back()]++;
-    open.push_back(r);
-  }
-  return tree;
-}
-
-// For each runtime call, the ranges open on its thread when it started, outermost first.
-std::vector<std::vector<uint32_t>> EnclosingRanges(const NsysEvents& e, const RangeTree& tree) {
-  std::vector<std::vector<uint32_t>> enclosing(e.runtime.size());
-  std::vector<uint32_t> calls(e.runtime.size());
-  for (size_t i = 0; i < calls.size(); ++i) calls[i] = static_cast<uint32_t>(i);
-  std::stable_sort(calls.begin(), calls.end(), [&](uint32_t a, uint32_t b) {
-    const Span &x = e.runtime[a], &y = e.runtime[b];
-    return x.track != y.track ? x.track < y.track : x.ts < y.ts;
-  });
-  size_t next_range = 0;
-  std::vector<uint32_t> open;
-  uint32_t track = UINT32_MAX;
-  for (uint32_t c : calls) {
-    const Span& call = e.runtime[c];
-    if (call.track != track) {
-      track = call.track;
-      open.clear();
-      while (next_range < tree.order.size() && e.ranges[tree.order[next_range]].track < track)
-        ++next_range;
-    }
-    while (next_range < tree.order.size() && e.ranges[tree.order[next_range]].track == track &&
-           e.ranges[tree.order[next_range]].ts <= call.ts) {
-      uint32_t r = tree.order[next_range++];
-      while (!open.empty() && e.ranges[open.back()].end <= e.ranges[r].ts) open.pop_back();
-      open.push_back(r);
-    }
-    while (!open.empty() && e.ranges[open.back()].end <= call.ts) open.pop_back();
-    // A range that ended before the call may still sit under an open one; keep only those open.
-    for (uint32_t r : open)
-      if (e.ranges[r].end > call.ts) enclosing[c].push_back(r);
-  }
-  return enclosing;
-}
-
 std::string Pid(const Trace& trace, uint32_t track) {
   return trace.FormatIdent(trace.tracks[track].pid);
 }
@@ -234,8 +161,8 @@ std::string Tid(const Trace& trace, uint32_t track) {
 }
 
 AnalysisRows NvtxKernelSummary(const Trace& trace, const NsysEvents& e) {
-  RangeTree tree = Nest(e.ranges);
-  auto enclosing = EnclosingRanges(e, tree);
+  RangeTree tree = NestRanges(e.ranges);
+  auto enclosing = EnclosingRanges(e.ranges, tree, e.runtime);
   std::unordered_map<int64_t, uint32_t> call_of;
   for (size_t c = 0; c < e.runtime.size(); ++c)
     call_of.try_emplace(e.runtime[c].correlation, static_cast<uint32_t>(c));
@@ -298,8 +225,8 @@ AnalysisRows NvtxKernelSummary(const Trace& trace, const NsysEvents& e) {
 }
 
 AnalysisRows NvtxGpuProjection(const Trace& trace, const NsysEvents& e) {
-  RangeTree tree = Nest(e.ranges);
-  auto enclosing = EnclosingRanges(e, tree);
+  RangeTree tree = NestRanges(e.ranges);
+  auto enclosing = EnclosingRanges(e.ranges, tree, e.runtime);
   std::unordered_map<int64_t, std::vector<uint32_t>> calls_of;
   for (size_t c = 0; c < e.runtime.size(); ++c)
     calls_of[e.runtime[c].correlation].push_back(static_cast<uint32_t>(c));
