@@ -3,6 +3,7 @@
 #include "bindings/lua_api.h"
 #include "bindings/lua_support.h"
 #include "engine/analysis/gpu_analyses.h"
+#include "engine/analysis/kernel_table.h"
 #include "engine/analysis/nsys_stats.h"
 
 namespace profsh::lua {
@@ -160,6 +161,37 @@ int TraceStats(lua_State* L) {
     auto rows = NsysStatsReport(*h->trace, report);
     if (!rows.ok()) throw LuaError(rows.error().message);
     PushRows(L, std::move(rows.value()), {});
+    return 1;
+  });
+}
+
+// trace:kernel_table{tensor_core_patterns = {...}}: PyProf's table; the patterns extend the
+// default tensor-core kernel-name list.
+int TraceKernelTable(lua_State* L) {
+  return Protect(L, [&] {
+    TraceHandle* h = CheckTraceArg(L, "kernel_table");
+    Options opts(L, 2, "kernel_table", {"tensor_core_patterns"});
+    KernelTableOptions options;
+    opts.Push("tensor_core_patterns");
+    if (lua_istable(L, -1)) {
+      lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, -1));
+      for (lua_Integer i = 1; i <= n; ++i) {
+        lua_rawgeti(L, -1, i);
+        if (lua_type(L, -1) != LUA_TSTRING) {
+          lua_pop(L, 2);
+          throw LuaError(
+              "bad option 'tensor_core_patterns' to 'kernel_table' (list of strings expected)");
+        }
+        options.tensor_core_patterns.emplace_back(lua_tostring(L, -1));
+        lua_pop(L, 1);
+      }
+    } else if (!lua_isnil(L, -1)) {
+      lua_pop(L, 1);
+      throw LuaError(
+          "bad option 'tensor_core_patterns' to 'kernel_table' (list of strings expected)");
+    }
+    lua_pop(L, 1);
+    PushRows(L, KernelTable(*h->trace, options), {});
     return 1;
   });
 }

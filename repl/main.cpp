@@ -43,6 +43,7 @@ constexpr char kUsage[] =
     "                                             (profsh flamegraph --help for its options)\n"
     "  profsh stats TRACE [--report NAME]         Nsight Systems' stats reports of a trace\n"
     "        [--format table|csv]                 (profsh stats --help lists the reports)\n"
+    "  profsh kernels TRACE [--format table|csv]  PyProf's kernel table of a trace\n"
     "\n"
     "In the shell, :help lists what profsh offers.\n";
 
@@ -54,6 +55,9 @@ int main(int argc, char** argv) {
   }
   if (argc > 1 && std::strcmp(argv[1], "trace") == 0) {
     return profsh::repl::RunTraceCommand(argc - 1, argv + 1);
+  }
+  if (argc > 1 && std::strcmp(argv[1], "kernels") == 0) {
+    return profsh::repl::RunKernelsCommand(argc - 1, argv + 1);
   }
   if (argc > 1 && std::strcmp(argv[1], "stats") == 0) {
     return profsh::repl::RunStatsCommand(argc - 1, argv + 1);

@@ -5,5 +5,7 @@
 namespace profsh::repl {
 
 int RunStatsCommand(int argc, char** argv);
+// `profsh kernels TRACE [--format table|csv]`: PyProf's kernel table.
+int RunKernelsCommand(int argc, char** argv);
 
 }  // namespace profsh::repl

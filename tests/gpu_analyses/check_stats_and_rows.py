@@ -137,6 +137,48 @@ assert(not ok and err:find("unknown report"), "bad report: " .. tostring(err))
     else:
         failures.append("rows:to_csv wrote nothing")
 
+# PyProf's kernel table: a matmul forward (a tensor-core kernel), its backward, and a relu.
+KERNEL_EVENTS = [
+    X("user_annotation", "encoder", 0, 100),
+    X("cpu_op", "aten::mm", 5, 20, **{"Input Dims": [[64, 128], [128, 32]],
+                                      "Input type": ["float", "float"], "Sequence number": 7}),
+    X("cuda_runtime", "cudaLaunchKernel", 6, 2, correlation=11),
+    X("kernel", "sm80_xmma_gemm_f32f32_tilesize128x128", 30, 1, pid=0, tid=7, device=0,
+      stream=7, correlation=11, grid=[4, 1, 1], block=[128, 1, 1]),
+    X("cpu_op", "aten::relu", 40, 10, **{"Input Dims": [[64, 32]], "Input type": ["float"],
+                                         "Sequence number": 8}),
+    X("cuda_runtime", "cudaLaunchKernel", 41, 2, correlation=12),
+    X("kernel", "elementwise_relu", 60, 2, pid=0, tid=7, device=0, stream=7, correlation=12),
+    X("cpu_op", "autograd::engine::evaluate_function: MmBackward0", 200, 50),
+    X("cpu_op", "aten::mm", 205, 20, **{"Input Dims": [[64, 32], [32, 128]],
+                                        "Input type": ["float", "float"]}),
+    X("cuda_runtime", "cudaLaunchKernel", 206, 2, correlation=13),
+    X("kernel", "ampere_sgemm_64x64_nn", 230, 4, pid=0, tid=7, device=0, stream=7, correlation=13),
+]
+KERNELS_CSV = """idx,seq,dir,sub,layer,op,kernel,params,sil,tc,device,stream,grid,block,flops,bytes,tflops,gbps,flop_per_byte
+0,7,fprop,0,encoder,aten::mm,sm80_xmma_gemm_f32f32_tilesize128x128,"(64,128)float;(128,32)float",1000,1,0,7,"[4,1,1]","[128,1,1]",524288,57344,0.524,57.344,9.143
+1,8,fprop,0,encoder,aten::relu,elementwise_relu,"(64,32)float",2000,-,0,7,,,2048,16384,0.001,8.192,0.125
+2,,bprop,0,,aten::mm,ampere_sgemm_64x64_nn,"(64,32)float;(32,128)float",4000,0,0,7,,,524288,57344,0.131,14.336,9.143
+"""
+with tempfile.TemporaryDirectory() as tmp:
+    trace = os.path.join(tmp, "k.json")
+    with open(trace, "w") as f:
+        json.dump({"traceEvents": KERNEL_EVENTS}, f)
+    r = run("kernels", trace, "--format", "csv")
+    expect(r.returncode == 0 and r.stdout == KERNELS_CSV, "profsh kernels (csv)",
+           f"exit {r.returncode}\n--- got\n{r.stdout}{r.stderr}--- expected\n{KERNELS_CSV}")
+    script = f"""
+local t = profsh.load({json.dumps(trace)})
+local k = t:kernel_table()
+assert(#k == 3 and k[1].tc == 1 and k[3].tc == 0 and k[3].dir == "bprop", "kernel table")
+local extended = t:kernel_table{{tensor_core_patterns = {{"sgemm_64x64"}}}}
+assert(extended[3].tc == 1, "user patterns extend the tensor-core list")
+"""
+    r = run("-e", script)
+    expect(r.returncode == 0, "lua kernel_table", r.stdout + r.stderr)
+    r = run("kernels", os.path.join(tmp, "nope.json"))
+    expect(r.returncode == 1 and "nope.json" in r.stderr, "kernels: missing trace named", r.stderr)
+
 for f in failures:
     print("FAIL", f)
 print(f"{len(failures)} failures")
