@@ -19,12 +19,14 @@ enum class CategoryClass : uint8_t { kCpu, kRuntime, kDevice, kDeviceAnnotation,
 CategoryClass Classify(std::string_view category) {
   std::string c(category);
   for (char& ch : c) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  if (c == "kernel" || c == "gpu_memcpy" || c == "gpu_memset" || c == "memcpy" || c == "memset") {
+  // mtia_ccp_events: MTIA's device work (HTA's KERNEL_CATEGORY_PATTERN counts it too).
+  if (c == "kernel" || c == "gpu_memcpy" || c == "gpu_memset" || c == "memcpy" || c == "memset" ||
+      c == "mtia_ccp_events") {
     return CategoryClass::kDevice;
   }
   if (c == "gpu_user_annotation") return CategoryClass::kDeviceAnnotation;
-  if (c == "cuda_runtime" || c == "cuda_driver" || c == "runtime" || c == "driver" ||
-      c == "privateuse1_runtime" || c == "privateuse1_driver" || c == "mtia_runtime") {
+  // Every backend's runtime and driver calls (cuda_, mtia_, xpu_, privateuse1_...).
+  if (c == "runtime" || c == "driver" || c.ends_with("_runtime") || c.ends_with("_driver")) {
     return CategoryClass::kRuntime;
   }
   if (c == "trace" || c == "ac2g" || c == "fwdbwd" || c == "async_cpu_to_gpu" ||
@@ -435,7 +437,13 @@ void FunctionEventsBuilder::Scan() {
   const size_t n = ev.size();
   std::vector<CategoryClass> category_class(trace_.categories.size());
   for (size_t c = 0; c < trace_.categories.size(); ++c) {
-    category_class[c] = Classify(trace_.category_name(static_cast<uint16_t>(c)));
+    std::string_view name = trace_.category_name(static_cast<uint16_t>(c));
+    category_class[c] = Classify(name);
+    // The device the table's columns are named after, as torch 2.x names them.
+    if (name == "mtia_ccp_events" || name == "mtia_runtime") f_.device_name = "MTIA";
+    if (name == "xpu_runtime" || name == "xpu_driver") f_.device_name = "XPU";
+    if (name == "privateuse1_runtime" || name == "privateuse1_driver")
+      f_.device_name = "PRIVATEUSE1";
   }
   name_map_.assign(trace_.strings.size(), 0);
   recorded_map_.assign(trace_.strings.size(), 0);

@@ -4,7 +4,9 @@
 
 #include <string>
 
+#include "engine/analysis/averages_table.h"
 #include "engine/analysis/gpu_analyses.h"
+#include "engine/analysis/key_averages.h"
 #include "test_util.h"
 
 namespace profsh {
@@ -298,6 +300,32 @@ TEST(GpuAnalyses, KernelTypesFollowHtaPatterns) {
   EXPECT_EQ(ClassifyKernel("Stream Sync"), KernelType::kOther);
   EXPECT_EQ(ClassifyKernel("hipMemcpy"), KernelType::kCommunication);  // HTA's "^hip" rule
   EXPECT_EQ(ClassifyKernel("void at::native::elementwise_kernel"), KernelType::kComputation);
+}
+
+// An MTIA trace: device work in mtia_ccp_events, launched from mtia_runtime calls. Its device
+// time used to show as 0 in key_averages; the columns are named after the device.
+TEST(GpuAnalyses, MtiaDeviceTimeCountsAndNamesTheColumns) {
+  auto trace = MustImport(TraceOf(
+      {R"({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 0,
+           "dur": 50, "args": {"External id": 5}})",
+       R"({"ph": "X", "cat": "mtia_runtime", "name": "runFunction - job_prep_and_submit_for_execution",
+           "pid": 1, "tid": 1, "ts": 10, "dur": 5, "args": {"External id": 5, "correlation": 77}})",
+       Kernel("mtia_gemm", 20, 40, 77, 3, 0, "mtia_ccp_events")}));
+  auto events = BuildFunctionEvents(*trace);
+  EXPECT_EQ(events->device_name, "MTIA");
+  KeyAverages avg =
+      ComputeKeyAverages(std::shared_ptr<const FunctionEvents>(std::move(events)), false, 0);
+  int64_t device_ns = 0;
+  for (const auto& row : avg.rows) device_ns += row.self_cuda_time_total_ns;
+  EXPECT_EQ(device_ns, 2 * 40000);  // the op's self device time, and the kernel's own row
+  auto table = BuildAveragesTable(avg, {});
+  ASSERT_TRUE(table.ok());
+  EXPECT_NE(table.value().find("Self MTIA %"), std::string::npos);
+  EXPECT_NE(table.value().find("Self MTIA time total: 40.000us"), std::string::npos);
+  EXPECT_EQ(table.value().find("CUDA"), std::string::npos);
+  // The HTA analyses see the same device work.
+  GpuEvents g = BuildGpuEvents(*trace);
+  EXPECT_EQ(IntAt(TemporalBreakdown(g, false), 0, "kernel_time"), 40);
 }
 
 TEST(GpuAnalyses, RowsFormatAsTableAndCsv) {
