@@ -8,6 +8,7 @@ set -e
 build=$(cd "$1" && pwd)
 hta=$2
 work=${3:-/tmp/profsh_bench}
+skip_hta_1g=${4:-}
 here=$(cd "$(dirname "$0")" && pwd)
 traces="$here/../../shared/traces"
 mkdir -p "$work"
@@ -27,7 +28,7 @@ for trace in "$traces/ns_resolution_trace_rank-0.Apr_03_18_51_38.1102.pt.trace.j
              "$traces/nccl_parser_config_nccl_data.json.gz" \
              "$work/kineto_100m.json" "$work/kineto_1g.json"; do
   p=$(measure profsh "$build/profsh" "$here/gpu_analyses_all.lua" "$trace")
-  if [ "$4" = "--skip-hta-1g" ] && [ "${trace##*/}" = kineto_1g.json ]; then
+  if [ "$skip_hta_1g" = "--skip-hta-1g" ] && [ "${trace##*/}" = kineto_1g.json ]; then
     h="- -"
   else
     h=$(measure hta /usr/bin/python3 "$here/hta_all.py" "$hta" "$trace")

@@ -44,6 +44,8 @@ int TraceKernelBreakdown(lua_State* L);
 int TraceAnnotationBreakdown(lua_State* L);
 int TraceIdleTimeBreakdown(lua_State* L);
 int TraceKernelLaunchStats(lua_State* L);
+int TraceQueueLengthSummary(lua_State* L);
+int TraceCounters(lua_State* L);
 int TraceStats(lua_State* L);        // Nsight Systems' reports
 int TraceKernelTable(lua_State* L);  // PyProf's kernel table
 // Pushes analysis rows (lua_rows.cpp); `views` become named fields of the result (rows.name).

@@ -153,6 +153,24 @@ int TraceKernelLaunchStats(lua_State* L) {
   });
 }
 
+int TraceQueueLengthSummary(lua_State* L) {
+  return Protect(L, [&] {
+    TraceHandle* h = CheckTraceArg(L, "queue_length_summary");
+    Options opts(L, 2, "queue_length_summary", {"include_last_profiler_step", "exact_rounding"});
+    PushRows(L, QueueLengthSummary(GpuEventsOf(h, opts), *h->trace), {});
+    return 1;
+  });
+}
+
+int TraceCounters(lua_State* L) {
+  return Protect(L, [&] {
+    TraceHandle* h = CheckTraceArg(L, "counters");
+    Options opts(L, 2, "counters", {"include_last_profiler_step", "exact_rounding"});
+    PushRows(L, CounterSeries(GpuEventsOf(h, opts), *h->trace), {});
+    return 1;
+  });
+}
+
 // trace:stats(report): one of Nsight Systems' reports (engine/analysis/nsys_stats.h).
 int TraceStats(lua_State* L) {
   return Protect(L, [&] {

@@ -558,6 +558,8 @@ void RegisterTrace(lua_State* L) {
        {"annotation_breakdown", TraceAnnotationBreakdown},
        {"idle_time_breakdown", TraceIdleTimeBreakdown},
        {"kernel_launch_stats", TraceKernelLaunchStats},
+       {"queue_length_summary", TraceQueueLengthSummary},
+       {"counters", TraceCounters},
        {"stats", TraceStats},
        {"kernel_table", TraceKernelTable}},
       TraceField,

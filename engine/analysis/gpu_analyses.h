@@ -60,6 +60,17 @@ struct LaunchStats {
 LaunchStats ComputeLaunchStats(const GpuEvents& g, const LaunchStatsOptions& options,
                                const Trace& trace);
 
+// Queue length per stream (HTA's get_queue_length_time_series): +1 when a launch call
+// (cudaLaunchKernel, cudaMemcpyAsync, hipLaunchKernel, ...) enqueues work, -1 when that work
+// starts. The summary is pandas' describe() of the values at the changes per stream, plus the
+// mean weighted by how long each value held (profsh's addition).
+// rank, stream, count, mean, std, min, 25%, 50%, 75%, max, time_weighted_mean.
+AnalysisRows QueueLengthSummary(const GpuEvents& g, const Trace& trace);
+// Counter tracks: the queue length of each stream and the memory bandwidth of each copy kind
+// (HTA's get_memory_bw_time_series: the sum of the running copies' GB/s). name, rank, stream,
+// ts (µs), value; a value holds until the next point of the same name and stream.
+AnalysisRows CounterSeries(const GpuEvents& g, const Trace& trace);
+
 // Statistics of a group of durations as pandas' agg(["sum", "max", "min", "mean", "std"]).
 struct DurationStats {
   int64_t sum = 0, max = 0, min = 0, count = 0;

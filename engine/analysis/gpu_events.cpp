@@ -115,8 +115,8 @@ GpuEvents BuildGpuEvents(const Trace& trace, const GpuEventOptions& options) {
   roles.reserve(ev.templates().size());
   for (const EventTemplate& t : ev.templates()) roles.push_back(RoleOf(trace, t));
 
-  enum Key : size_t { kStream, kDevice, kCorrelation };
-  ArgReader reader(trace, {"stream", "device", "correlation"});
+  enum Key : size_t { kStream, kDevice, kCorrelation, kBandwidth };
+  ArgReader reader(trace, {"stream", "device", "correlation", "memory bandwidth (GB/s)"});
   auto read_int = [&](ArgRef args, size_t key) -> int64_t {
     ArgValue v;
     if (!reader.Get(args, key, &v)) return -1;
@@ -156,6 +156,12 @@ GpuEvents BuildGpuEvents(const Trace& trace, const GpuEventOptions& options) {
         g.device.push_back(read_int(args, kDevice));
         g.stream.push_back(stream);
         g.correlation.push_back(read_int(args, kCorrelation));
+        ArgValue bw;
+        g.bandwidth.push_back(reader.Get(args, kBandwidth, &bw) && bw.is_number()
+                                  ? (bw.type == ArgType::kDouble
+                                         ? bw.double_value
+                                         : static_cast<double>(bw.int_value))
+                                  : 0.0);
         break;
       }
       case Role::kRuntime: {
@@ -229,6 +235,7 @@ GpuEvents BuildGpuEvents(const Trace& trace, const GpuEventOptions& options) {
       g.device[out] = g.device[k];
       g.stream[out] = g.stream[k];
       g.correlation[out] = g.correlation[k];
+      g.bandwidth[out] = g.bandwidth[k];
       g.launch[out] = g.launch[k];
       ++out;
     }
@@ -237,6 +244,7 @@ GpuEvents BuildGpuEvents(const Trace& trace, const GpuEventOptions& options) {
     g.kind.resize(out);
     g.type.resize(out);
     g.launch.resize(out);
+    g.bandwidth.resize(out);
     // HTA's CPU-side events (annotations among them) obey the same cut.
     size_t kept_annotations = 0;
     for (size_t a = 0; a < g.annotation_ts.size(); ++a) {

@@ -36,6 +36,7 @@ KEYS = {
     "comm_comp_overlap.csv": ["rank"],
     "kernel_launch_stats.csv": ["correlation", "#"],
     "annotation_breakdown.csv": ["rank", "name"],
+    "queue_length_summary.csv": ["rank", "stream"],
 }
 # (trace folder prefix, file) -> why profsh differs. These files are not compared.
 DELIBERATE = {
@@ -131,7 +132,11 @@ def compare(trace, name, hta_rows, profsh_rows):
                     continue
                 failures.append(f"{trace}/{name} {key} {c}: HTA {row[c]!r}, profsh {got.get(c)!r}")
                 continue
-            if abs(e - a) > tolerance(c, e):
+            # Queue lengths: HTA orders a launch and a start at the same microsecond as pandas'
+            # unstable quicksort leaves them, profsh puts the launch first (docs/ANALYSIS.md), so
+            # statistics over the sequence of values may differ by a little, never more than 2 %.
+            tol = max(0.02 * abs(e), 0.01) if name == "queue_length_summary.csv" else tolerance(c, e)
+            if abs(e - a) > tol:
                 failures.append(f"{trace}/{name} {key} {c}: HTA {e}, profsh {a}")
     for key in actual:
         if key not in expected:

@@ -99,6 +99,17 @@ def record(trace_name):
 
     run("annotation_breakdown", annotations)
 
+    def queue_length():
+        df = analyzer.get_queue_length_summary(ranks=[rank])
+        if df is None:
+            raise RuntimeError("HTA returned None (no launches with device work)")
+        df = df.reset_index()
+        df.columns = [c[-1] if isinstance(c, tuple) and c[-1] else (c[0] if isinstance(c, tuple) else c)
+                      for c in df.columns]
+        write(df, os.path.join(out, "queue_length_summary.csv"))
+
+    run("queue_length_summary", queue_length)
+
 
 for name in TRACES:
     print("recording", name, flush=True)

@@ -328,6 +328,29 @@ TEST(GpuAnalyses, MtiaDeviceTimeCountsAndNamesTheColumns) {
   EXPECT_EQ(IntAt(TemporalBreakdown(g, false), 0, "kernel_time"), 40);
 }
 
+TEST(GpuAnalyses, QueueLengthAndCounters) {
+  auto trace = MustImport(
+      TraceOf({Runtime("cudaLaunchKernel", 0, 1, 1), Runtime("cudaLaunchKernel", 1, 1, 2),
+               Runtime("cudaMemcpyAsync", 2, 1, 3), Kernel("k", 10, 5, 1), Kernel("k", 20, 5, 2),
+               R"json({"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pageable -> Device)",
+           "pid": 0, "tid": 7, "ts": 30, "dur": 4, "args": {"device": 0, "stream": 7,
+           "correlation": 3, "memory bandwidth (GB/s)": 2.5}})json",
+               Runtime("cudaFree", 3, 1, 4)}));
+  GpuEvents g = BuildGpuEvents(*trace);
+  AnalysisRows q = QueueLengthSummary(g, *trace);
+  ASSERT_EQ(q.rows.size(), 1u);
+  EXPECT_EQ(IntAt(q, 0, "count"), 6);  // 1 2 3 2 1 0
+  EXPECT_DOUBLE_EQ(DoubleAt(q, 0, "mean"), 1.5);
+  EXPECT_EQ(IntAt(q, 0, "max"), 3);
+  EXPECT_DOUBLE_EQ(DoubleAt(q, 0, "time_weighted_mean"), 1.9);  // (1 + 2 + 3*8 + 2*10 + 10) / 30
+  AnalysisRows c = CounterSeries(g, *trace);
+  ASSERT_EQ(c.rows.size(), 8u);  // six queue points, the copy's start and end
+  EXPECT_EQ(At(c, 6, "name").text, "memory_bandwidth Memcpy HtoD (GB/s)");
+  EXPECT_DOUBLE_EQ(DoubleAt(c, 6, "value"), 2.5);
+  EXPECT_EQ(IntAt(c, 7, "ts"), 34);
+  EXPECT_DOUBLE_EQ(DoubleAt(c, 7, "value"), 0.0);
+}
+
 TEST(GpuAnalyses, RowsFormatAsTableAndCsv) {
   AnalysisRows rows;
   rows.columns = {"name", "sum"};
