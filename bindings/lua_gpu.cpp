@@ -44,6 +44,29 @@ int64_t NonNegative(const Options& opts, const char* key, int64_t fallback, cons
   return v;
 }
 
+// Calls `take` with each element of the list option `key` on top of the stack (absent: none);
+// `take` returns false for an element of the wrong kind, which makes the option an error naming
+// `expected`.
+template <typename Take>
+void ForEachListItem(const Options& opts, const char* key, const char* function,
+                     const char* expected, Take take) {
+  lua_State* L = opts.state();
+  opts.Push(key);
+  bool ok = lua_isnil(L, -1) || lua_istable(L, -1);
+  if (ok && lua_istable(L, -1)) {
+    lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, -1));
+    for (lua_Integer i = 1; ok && i <= n; ++i) {
+      lua_rawgeti(L, -1, i);
+      ok = take();
+      lua_pop(L, 1);
+    }
+  }
+  lua_pop(L, 1);
+  if (!ok)
+    throw LuaError(std::string("bad option '") + key + "' to '" + function + "' (" + expected +
+                   " expected)");
+}
+
 }  // namespace
 
 int TraceTemporalBreakdown(lua_State* L) {
@@ -107,24 +130,11 @@ int TraceIdleTimeBreakdown(lua_State* L) {
         {"consecutive_kernel_delay", "streams", "include_last_profiler_step", "exact_rounding"});
     IdleTimeOptions options;
     options.consecutive_kernel_delay = NonNegative(opts, "consecutive_kernel_delay", 30, fn);
-    opts.Push("streams");
-    if (lua_istable(L, -1)) {
-      lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, -1));
-      for (lua_Integer i = 1; i <= n; ++i) {
-        lua_rawgeti(L, -1, i);
-        if (!lua_isinteger(L, -1)) {
-          lua_pop(L, 2);
-          throw LuaError(
-              "bad option 'streams' to 'idle_time_breakdown' (list of integers expected)");
-        }
-        options.streams.push_back(lua_tointeger(L, -1));
-        lua_pop(L, 1);
-      }
-    } else if (!lua_isnil(L, -1)) {
-      lua_pop(L, 1);
-      throw LuaError("bad option 'streams' to 'idle_time_breakdown' (list of integers expected)");
-    }
-    lua_pop(L, 1);
+    ForEachListItem(opts, "streams", fn, "list of integers", [&] {
+      if (!lua_isinteger(L, -1)) return false;
+      options.streams.push_back(lua_tointeger(L, -1));
+      return true;
+    });
     IdleTimeBreakdown b = ComputeIdleTimeBreakdown(GpuEventsOf(h, opts), options);
     PushRows(L, std::move(b.breakdown), {});
     PushRows(L, std::move(b.interval_stats), {});
@@ -190,25 +200,11 @@ int TraceKernelTable(lua_State* L) {
     TraceHandle* h = CheckTraceArg(L, "kernel_table");
     Options opts(L, 2, "kernel_table", {"tensor_core_patterns"});
     KernelTableOptions options;
-    opts.Push("tensor_core_patterns");
-    if (lua_istable(L, -1)) {
-      lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, -1));
-      for (lua_Integer i = 1; i <= n; ++i) {
-        lua_rawgeti(L, -1, i);
-        if (lua_type(L, -1) != LUA_TSTRING) {
-          lua_pop(L, 2);
-          throw LuaError(
-              "bad option 'tensor_core_patterns' to 'kernel_table' (list of strings expected)");
-        }
-        options.tensor_core_patterns.emplace_back(lua_tostring(L, -1));
-        lua_pop(L, 1);
-      }
-    } else if (!lua_isnil(L, -1)) {
-      lua_pop(L, 1);
-      throw LuaError(
-          "bad option 'tensor_core_patterns' to 'kernel_table' (list of strings expected)");
-    }
-    lua_pop(L, 1);
+    ForEachListItem(opts, "tensor_core_patterns", "kernel_table", "list of strings", [&] {
+      if (lua_type(L, -1) != LUA_TSTRING) return false;
+      options.tensor_core_patterns.emplace_back(lua_tostring(L, -1));
+      return true;
+    });
     PushRows(L, KernelTable(*h->trace, options), {});
     return 1;
   });

@@ -40,42 +40,57 @@ void Print(const AnalysisRows& rows, const std::string& format) {
     for (const std::string& note : rows.notes) std::fprintf(stderr, "note: %s\n", note.c_str());
 }
 
-}  // namespace
-
-int RunStatsCommand(int argc, char** argv) {
+// What both commands take: a trace, --format, and (for stats) --report. Returns -1 to go on, or
+// the exit status when the arguments were a help request or wrong.
+struct Arguments {
   std::string input, report, format = "table";
+};
+int ParseArguments(const char* command, const char* usage, bool takes_report, int argc, char** argv,
+                   Arguments* out) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "-h" || a == "--help") {
-      std::fputs(kUsage, stdout);
+      std::fputs(usage, stdout);
       return 0;
     }
-    if (a == "--report" || a == "--format") {
-      if (i + 1 >= argc) return Fail("stats", a + " needs a value");
-      (a == "--report" ? report : format) = argv[++i];
+    if (a == "--format" || (takes_report && a == "--report")) {
+      if (i + 1 >= argc) return Fail(command, a + " needs a value");
+      (a == "--report" ? out->report : out->format) = argv[++i];
     } else if (!a.empty() && a[0] == '-') {
-      return Fail("stats", "unknown option " + a + "\n" + kUsage);
-    } else if (input.empty()) {
-      input = a;
+      return Fail(command, "unknown option " + a + "\n" + usage);
+    } else if (out->input.empty()) {
+      out->input = a;
     } else {
-      return Fail("stats", "one trace at a time (got " + input + " and " + a + ")");
+      return Fail(command, "one trace at a time (got " + out->input + " and " + a + ")");
     }
   }
-  if (input.empty()) return Fail("stats", std::string("no trace given\n") + kUsage);
-  if (format != "table" && format != "csv")
-    return Fail("stats", "unknown format '" + format + "' (table or csv)");
+  if (out->input.empty()) return Fail(command, std::string("no trace given\n") + usage);
+  if (out->format != "table" && out->format != "csv")
+    return Fail(command, "unknown format '" + out->format + "' (table or csv)");
+  return -1;
+}
+
+}  // namespace
+
+int RunStatsCommand(int argc, char** argv) {
+  Arguments args;
+  if (int status = ParseArguments("stats", kUsage, true, argc, argv, &args); status >= 0)
+    return status;
   std::vector<std::string> reports =
-      report.empty() ? NsysReportNames() : std::vector<std::string>{report};
+      args.report.empty() ? NsysReportNames() : std::vector<std::string>{args.report};
   // Check the report names before the work of loading.
   for (const std::string& r : reports) {
     const auto& known = NsysReportNames();
     if (std::find(known.begin(), known.end(), r) == known.end()) {
       std::string list;
-      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      for (const auto& k : known) {
+        if (!list.empty()) list += ", ";
+        list += k;
+      }
       return Fail("stats", "unknown report '" + r + "' (known: " + list + ")");
     }
   }
-  auto trace = LoadTrace(input);
+  auto trace = LoadTrace(args.input);
   if (!trace.ok()) return Fail("stats", trace.error().message);
   bool first = true;
   for (const std::string& r : reports) {
@@ -83,36 +98,18 @@ int RunStatsCommand(int argc, char** argv) {
     if (!rows.ok()) return Fail("stats", rows.error().message);
     if (reports.size() > 1) std::printf("%s ** %s:\n\n", first ? "" : "\n", r.c_str());
     first = false;
-    Print(*rows, format);
+    Print(*rows, args.format);
   }
   return 0;
 }
 
 int RunKernelsCommand(int argc, char** argv) {
-  std::string input, format = "table";
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "-h" || a == "--help") {
-      std::fputs(kKernelsUsage, stdout);
-      return 0;
-    }
-    if (a == "--format") {
-      if (i + 1 >= argc) return Fail("kernels", a + " needs a value");
-      format = argv[++i];
-    } else if (!a.empty() && a[0] == '-') {
-      return Fail("kernels", "unknown option " + a + "\n" + kKernelsUsage);
-    } else if (input.empty()) {
-      input = a;
-    } else {
-      return Fail("kernels", "one trace at a time (got " + input + " and " + a + ")");
-    }
-  }
-  if (input.empty()) return Fail("kernels", std::string("no trace given\n") + kKernelsUsage);
-  if (format != "table" && format != "csv")
-    return Fail("kernels", "unknown format '" + format + "' (table or csv)");
-  auto trace = LoadTrace(input);
+  Arguments args;
+  if (int status = ParseArguments("kernels", kKernelsUsage, false, argc, argv, &args); status >= 0)
+    return status;
+  auto trace = LoadTrace(args.input);
   if (!trace.ok()) return Fail("kernels", trace.error().message);
-  Print(KernelTable(*trace.value()), format);
+  Print(KernelTable(*trace.value()), args.format);
   return 0;
 }
 

@@ -77,5 +77,7 @@ struct DurationStats {
   double mean = 0, stddev = 0;  // sample standard deviation, 0 for a single value
 };
 DurationStats SummarizeDurations(const std::vector<int64_t>& durations);
+// pandas' Series.quantile (linear interpolation) of values in ascending order; 0 when empty.
+double QuantileOfSorted(const std::vector<int64_t>& ascending, double q);
 
 }  // namespace profsh

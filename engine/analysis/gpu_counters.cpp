@@ -59,14 +59,6 @@ std::map<std::pair<int64_t, int64_t>, std::vector<Point>> QueueLengths(const Gpu
   return out;
 }
 
-double QuantileOfSorted(const std::vector<int64_t>& v, double q) {
-  double pos = q * static_cast<double>(v.size() - 1);
-  size_t lo = static_cast<size_t>(std::floor(pos));
-  size_t hi = std::min(lo + 1, v.size() - 1);
-  return static_cast<double>(v[lo]) + (static_cast<double>(v[hi]) - static_cast<double>(v[lo])) *
-                                          (pos - static_cast<double>(lo));
-}
-
 // HTA's get_memory_kernel_type.
 std::string CopyKind(std::string_view name) {
   if (name.rfind("Memset", 0) == 0) return "Memset";

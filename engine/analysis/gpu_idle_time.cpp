@@ -12,14 +12,6 @@ namespace {
 enum IdleCategory : int { kHostWait = 0, kKernelWait = 1, kOtherWait = 2 };
 const char* const kCategoryNames[] = {"host_wait", "kernel_wait", "other"};
 
-double QuantileOfSorted(const std::vector<int64_t>& v, double q) {
-  double pos = q * static_cast<double>(v.size() - 1);
-  size_t lo = static_cast<size_t>(std::floor(pos));
-  size_t hi = std::min(lo + 1, v.size() - 1);
-  return static_cast<double>(v[lo]) + (static_cast<double>(v[hi]) - static_cast<double>(v[lo])) *
-                                          (pos - static_cast<double>(lo));
-}
-
 }  // namespace
 
 IdleTimeBreakdown ComputeIdleTimeBreakdown(const GpuEvents& g, const IdleTimeOptions& options) {

@@ -32,16 +32,7 @@ DurationStats SummarizeDurations(const std::vector<int64_t>& durations) {
   return s;
 }
 
-namespace {
-
-struct NamedStats {
-  std::string name;
-  DurationStats stats;
-  std::vector<int64_t> durations;
-};
-
-// pandas' Series.quantile with linear interpolation, on values already in ascending order.
-double Quantile(const std::vector<int64_t>& ascending, double q) {
+double QuantileOfSorted(const std::vector<int64_t>& ascending, double q) {
   if (ascending.empty()) return 0;
   double pos = q * static_cast<double>(ascending.size() - 1);
   size_t lo = static_cast<size_t>(std::floor(pos));
@@ -50,6 +41,14 @@ double Quantile(const std::vector<int64_t>& ascending, double q) {
   return static_cast<double>(ascending[lo]) +
          (static_cast<double>(ascending[hi]) - static_cast<double>(ascending[lo])) * frac;
 }
+
+namespace {
+
+struct NamedStats {
+  std::string name;
+  DurationStats stats;
+  std::vector<int64_t> durations;
+};
 
 // HTA's _aggr_gpu_kernel_time: groups durations by name, most time first; past `limit` names,
 // the names beyond the `ratio` quantile of the running total and beyond the first `limit` become
@@ -70,7 +69,7 @@ std::vector<NamedStats> AggregateByName(std::map<std::string, std::vector<int64_
   std::vector<int64_t> cumsum(named.size());
   int64_t running = 0;
   for (size_t i = 0; i < named.size(); ++i) cumsum[i] = running += named[i].stats.sum;
-  const double cut = Quantile(cumsum, ratio);
+  const double cut = QuantileOfSorted(cumsum, ratio);
   std::vector<NamedStats> kept;
   std::vector<int64_t> others;
   for (size_t i = 0; i < named.size(); ++i) {
