@@ -158,6 +158,7 @@ int TraceKernelLaunchStats(lua_State* L) {
     views.emplace_back("short_kernels", std::move(s.short_kernels));
     views.emplace_back("long_launches", std::move(s.long_launches));
     views.emplace_back("long_delays", std::move(s.long_delays));
+    views.emplace_back("aten_op_delays", std::move(s.aten_op_delays));
     PushRows(L, std::move(s.launches), std::move(views));
     return 1;
   });

@@ -56,6 +56,10 @@ struct LaunchStats {
   AnalysisRows short_kernels;  // cpu_duration <= runtime_cutoff and gpu_duration < cpu_duration
   AnalysisRows long_launches;  // cpu_duration > runtime_cutoff
   AnalysisRows long_delays;    // launch_delay > launch_delay_cutoff
+  // HTA's get_aten_op_kernels_and_delay: per (aten_op_name, kernel_sequence): occurrence_count,
+  // avg_aten_op_launch_delay (op start to its first launch call), avg_runtime_delay (that call
+  // to its kernel's start), µs, most frequent first.
+  AnalysisRows aten_op_delays;
 };
 LaunchStats ComputeLaunchStats(const GpuEvents& g, const LaunchStatsOptions& options,
                                const Trace& trace);

@@ -33,7 +33,7 @@ int64_t ReadRank(const Trace& trace) {
   return ec == std::errc() ? rank : 0;
 }
 
-enum class Role : uint8_t { kNone, kDeviceWork, kRuntime, kAnnotation, kStep };
+enum class Role : uint8_t { kNone, kDeviceWork, kRuntime, kAnnotation, kStep, kAtenOp };
 
 struct TemplateRole {
   Role role = Role::kNone;
@@ -66,6 +66,8 @@ TemplateRole RoleOf(const Trace& trace, const EventTemplate& t) {
       r.role = Role::kStep;
       std::string digits = m[1].str();
       std::from_chars(digits.data(), digits.data() + digits.size(), r.step);
+    } else if (name.rfind("aten::", 0) == 0) {
+      r.role = Role::kAtenOp;
     }
   }
   return r;
@@ -171,8 +173,15 @@ GpuEvents BuildGpuEvents(const Trace& trace, const GpuEventOptions& options) {
         g.runtime_end.push_back(end);
         g.runtime_correlation.push_back(correlation);
         g.runtime_name.push_back(t.name);
+        g.runtime_track.push_back(t.track);
         break;
       }
+      case Role::kAtenOp:
+        g.aten_ts.push_back(ts);
+        g.aten_end.push_back(end);
+        g.aten_name.push_back(t.name);
+        g.aten_track.push_back(t.track);
+        break;
       case Role::kAnnotation:
         g.annotation_ts.push_back(ts);
         g.annotation_end.push_back(end);

@@ -47,7 +47,10 @@ struct GpuEvents {
   std::vector<uint32_t> launch;   // index of the runtime call with the correlation, or kNone
   // Runtime calls (categories *_runtime and cuda_driver) that carry a correlation id.
   std::vector<int64_t> runtime_ts, runtime_end, runtime_correlation;
-  std::vector<uint32_t> runtime_name;
+  std::vector<uint32_t> runtime_name, runtime_track;
+  // ATen operators (names "aten::…"), which launch the device work.
+  std::vector<int64_t> aten_ts, aten_end;
+  std::vector<uint32_t> aten_name, aten_track;
   // gpu_user_annotation ranges.
   std::vector<int64_t> annotation_ts, annotation_end;
   std::vector<uint32_t> annotation_name;

@@ -37,6 +37,7 @@ KEYS = {
     "kernel_launch_stats.csv": ["correlation", "#"],
     "annotation_breakdown.csv": ["rank", "name"],
     "queue_length_summary.csv": ["rank", "stream"],
+    "aten_op_delays.csv": ["aten_op_name", "kernel_sequence"],
 }
 # (trace folder prefix, file) -> why profsh differs. These files are not compared.
 DELIBERATE = {

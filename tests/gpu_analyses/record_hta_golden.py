@@ -110,6 +110,15 @@ def record(trace_name):
 
     run("queue_length_summary", queue_length)
 
+    def aten_op_delays():
+        # HTA always draws this one with plotly, which needs IPython; the drawing is skipped.
+        from hta.analyzers.cuda_kernel_analysis import CudaKernelAnalysis
+        CudaKernelAnalysis.visualize_aten_op_kernels_and_overhead = classmethod(lambda *a: None)
+        stats = analyzer.get_aten_op_kernels_and_delay(ranks=[rank])
+        write(stats[rank], os.path.join(out, "aten_op_delays.csv"))
+
+    run("aten_op_delays", aten_op_delays)
+
 
 for name in TRACES:
     print("recording", name, flush=True)

@@ -262,6 +262,29 @@ TEST(GpuAnalyses, LaunchStatsViews) {
   EXPECT_EQ(IntAt(s.short_kernels, 0, "correlation"), 2);
 }
 
+TEST(GpuAnalyses, AtenOpLaunchDelays) {
+  auto op = [](double ts, double dur) {
+    return R"({"ph": "X", "cat": "cpu_op", "name": "aten::addmm", "pid": 1, "tid": 1, "ts": )" +
+           std::to_string(ts) + R"(, "dur": )" + std::to_string(dur) + "}";
+  };
+  // Two addmm calls launching gemm then bias; a third launching only gemm.
+  auto trace = MustImport(
+      TraceOf({op(0, 50), Runtime("cudaLaunchKernel", 4, 2, 1), Kernel("gemm", 20, 5, 1),
+               Runtime("cudaLaunchKernel", 10, 2, 2), Kernel("bias", 30, 5, 2), op(100, 50),
+               Runtime("cudaLaunchKernel", 106, 2, 3), Kernel("gemm", 120, 5, 3),
+               Runtime("cudaLaunchKernel", 110, 2, 4), Kernel("bias", 130, 5, 4), op(200, 50),
+               Runtime("cudaLaunchKernel", 210, 2, 5), Kernel("gemm", 215, 5, 5)}));
+  LaunchStats s = ComputeLaunchStats(BuildGpuEvents(*trace), {}, *trace);
+  const AnalysisRows& d = s.aten_op_delays;
+  ASSERT_EQ(d.rows.size(), 2u);
+  EXPECT_EQ(At(d, 0, "kernel_sequence").text, "gemm -> bias");
+  EXPECT_EQ(IntAt(d, 0, "occurrence_count"), 2);
+  EXPECT_DOUBLE_EQ(DoubleAt(d, 0, "avg_aten_op_launch_delay"), 5.0);  // (4 + 6) / 2
+  EXPECT_DOUBLE_EQ(DoubleAt(d, 0, "avg_runtime_delay"), 15.0);        // (16 + 14) / 2
+  EXPECT_EQ(At(d, 1, "kernel_sequence").text, "gemm");
+  EXPECT_DOUBLE_EQ(DoubleAt(d, 1, "avg_runtime_delay"), 5.0);
+}
+
 TEST(GpuAnalyses, OthersKeepTheirOwnFigures) {
   std::vector<std::string> events;
   // Twelve kernels: k00 takes most of the time; the last ones become "others".
