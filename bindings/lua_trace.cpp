@@ -178,7 +178,10 @@ int ExportChromeTrace(lua_State* L) {
   return Protect(L, [&] {
     TraceHandle* h = CheckTrace(L, 1, "export_chrome_trace");
     std::string path(CheckString(L, 2, "export_chrome_trace", "file path"));
-    Status s = ExportTrace(*h->trace, "chrome", path);
+    // counters = true adds queue length and memory bandwidth as counter tracks.
+    Options opts(L, 3, "export_chrome_trace", {"counters"});
+    Status s = ExportTrace(*h->trace, "chrome", path,
+                           {{"counters", opts.Bool("counters", false) ? "true" : "false"}});
     if (!s.ok()) throw LuaError(s.message());
     return 0;
   });

@@ -176,6 +176,17 @@ assert(extended[3].tc == 1, "user patterns extend the tensor-core list")
 """
     r = run("-e", script)
     expect(r.returncode == 0, "lua kernel_table", r.stdout + r.stderr)
+    # Counter tracks in the Chrome export: the queue of stream 7 rises with each launch and falls
+    # as the kernels start; the file loads again.
+    exported = os.path.join(tmp, "with_counters.json")
+    r = run("-e", f"profsh.load({json.dumps(trace)}):export_chrome_trace({json.dumps(exported)}, {{counters = true}})")
+    expect(r.returncode == 0, "export_chrome_trace{counters=true}", r.stderr)
+    if r.returncode == 0:
+        counters = [e for e in json.load(open(exported))["traceEvents"] if e.get("ph") == "C"]
+        queue = [(e["ts"], e["args"]["queue_length"]) for e in counters if e["name"] == "queue_length stream 7"]
+        expect(queue == [(6, 1), (30, 0), (41, 1), (60, 0), (206, 1), (230, 0)], "queue length counters", str(queue))
+        r = run("-e", f"assert(#profsh.load({json.dumps(exported)}) > 0)")
+        expect(r.returncode == 0, "exported counters load again", r.stderr)
     r = run("kernels", os.path.join(tmp, "nope.json"))
     expect(r.returncode == 1 and "nope.json" in r.stderr, "kernels: missing trace named", r.stderr)
 
