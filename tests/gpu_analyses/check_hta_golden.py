@@ -29,6 +29,7 @@ RENAME = {
 }
 KEYS = {
     "temporal_breakdown.csv": ["rank"],
+    "temporal_breakdown_last_step.csv": ["rank"],
     "kernel_type_breakdown.csv": ["kernel_type"],
     "kernel_breakdown.csv": ["kernel_type", "name", "rank"],
     "idle_time_breakdown.csv": ["rank", "stream", "idle_category"],
@@ -48,7 +49,8 @@ DELIBERATE = {
 TRITON_CPU_OP = ("HTA counts the CPU op that launches the Triton kernel (a cpu_op with a 'stream' "
                  "argument) as device work: 94 µs of CPU time as kernel time; profsh counts only "
                  "device categories (1 µs kernel)")
-for f in ("temporal_breakdown.csv", "kernel_breakdown.csv", "kernel_type_breakdown.csv"):
+for f in ("temporal_breakdown.csv", "temporal_breakdown_last_step.csv", "kernel_breakdown.csv",
+          "kernel_type_breakdown.csv"):
     DELIBERATE[("triton_example", f)] = TRITON_CPU_OP
 failures = []
 

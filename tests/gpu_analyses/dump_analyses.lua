@@ -3,6 +3,7 @@
 local trace_path, out = arg[1], arg[2]
 local t = profsh.load(trace_path)
 t:temporal_breakdown():to_csv(out .. "/temporal_breakdown.csv")
+t:temporal_breakdown{include_last_profiler_step = true}:to_csv(out .. "/temporal_breakdown_last_step.csv")
 local by_type, by_kernel = t:kernel_breakdown()
 by_type:to_csv(out .. "/kernel_type_breakdown.csv")
 by_kernel:to_csv(out .. "/kernel_breakdown.csv")

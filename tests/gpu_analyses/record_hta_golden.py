@@ -119,6 +119,13 @@ def record(trace_name):
 
     run("aten_op_delays", aten_op_delays)
 
+    def temporal_with_last_step():
+        with_last = TraceAnalysis(trace_files={trace_rank: path}, include_last_profiler_step=True)
+        write(with_last.get_temporal_breakdown(visualize=False),
+              os.path.join(out, "temporal_breakdown_last_step.csv"))
+
+    run("temporal_breakdown_last_step", temporal_with_last_step)
+
 
 for name in TRACES:
     print("recording", name, flush=True)
