@@ -43,5 +43,5 @@ trace:key_averages{group_by_input_shape=false, group_by_stack_n=0} -> averages l
   torch.profiler's key_averages() does. The list supports #avgs, avgs[i], ipairs(avgs),
   avgs:table{...}, avgs:sorted(key) and avgs:total_average(). See :help avg for the fields.
 profsh> :help nothing
-no help on 'nothing'; topics: avg, events, export_chrome_trace, export_stacks, flamegraph, flamegraph_diff, key_averages, load, memory_timeline, on_demand, processes, profile, pytorch, record_function, repl, run, save, schedule, speedscope, table, tensorboard_trace_handler, threads, trace
+no help on 'nothing'; topics: avg, events, export_chrome_trace, export_stacks, flamegraph, flamegraph_diff, gpu, key_averages, load, memory_timeline, on_demand, processes, profile, pytorch, record_function, repl, run, save, schedule, speedscope, table, tensorboard_trace_handler, threads, trace
 profsh> :quit
