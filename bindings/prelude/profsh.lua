@@ -262,6 +262,10 @@ local function repr(value, depth, seen)
   elseif kind ~= "table" then
     return tostring(value)
   end
+  local meta = getmetatable(value)
+  if depth == 0 and type(meta) == "table" and meta.__name == "profsh.Rows" then
+    return (tostring(value):gsub("\n$", ""))  -- analysis rows print as their table
+  end
   if seen[value] then return "<cycle>" end
   if depth > 2 then return "{...}" end
   seen[value] = true

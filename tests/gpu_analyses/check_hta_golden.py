@@ -18,7 +18,7 @@ import tempfile
 
 profsh, golden_dir, traces_dir = sys.argv[1:4]
 if not os.path.isdir(traces_dir):
-    print(f"skipped: no shared traces at {traces_dir}")
+    print(f"skipped: no traces at {traces_dir}")
     sys.exit(77)
 here = os.path.dirname(os.path.abspath(__file__))
 
