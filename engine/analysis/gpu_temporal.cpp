@@ -1,5 +1,6 @@
 // Temporal breakdown and communication/computation overlap (HTA's get_temporal_breakdown and
 // get_comm_comp_overlap).
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -92,15 +93,21 @@ AnalysisRows TemporalBreakdown(const GpuEvents& g, bool by_step) {
     AddTemporalRow(rows, g, device_column, by_step, Cell::Empty(), Figures(g, on_device));
     if (!by_step) continue;
     // A kernel belongs to the step its runtime call started in (HTA's iteration rule).
-    for (const GpuEvents::Step& step : g.steps) {
-      std::vector<size_t> in_step;
-      for (size_t k : on_device) {
-        if (g.launch[k] == GpuEvents::kNone) continue;
-        int64_t launched = g.runtime_ts[g.launch[k]];
-        if (launched >= step.ts && launched < step.end) in_step.push_back(k);
-      }
-      if (in_step.empty()) continue;
-      AddTemporalRow(rows, g, device_column, true, Cell::Int(step.number), Figures(g, in_step));
+    // Steps are in time order and do not overlap: each launch finds its step by bisection.
+    std::vector<std::vector<size_t>> in_step(g.steps.size());
+    for (size_t k : on_device) {
+      if (g.launch[k] == GpuEvents::kNone) continue;
+      const int64_t launched = g.runtime_ts[g.launch[k]];
+      auto after = std::upper_bound(g.steps.begin(), g.steps.end(), launched,
+                                    [](int64_t t, const GpuEvents::Step& s) { return t < s.ts; });
+      if (after == g.steps.begin()) continue;
+      const size_t step = static_cast<size_t>(after - g.steps.begin()) - 1;
+      if (launched < g.steps[step].end) in_step[step].push_back(k);
+    }
+    for (size_t s = 0; s < g.steps.size(); ++s) {
+      if (in_step[s].empty()) continue;
+      AddTemporalRow(rows, g, device_column, true, Cell::Int(g.steps[s].number),
+                     Figures(g, in_step[s]));
     }
   }
   return rows;
