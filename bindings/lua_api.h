@@ -4,11 +4,15 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 extern "C" {
 #include <lua.h>
 }
 
+#include "engine/analysis/analysis_rows.h"
+#include "engine/analysis/gpu_events.h"
 #include "engine/analysis/key_averages.h"
 #include "engine/trace/trace.h"
 
@@ -22,6 +26,8 @@ struct TraceHandle {
   std::shared_ptr<const FunctionEvents> events;
   std::shared_ptr<const LaunchIndex> launches;  // built by the first t:launcher / t:kernels
   std::shared_ptr<const FunctionEvents> Events();
+  // The device-side model, per include_last_profiler_step (+1) and exact_rounding (+2).
+  std::shared_ptr<const GpuEvents> gpu_events[4];
 };
 
 void OpenProfsh(lua_State* L);
@@ -37,6 +43,21 @@ int TraceKernels(lua_State* L);         // trace:kernels(op_event) -> device eve
 // A trace event as a Lua table: name, cat, kind, ph, pid, tid, ts, dur, args, index.
 void PushEvent(lua_State* L, const Trace& t, size_t i);
 int TraceSpeedscope(lua_State* L);  // trace:export_speedscope(path, options)
+void RegisterRows(lua_State* L);
+// Device-time analyses (lua_gpu.cpp), methods of Trace.
+int TraceTemporalBreakdown(lua_State* L);
+int TraceCommCompOverlap(lua_State* L);
+int TraceKernelBreakdown(lua_State* L);
+int TraceAnnotationBreakdown(lua_State* L);
+int TraceIdleTimeBreakdown(lua_State* L);
+int TraceKernelLaunchStats(lua_State* L);
+int TraceQueueLengthSummary(lua_State* L);
+int TraceCounters(lua_State* L);
+int TraceStats(lua_State* L);        // Nsight Systems' reports
+int TraceKernelTable(lua_State* L);  // PyProf's kernel table
+// Pushes analysis rows (lua_rows.cpp); `views` become named fields of the result (rows.name).
+void PushRows(lua_State* L, AnalysisRows rows,
+              std::vector<std::pair<const char*, AnalysisRows>> views);
 void PushTrace(lua_State* L, std::shared_ptr<Trace> trace);
 TraceHandle* TestTrace(lua_State* L, int index);
 void PushKeyAverages(lua_State* L, KeyAverages averages);

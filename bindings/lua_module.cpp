@@ -36,6 +36,7 @@ void OpenProfsh(lua_State* L) {
     lua_setfield(L, -2, "executable_dir");
   }
   RegisterTrace(L);
+  RegisterRows(L);
   RegisterAverages(L);
   RegisterFlamegraph(L);
   RegisterProfile(L);

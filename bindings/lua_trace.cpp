@@ -194,7 +194,10 @@ int ExportChromeTrace(lua_State* L) {
   return Protect(L, [&] {
     TraceHandle* h = CheckTrace(L, 1, "export_chrome_trace");
     std::string path(CheckString(L, 2, "export_chrome_trace", "file path"));
-    Status s = ExportTrace(*h->trace, "chrome", path);
+    // counters = true adds queue length and memory bandwidth as counter tracks.
+    Options opts(L, 3, "export_chrome_trace", {"counters"});
+    Status s = ExportTrace(*h->trace, "chrome", path,
+                           {{"counters", opts.Bool("counters", false) ? "true" : "false"}});
     if (!s.ok()) throw LuaError(s.message());
     return 0;
   });
@@ -596,7 +599,7 @@ std::string FormatDuration(int64_t ns) {
 }
 
 void PushTrace(lua_State* L, std::shared_ptr<Trace> trace) {
-  NewUserdata(L, kTraceType, TraceHandle{std::move(trace), nullptr, nullptr});
+  NewUserdata(L, kTraceType, TraceHandle{std::move(trace), nullptr, nullptr, {}});
 }
 
 TraceHandle* TestTrace(lua_State* L, int index) {
@@ -617,7 +620,17 @@ void RegisterTrace(lua_State* L) {
        {"threads", Threads},
        {"memory_timeline", MemoryTimeline},
        {"launcher", TraceLauncher},
-       {"kernels", TraceKernels}},
+       {"kernels", TraceKernels},
+       {"temporal_breakdown", TraceTemporalBreakdown},
+       {"comm_comp_overlap", TraceCommCompOverlap},
+       {"kernel_breakdown", TraceKernelBreakdown},
+       {"annotation_breakdown", TraceAnnotationBreakdown},
+       {"idle_time_breakdown", TraceIdleTimeBreakdown},
+       {"kernel_launch_stats", TraceKernelLaunchStats},
+       {"queue_length_summary", TraceQueueLengthSummary},
+       {"counters", TraceCounters},
+       {"stats", TraceStats},
+       {"kernel_table", TraceKernelTable}},
       TraceField,
       {"duration", "start", "path", "format", "event_count", "warnings", "metadata", "steps",
        "step_num"},

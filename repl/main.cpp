@@ -12,6 +12,7 @@
 #include "repl/flamegraph_command.h"
 #include "repl/repl.h"
 #include "repl/run_command.h"
+#include "repl/stats_command.h"
 #include "repl/trace_command.h"
 
 #ifndef PROFSH_VERSION
@@ -43,6 +44,9 @@ constexpr char kUsage[] =
     "                                             with profsh run --on-demand\n"
     "  profsh flamegraph INPUT [-o OUT.svg] ...   a flamegraph of folded stacks or a trace\n"
     "                                             (profsh flamegraph --help for its options)\n"
+    "  profsh stats TRACE [--report NAME]         Nsight Systems' stats reports of a trace\n"
+    "        [--format table|csv]                 (profsh stats --help lists the reports)\n"
+    "  profsh kernels TRACE [--format table|csv]  PyProf's kernel table of a trace\n"
     "\n"
     "In the shell, :help lists what profsh offers.\n";
 
@@ -54,6 +58,12 @@ int main(int argc, char** argv) {
   }
   if (argc > 1 && std::strcmp(argv[1], "trace") == 0) {
     return profsh::repl::RunTraceCommand(argc - 1, argv + 1);
+  }
+  if (argc > 1 && std::strcmp(argv[1], "kernels") == 0) {
+    return profsh::repl::RunKernelsCommand(argc - 1, argv + 1);
+  }
+  if (argc > 1 && std::strcmp(argv[1], "stats") == 0) {
+    return profsh::repl::RunStatsCommand(argc - 1, argv + 1);
   }
   if (argc > 1 && std::strcmp(argv[1], "flamegraph") == 0) {
     return profsh::repl::RunFlamegraphCommand(argc - 1, argv + 1);

@@ -23,7 +23,7 @@ profsh — a programmable profiling shell.
 Help topics: load, key_averages, table, avg, trace, events, gpu, processes, threads,
 export_chrome_trace, export_stacks, save, flamegraph, flamegraph_diff, speedscope,
 profile, run, pytorch, memory_timeline, schedule, record_function, on_demand,
-tensorboard_trace_handler, repl.
+tensorboard_trace_handler, gpu, repl.
 Type :help TOPIC]]
 
 topics.load = [[
@@ -210,6 +210,22 @@ trace:memory_timeline() -> {{ts=, pid=, tid=, bytes=, total=, device=}, ..., pea
   stream ended. peak and at_end are host memory; each GPU's are under devices. Reads torch's
   profile_memory traces too.]]
 
+topics.gpu = [[
+Where the device time goes (HTA's analyses; docs/ANALYSIS.md states each definition):
+  t:temporal_breakdown{by_step=false}      kernel, idle, compute, non-compute, exposed comm/copy time
+  t:kernel_breakdown{duration_ratio=0.8, num_kernels=10, include_memory_kernels=true}
+                                           -> by type (overlaps included), by kernel
+  t:idle_time_breakdown{consecutive_kernel_delay=30, streams=nil} -> breakdown, interval stats
+  t:comm_comp_overlap(), t:annotation_breakdown{}, t:queue_length_summary(), t:counters()
+  t:kernel_launch_stats{runtime_cutoff=50, launch_delay_cutoff=100}
+      .short_kernels, .long_launches, .long_delays, .aten_op_delays
+  Every one takes include_last_profiler_step=false and exact_rounding=false. A trace without
+  device work gives empty rows and a note (rows.notes).
+  t:stats("cuda_gpu_kern_sum")             nsys' reports (also: profsh stats TRACE)
+  t:kernel_table{tensor_core_patterns={}}  PyProf's kernel table (also: profsh kernels TRACE)
+Results are lists of rows (plain tables): rows:table() prints them, rows:to_csv(path) writes
+them, rows.columns names the columns.]]
+
 topics.schedule = [[
 s = profsh.schedule{skip_first=0, wait=0, warmup=0, active=1, ["repeat"]=0, skip_first_wait=0}
 s(step) -> "NONE" | "WARMUP" | "RECORD" | "RECORD_AND_SAVE"      (torch.profiler.schedule)
@@ -282,6 +298,10 @@ local function repr(value, depth, seen)
     return string.format("%q", value)
   elseif kind ~= "table" then
     return tostring(value)
+  end
+  local meta = getmetatable(value)
+  if depth == 0 and type(meta) == "table" and meta.__name == "profsh.Rows" then
+    return (tostring(value):gsub("\n$", ""))  -- analysis rows print as their table
   end
   if seen[value] then return "<cycle>" end
   if depth > 2 then return "{...}" end

@@ -222,18 +222,20 @@ Result<std::string> BuildAveragesTable(const KeyAverages& averages, const TableO
 
   constexpr size_t kDefaultWidth = 12;
   constexpr size_t kSpacing = 2;
+  const std::string& device = averages.events->device_name;
+  const std::string self_device = std::string("Self ").append(device);
   std::vector<std::string> headers = {"Name",        "Self CPU %", "Self CPU",
                                       "CPU total %", "CPU total",  "CPU time avg"};
   if (has_cuda_time) {
-    for (const char* h : {"Self CUDA", "Self CUDA %", "CUDA total", "CUDA time avg"})
-      headers.push_back(h);
+    for (const char* suffix : {"", " %"}) headers.push_back(self_device + suffix);
+    for (const char* suffix : {" total", " time avg"}) headers.push_back(device + suffix);
   }
   if (profile_memory) {
     headers.push_back("CPU Mem");
     headers.push_back("Self CPU Mem");
     if (has_cuda_mem) {
-      headers.push_back("CUDA Mem");
-      headers.push_back("Self CUDA Mem");
+      headers.push_back(device + " Mem");
+      headers.push_back(self_device + " Mem");
     }
   }
   headers.push_back("# of Calls");
@@ -390,7 +392,7 @@ Result<std::string> BuildAveragesTable(const KeyAverages& averages, const TableO
   }
   append(header_sep);
   append("Self CPU time total: " + FormatTime(sum_self_cpu, unit));
-  if (has_cuda_time) append("Self CUDA time total: " + FormatTime(sum_self_cuda, unit));
+  if (has_cuda_time) append(self_device + " time total: " + FormatTime(sum_self_cuda, unit));
   return result;
 }
 

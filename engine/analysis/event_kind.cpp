@@ -12,7 +12,8 @@ EventKind KindOfCategory(std::string_view category) {
   for (char& ch : c) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   // Kineto's categories in lower case; the names not in kineto_schema.h are read only here.
   using namespace kineto;
-  if (c == kKernel) return EventKind::kKernel;
+  // mtia_ccp_events: MTIA's device work (HTA's KERNEL_CATEGORY_PATTERN counts it too).
+  if (c == kKernel || c == "mtia_ccp_events") return EventKind::kKernel;
   if (c == kGpuMemcpy || c == "memcpy") return EventKind::kCopy;
   if (c == kGpuMemset || c == "memset") return EventKind::kSet;
   // record_function ranges (and their GPU-side spans), and the NVTX and ITT ranges profsh's
@@ -20,8 +21,8 @@ EventKind KindOfCategory(std::string_view category) {
   if (c == kGpuUserAnnotation || c == kUserAnnotation || c == "nvtx" || c == "itt") {
     return EventKind::kAnnotation;
   }
-  if (c == kCudaRuntime || c == kCudaDriver || c == "runtime" || c == "driver" ||
-      c == "privateuse1_runtime" || c == "privateuse1_driver" || c == "mtia_runtime") {
+  // Every backend's runtime and driver calls (cuda_, mtia_, xpu_, privateuse1_...).
+  if (c == "runtime" || c == "driver" || c.ends_with("_runtime") || c.ends_with("_driver")) {
     return EventKind::kRuntime;
   }
   if (c == "trace" || c == kAc2g || c == kFwdBwd || c == "async_cpu_to_gpu" || c == "cpu_to_cuda" ||

@@ -458,6 +458,11 @@ void FunctionEventsBuilder::Scan() {
     const EventKind kind = KindOfCategory(name);
     category_class[c] = Classify(name, kind);
     kind_bits[c] = KindBits(kind);
+    // The device the table's columns are named after, as torch 2.x names them.
+    if (name == "mtia_ccp_events" || name == "mtia_runtime") f_.device_name = "MTIA";
+    if (name == "xpu_runtime" || name == "xpu_driver") f_.device_name = "XPU";
+    if (name == "privateuse1_runtime" || name == "privateuse1_driver")
+      f_.device_name = "PRIVATEUSE1";
   }
   name_map_.assign(trace_.strings.size(), 0);
   recorded_map_.assign(trace_.strings.size(), 0);

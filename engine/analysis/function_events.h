@@ -130,6 +130,9 @@ class FunctionEvents {
   bool profile_memory = false;  // the trace recorded memory (metadata, or any [memory] event)
   bool with_flops = false;
   size_t memory_records = 0;
+  // What the device columns are named after: "CUDA" (also ROCm, as torch names it), "MTIA",
+  // "XPU", "PRIVATEUSE1", from the trace's runtime and device categories.
+  std::string device_name = "CUDA";
 
  private:
   friend class FunctionEventsBuilder;

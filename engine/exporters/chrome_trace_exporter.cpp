@@ -1,6 +1,7 @@
 // Chrome Trace Event JSON in Kineto's object layout, which Perfetto UI, chrome://tracing,
 // TensorBoard and HTA open. Events are written as they were imported or collected: categories,
 // arguments, flow events (ac2g, fwdbwd), process and thread metadata.
+#include "engine/analysis/gpu_analyses.h"
 #include "engine/exporters/exporter.h"
 #include "engine/exporters/json_out.h"
 
@@ -148,11 +149,38 @@ class EventTexts {
   std::vector<Args> args_;          // per argument schema
 };
 
+// Queue length and memory bandwidth (engine/analysis/gpu_counters) as counter events ("ph": "C"),
+// one track per counter and stream, in the device's process (Kineto's pid for device N is N).
+void WriteCounters(const Trace& t, bool first, JsonOut& j) {
+  AnalysisRows series = CounterSeries(BuildGpuEvents(t), t);
+  const size_t name = series.Column("name"), device = series.Column("device"),
+               stream = series.Column("stream"), ts = series.Column("ts"),
+               value = series.Column("value");
+  for (const auto& row : series.rows) {
+    j.Raw(first ? "\n  " : ",\n  ");
+    first = false;
+    std::string track = row[name].text;
+    if (row[stream].kind == Cell::Kind::kInt)
+      track += " stream " + std::to_string(row[stream].int_value);
+    j.Raw("{\"ph\": \"C\", \"cat\": \"profsh_counter\", \"name\": ");
+    j.String(track);
+    j.Raw(", \"pid\": ");
+    j.Int(row[device].int_value);
+    j.Raw(", \"tid\": 0, \"ts\": ");
+    j.Int(row[ts].int_value);
+    j.Raw(", \"args\": {");
+    j.String(row[name].text);
+    j.Raw(": ");
+    j.Raw(row[value].Format());
+    j.Raw("}}");
+  }
+}
+
 class ChromeTraceExporter final : public Exporter {
  public:
   std::string_view name() const override { return "chrome"; }
 
-  Status Write(const Trace& t, const ExportOptions&, AtomicWriter& out) const override {
+  Status Write(const Trace& t, const ExportOptions& options, AtomicWriter& out) const override {
     JsonOut j(out);
     j.Raw("{\n");
     if (t.FindMetadata("schemaVersion") == nullptr) j.Raw("  \"schemaVersion\": 1,\n");
@@ -203,6 +231,8 @@ class ChromeTraceExporter final : public Exporter {
       }
       j.Char('}');
     }
+    auto counters = options.find("counters");
+    if (counters != options.end() && counters->second == "true") WriteCounters(t, n == 0, j);
     j.Raw("\n  ]\n}\n");
     j.Flush();
     return Status::Ok();

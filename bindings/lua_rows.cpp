@@ -1,0 +1,118 @@
+// Analysis results in Lua: a list of plain row tables (column name -> value) whose metatable
+// offers rows:table() (prints them aligned), rows:to_csv(path), rows.columns and rows.notes.
+// The formatting is the engine's (AnalysisRows), kept as an upvalue, so it never reads Lua
+// tables back.
+#include "bindings/lua_api.h"
+#include "bindings/lua_support.h"
+
+namespace profsh::lua {
+
+namespace {
+
+const char* const kRowsDataType = "profsh.RowsData";
+
+AnalysisRows* RowsOf(lua_State* L) {
+  return static_cast<AnalysisRows*>(lua_touserdata(L, lua_upvalueindex(1)));
+}
+
+int RowsTable(lua_State* L) {
+  std::string text;
+  Protect(L, [&] {
+    text = RowsOf(L)->FormatTable();
+    return 0;
+  });
+  lua_getglobal(L, "print");
+  lua_pushlstring(L, text.data(), text.empty() ? 0 : text.size() - 1);  // print adds the newline
+  lua_call(L, 1, 0);
+  return 0;
+}
+
+int RowsToString(lua_State* L) {
+  return Protect(L, [&] {
+    std::string text = RowsOf(L)->FormatTable();
+    lua_pushlstring(L, text.data(), text.size());
+    return 1;
+  });
+}
+
+int RowsToCsv(lua_State* L) {
+  return Protect(L, [&] {
+    std::string path(CheckString(L, 2, "to_csv", "file path"));
+    Status s = RowsOf(L)->WriteCsv(path);
+    if (!s.ok()) throw LuaError(s.message());
+    return 0;
+  });
+}
+
+void PushCell(lua_State* L, const Cell& cell) {
+  switch (cell.kind) {
+    case Cell::Kind::kEmpty:
+      lua_pushnil(L);
+      break;
+    case Cell::Kind::kInt:
+      lua_pushinteger(L, cell.int_value);
+      break;
+    case Cell::Kind::kDouble:
+      lua_pushnumber(L, cell.double_value);
+      break;
+    case Cell::Kind::kText:
+      lua_pushlstring(L, cell.text.data(), cell.text.size());
+      break;
+  }
+}
+
+void PushStrings(lua_State* L, const std::vector<std::string>& strings) {
+  lua_createtable(L, static_cast<int>(strings.size()), 0);
+  for (size_t i = 0; i < strings.size(); ++i) {
+    lua_pushlstring(L, strings[i].data(), strings[i].size());
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+}
+
+}  // namespace
+
+void PushRows(lua_State* L, AnalysisRows rows,
+              std::vector<std::pair<const char*, AnalysisRows>> views) {
+  lua_createtable(L, static_cast<int>(rows.rows.size()), 0);
+  for (size_t r = 0; r < rows.rows.size(); ++r) {
+    lua_createtable(L, 0, static_cast<int>(rows.columns.size()));
+    for (size_t c = 0; c < rows.columns.size(); ++c) {
+      PushCell(L, rows.rows[r][c]);
+      lua_setfield(L, -2, rows.columns[c].c_str());
+    }
+    lua_rawseti(L, -2, static_cast<lua_Integer>(r + 1));
+  }
+  // The metatable: methods as closures over the engine's rows, plus columns, notes and views.
+  lua_createtable(L, 0, 3);
+  lua_createtable(L, 0, 4 + static_cast<int>(views.size()));
+  PushStrings(L, rows.columns);
+  lua_setfield(L, -2, "columns");
+  PushStrings(L, rows.notes);
+  lua_setfield(L, -2, "notes");
+  for (auto& [name, view] : views) {
+    PushRows(L, std::move(view), {});
+    lua_setfield(L, -2, name);
+  }
+  NewUserdata(L, kRowsDataType, std::move(rows));
+  lua_pushvalue(L, -1);
+  lua_pushcclosure(L, RowsTable, 1);
+  lua_setfield(L, -3, "table");
+  lua_pushvalue(L, -1);
+  lua_pushcclosure(L, RowsToCsv, 1);
+  lua_setfield(L, -3, "to_csv");
+  lua_pushcclosure(L, RowsToString, 1);  // takes the userdata off the stack
+  lua_setfield(L, -3, "__tostring");
+  lua_setfield(L, -2, "__index");
+  lua_pushstring(L, "profsh.Rows");
+  lua_setfield(L, -2, "__name");
+  lua_setmetatable(L, -2);
+}
+
+void RegisterRows(lua_State* L) {
+  luaL_newmetatable(L, kRowsDataType);
+  lua_pushcfunction(L, GcUserdata<AnalysisRows>);
+  lua_setfield(L, -2, "__gc");
+  lua_pop(L, 1);
+}
+
+}  // namespace profsh::lua
