@@ -16,13 +16,14 @@ AnalysisRows* RowsOf(lua_State* L) {
 }
 
 int RowsTable(lua_State* L) {
-  std::string text;
+  // The text is on the stack, and no C++ object alive, before print runs (it may raise).
   Protect(L, [&] {
-    text = RowsOf(L)->FormatTable();
-    return 0;
+    const std::string text = RowsOf(L)->FormatTable();
+    lua_pushlstring(L, text.data(), text.empty() ? 0 : text.size() - 1);  // print adds the newline
+    return 1;
   });
   lua_getglobal(L, "print");
-  lua_pushlstring(L, text.data(), text.empty() ? 0 : text.size() - 1);  // print adds the newline
+  lua_insert(L, -2);
   lua_call(L, 1, 0);
   return 0;
 }
