@@ -131,25 +131,29 @@ Record* ReserveSlow(ThreadSlot* s, uint64_t n, uint64_t reserve) {
   return &s->ring[head & s->mask];
 }
 
+Record* ReserveLevel(ThreadSlot* s, uint32_t level, uint64_t n) {
+  // Levels past kMaxLevels are not recorded (their pops could not be told apart, nor be sure
+  // to fit in the pop reserve); they are counted as dropped.
+  Record* r = Recording() && level < kMaxLevels ? Reserve(s, n, kPopReserve) : nullptr;
+  if (r != nullptr) return r;
+  // Off, deep, or the buffer is full: the level is skipped, and so will its pop be.
+  if (Recording()) {
+    BumpRelaxed(s->dropped_ranges);
+  } else if (g.off.load(std::memory_order_relaxed) & kOffClosed) {
+    g.events_after_close.fetch_add(1, std::memory_order_relaxed);
+  }
+  SetLevelSkipped(s, level, true);
+  return nullptr;
+}
+
 int EmitPushSlow(ThreadSlot* s, uint8_t kind, uint8_t flags, uint16_t domain, uint32_t name,
                  const RecordExt* ext) {
   if (s == nullptr && (s = CurrentSlot()) == nullptr) return -1;
   const uint32_t level = s->depth++;
   if (name & kTagMask) name = OnTaggedName(s, name, level);
   const uint64_t n = ext ? 2 : 1;
-  // Levels past kMaxLevels are not recorded (their pops could not be told apart, nor be sure
-  // to fit in the pop reserve); they are counted as dropped.
-  Record* r = Recording() && level < kMaxLevels ? Reserve(s, n, kPopReserve) : nullptr;
-  if (r == nullptr) {
-    // Off, deep, or the buffer is full: the level is skipped, and so will its pop be.
-    if (Recording()) {
-      BumpRelaxed(s->dropped_ranges);
-    } else if (g.off.load(std::memory_order_relaxed) & kOffClosed) {
-      g.events_after_close.fetch_add(1, std::memory_order_relaxed);
-    }
-    SetLevelSkipped(s, level, true);
-    return static_cast<int>(level);
-  }
+  Record* r = ReserveLevel(s, level, n);
+  if (r == nullptr) return static_cast<int>(level);
   *r = Record{Now(), kind, static_cast<uint8_t>(flags | (ext ? kHasExt : 0)), domain, name};
   if (ext) WriteExt(s, 1, *ext);
   Commit(s, n);

@@ -229,6 +229,10 @@ inline bool Recording() {
 // The slow path of a tagged name (steps.cpp): a step boundary, or a capture range opening on
 // `s` at `level` (-1 for events that open no level). Returns the untagged id.
 uint32_t OnTaggedName(ThreadSlot* s, uint32_t tagged, int64_t level);
+// Room for the `n` records of the push at `level`, or nullptr when recording is off, the level
+// is too deep or the ring is full: the level is then marked skipped (so is its pop) and the
+// loss counted.
+Record* ReserveLevel(ThreadSlot* s, uint32_t level, uint64_t n);
 // A capture range's level closed (after its pop was recorded).
 void OnCaptureEnd(ThreadSlot* s, uint32_t level);
 

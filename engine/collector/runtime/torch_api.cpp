@@ -28,16 +28,8 @@ __attribute__((visibility("default"))) void profsh_collector_op_begin(
   if (s == nullptr || info == nullptr) return;
   const uint32_t level = s->depth++;
   if (__builtin_expect(name & kTagMask, 0)) name = OnTaggedName(s, name, level);
-  Record* r = Recording() && level < kMaxLevels ? Reserve(s, 3, kPopReserve) : nullptr;
-  if (r == nullptr) {
-    if (Recording()) {
-      BumpRelaxed(s->dropped_ranges);
-    } else if (g.off.load(std::memory_order_relaxed) & kOffClosed) {
-      g.events_after_close.fetch_add(1, std::memory_order_relaxed);
-    }
-    SetLevelSkipped(s, level, true);
-    return;
-  }
+  Record* r = ReserveLevel(s, level, 3);
+  if (r == nullptr) return;
   if (LevelSkipped(s, level)) SetLevelSkipped(s, level, false);
   *r = Record{Now(), stream::kOpBegin, info->scope, 0, name};
   WriteExt(s, 1,
