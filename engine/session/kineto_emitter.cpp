@@ -104,7 +104,9 @@ void KinetoEmitter::Add(Output& o, char phase, uint64_t begin, uint64_t end, std
 
 void KinetoEmitter::Level(size_t window, const OpenLevel& level, int64_t tid, uint64_t end_ticks,
                           uint8_t flags) {
-  Output& o = Out(window);
+  Output* out = Out(window);
+  if (out == nullptr) return;
+  Output& o = *out;
   const st::StreamEvent& e = level.begin;
   if (e.kind == st::kOpBegin) {
     Operator(o, level, tid, end_ticks, flags);
@@ -202,13 +204,17 @@ void KinetoEmitter::ForwardBackwardFlows(Output& o) {
 }
 
 void KinetoEmitter::Mark(size_t window, const st::StreamEvent& e, int64_t tid) {
-  Output& o = Out(window);
+  Output* out = Out(window);
+  if (out == nullptr) return;
+  Output& o = *out;
   Add(o, 'i', e.ticks, e.ticks, names_.Text(e.name), "nvtx", Ident{tid, 0, false},
       AttrSchema(o, e.domain, e.attrs), &e.attrs);
 }
 
 void KinetoEmitter::Counter(size_t window, const st::StreamEvent& e, int64_t tid) {
-  Output& o = Out(window);
+  Output* out = Out(window);
+  if (out == nullptr) return;
+  Output& o = *out;
   auto it = names_.counters.find(e.name);
   const std::string name =
       it == names_.counters.end() ? "counter " + std::to_string(e.name) : it->second.name;
@@ -233,13 +239,17 @@ void KinetoEmitter::Counter(size_t window, const st::StreamEvent& e, int64_t tid
 
 void KinetoEmitter::Frame(size_t window, uint64_t domain, uint64_t begin_ticks,
                           uint64_t end_ticks) {
-  Output& o = Out(window);
+  Output* out = Out(window);
+  if (out == nullptr) return;
+  Output& o = *out;
   Add(o, 'X', begin_ticks, end_ticks, names_.DomainName(domain) + " frame", "itt_frame",
       Ident{0, o.builder->InternString("ITT frames"), true}, TraceBuilder::kNoArgs, nullptr);
 }
 
 void KinetoEmitter::Paused(size_t window, uint64_t begin_ticks, uint64_t end_ticks) {
-  Output& o = Out(window);
+  Output* out = Out(window);
+  if (out == nullptr) return;
+  Output& o = *out;
   Add(o, 'X', begin_ticks, end_ticks, "collection paused", "profsh",
       Ident{0, o.builder->InternString("profsh"), true}, TraceBuilder::kNoArgs, nullptr);
 }
@@ -247,7 +257,9 @@ void KinetoEmitter::Paused(size_t window, uint64_t begin_ticks, uint64_t end_tic
 // torch's "[memory]" instant (which the operator view attributes to the innermost range of the
 // thread), and a point of the process's memory counter track.
 void KinetoEmitter::Memory(size_t window, const st::StreamEvent& e, int64_t tid, int64_t total) {
-  Output& o = Out(window);
+  Output* out = Out(window);
+  if (out == nullptr) return;
+  Output& o = *out;
   TraceBuilder& b = *o.builder;
   if (o.memory_schema == TraceBuilder::kNoArgs) {
     b.BeginArgs();

@@ -84,7 +84,12 @@ class KinetoEmitter {
     std::vector<BackwardOp> backward_ops;
   };
 
-  Output& Out(size_t window) { return outputs_.at(window); }
+  // The window's output; nullptr once it is sealed (the decoder sends nothing there, but a
+  // corrupt stream must not make that a crash).
+  Output* Out(size_t window) {
+    auto it = outputs_.find(window);
+    return it == outputs_.end() ? nullptr : &it->second;
+  }
   int64_t Ts(const Output& o, uint64_t ticks) const { return clock_.ToNs(ticks) - o.origin; }
   uint32_t AttrSchema(Output& o, uint64_t domain, const stream::EventAttrs& attrs);
   void Add(Output& o, char phase, uint64_t begin, uint64_t end, std::string_view name,
