@@ -182,6 +182,9 @@ class JsonTraceParser {
 
   // Input window.
   const char* buf_ = nullptr;
+  // Whole-file parses: where the parsed pages were last given back (nullptr: a streamed input).
+  const char* release_mark_ = nullptr;
+  static constexpr ptrdiff_t kReleaseStride = ptrdiff_t{32} << 20;
   const char* p_ = nullptr;
   const char* end_ = nullptr;
   bool eof_ = false;
@@ -289,6 +292,7 @@ Status JsonTraceParser::Run() {
     buf_ = p_ = whole.data();
     end_ = whole.data() + whole.size();
     eof_ = true;
+    release_mark_ = buf_;
     builder_.ReserveForBytes(whole.size());
   } else {
     capacity_ = kChunkSize;
@@ -303,7 +307,15 @@ Status JsonTraceParser::Run() {
   while (state_ != State::kDone) {
     const char* unit_start = p_;
     Step step = ParseUnit();
-    if (step == Step::kOk) continue;
+    if (step == Step::kOk) {
+      // A mapped file's pages that were parsed leave the resident set as the parse goes on
+      // (they are read from the file again if an error message needs them).
+      if (release_mark_ != nullptr && p_ - release_mark_ >= kReleaseStride) {
+        input_.ReleaseBefore(static_cast<size_t>(p_ - buf_));
+        release_mark_ = p_;
+      }
+      continue;
+    }
     if (step == Step::kError) return Error{error_};
     p_ = unit_start;
     if (!Refill(unit_start)) {
