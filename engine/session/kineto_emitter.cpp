@@ -337,9 +337,9 @@ void KinetoEmitter::Names(Output& o, const ProcessNames& process) {
   if (process.named) {
     Meta(o, "process_name", main_thread, "name", process.name);
     if (!process.rank.empty())
-      Meta(o, "process_labels", main_thread, "labels", "rank " + process.rank);
+      Meta(o, "process_labels", main_thread, "labels", "rank " + std::string(process.rank));
   }
-  for (const auto& [tid, seen] : process.threads) {
+  for (const int64_t tid : process.threads) {
     auto it = process.thread_names.find(tid);
     const std::string name = it != process.thread_names.end() ? it->second
                              : tid == pid_                    ? std::string("main thread")

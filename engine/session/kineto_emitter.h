@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -29,14 +30,13 @@ class WindowSink {
   virtual void Sealed(const WindowInfo& window) = 0;
 };
 
-// Who the process is, for its names.
+// Who the process is, for its names: views of what the decoder keeps.
 struct ProcessNames {
-  int64_t pid = 0;
-  std::string name;   // its command line (or executable)
-  std::string rank;   // RANK of its launcher, if any
-  bool named = true;  // the last image of its pid: its name is the process's
-  std::map<int64_t, bool> threads;
-  std::unordered_map<int64_t, std::string> thread_names;
+  std::string_view name;  // its command line (or executable)
+  std::string_view rank;  // RANK of its launcher, if any
+  bool named = true;      // the last image of its pid: its name is the process's
+  const std::set<int64_t>& threads;
+  const std::unordered_map<int64_t, std::string>& thread_names;
 };
 
 class KinetoEmitter {
@@ -46,7 +46,6 @@ class KinetoEmitter {
 
   void SetPid(int64_t pid) { pid_ = pid; }
   void Open(size_t window, const WindowInfo& info);
-  bool is_open(size_t window) const { return outputs_.count(window) != 0; }
 
   // A push/pop level, task or operator, ended at `end_ticks`.
   void Level(size_t window, const OpenLevel& level, int64_t tid, uint64_t end_ticks, uint8_t flags);

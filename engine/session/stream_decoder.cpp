@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include "engine/session/range_matcher.h"
@@ -56,7 +57,7 @@ struct StreamDecoder::Impl {
   RangeMatcher matcher;
   KinetoEmitter emitter;
   std::vector<int64_t> slot_tid;  // thread slot -> tid
-  std::map<int64_t, bool> threads;
+  std::set<int64_t> threads;
   std::unordered_map<int64_t, std::string> thread_names;
   std::vector<ThreadEvent> pending;  // waiting until no earlier boundary can arrive
   uint64_t last_ticks = 0;
@@ -123,16 +124,12 @@ struct StreamDecoder::Impl {
   }
 
   ProcessNames Names() const {
-    ProcessNames n;
-    n.pid = process.pid;
-    n.name = process.cmdline.empty() ? process.exe : process.cmdline;
+    std::string_view rank;
     for (const auto& [k, v] : process.env) {
-      if (k == "RANK") n.rank = v;
+      if (k == "RANK") rank = v;
     }
-    n.named = last_image;
-    n.threads = threads;
-    n.thread_names = thread_names;
-    return n;
+    return ProcessNames{process.cmdline.empty() ? process.exe : process.cmdline, rank, last_image,
+                        threads, thread_names};
   }
 
   void Process(const ThreadEvent& te) {
@@ -391,7 +388,7 @@ Status StreamDecoder::Impl::HandleBlock(const st::RawBlock& b) {
       if (t.slot >= slot_tid.size()) slot_tid.resize(t.slot + 1, -1);
       if (slot_tid[t.slot] != t.tid) drops_by_slot.erase(t.slot);  // a new occupant
       slot_tid[t.slot] = t.tid;
-      threads[t.tid] = true;
+      threads.insert(t.tid);
       if (!t.name.empty()) thread_names[t.tid] = ValidUtf8(t.name);
       break;
     }
