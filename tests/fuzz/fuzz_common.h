@@ -1,5 +1,6 @@
-// What every fuzz target does with a trace that loaded: the analyses a user reaches first (the
-// operator table by name, shapes and stack, the memory timeline). A reader or an analysis
+// What every fuzz target does with a trace that loaded: every analysis a user can ask for (the
+// operator table by name, shapes and stack, the memory timeline, HTA's device-time analyses,
+// nsys' reports, PyProf's kernel table). A reader or an analysis
 // that crashes, hangs or leaks on what another reader accepted is a bug either way.
 #pragma once
 
@@ -13,8 +14,12 @@
 
 #include "engine/analysis/averages_table.h"
 #include "engine/analysis/function_events.h"
+#include "engine/analysis/gpu_analyses.h"
+#include "engine/analysis/gpu_events.h"
+#include "engine/analysis/kernel_table.h"
 #include "engine/analysis/key_averages.h"
 #include "engine/analysis/memory_timeline.h"
+#include "engine/analysis/nsys_stats.h"
 #include "engine/io/input_source.h"
 #include "engine/load/trace_loader.h"
 #include "engine/trace/trace.h"
@@ -37,9 +42,29 @@ inline std::string Tables(const Trace& trace) {
   return out;
 }
 
+// The device-time analyses, with HTA's last-step rule on and off.
+inline void AnalyseDevice(const Trace& trace) {
+  for (bool include_last_step : {false, true}) {
+    GpuEventOptions options;
+    options.include_last_profiler_step = include_last_step;
+    const GpuEvents g = BuildGpuEvents(trace, options);
+    (void)TemporalBreakdown(g, /*by_step=*/true);
+    (void)CommCompOverlap(g);
+    (void)ComputeKernelBreakdown(g, KernelBreakdownOptions{}, trace);
+    (void)AnnotationBreakdown(g, trace, 0.8, 10);
+    (void)ComputeIdleTimeBreakdown(g, IdleTimeOptions{});
+    (void)ComputeLaunchStats(g, LaunchStatsOptions{}, trace);
+    (void)QueueLengthSummary(g, trace);
+    (void)CounterSeries(g, trace);
+  }
+  for (const std::string& report : NsysReportNames()) (void)NsysStatsReport(trace, report);
+  (void)KernelTable(trace);
+}
+
 inline void Analyse(const Trace& trace) {
   (void)Tables(trace);
   (void)BuildMemoryTimeline(trace);
+  AnalyseDevice(trace);
 }
 
 // A scratch file of this process (readers that detect gzip or folders need a path).
