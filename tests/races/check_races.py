@@ -244,6 +244,7 @@ def check_on_demand(t):
     _, err = run.communicate(timeout=300)
     check(run.returncode == 0, "on demand: the workload ran to its end (%d: %s)" % (run.returncode, err.strip()[-300:]))
     t.reports_clean("on demand")
+    seen_steps = []
     for i, out in enumerate(outs):
         if not os.path.exists(out):
             continue
@@ -260,6 +261,8 @@ print(t.steps[2] - t.steps[1] + 1, table.concat(names, ","))
         check(f[:1] == ["4"] and counts.get("step") == "4" and len(work) == 4 and set(work.values()) == {"40"},
               "on demand: request %d recorded exactly 4 whole steps (4 workers x 10 ranges each): %s" %
               (i, r.stdout.strip() or r.stderr.strip()[-200:]))
+        seen_steps += sorted(work)
+    check(len(seen_steps) == len(set(seen_steps)), "on demand: each request has a window of its own (no step twice)")
 
 
 SCENARIOS = {"threads": check_threads, "fork": check_fork, "exec": check_exec, "startend": check_start_end,
