@@ -18,8 +18,9 @@ JOBS=$(nproc 2>/dev/null || echo 2)
 PACKAGES="build-essential cmake pkg-config liblua5.4-dev nlohmann-json3-dev zlib1g-dev \
 googletest libgtest-dev libgmock-dev libbenchmark-dev python3 python3-dev util-linux \
 libtorch-dev python3-torch python3-torchvision"
-# The flamegraph test runs the SVG's script in a headless Chromium.
-TEST_PACKAGES="chromium"
+# The flamegraph test runs the SVG's script in a headless Chromium; the collector's race tests
+# build it with clang's ThreadSanitizer (llvm-symbolizer names the frames of a report).
+TEST_PACKAGES="chromium clang llvm"
 # The flamegraph benchmark measures peak memory with GNU time and fetches flamegraph.pl.
 BENCH_PACKAGES="time perl curl ca-certificates"
 

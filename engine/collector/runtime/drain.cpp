@@ -309,7 +309,8 @@ void ReportNoticedLosses() {
                "frees); memory figures are low by their size");
   }
   NoticeOnce(g_said_lost_steps, LostStepRecords(), "steps",
-             "step boundaries, capture-range edges or stops found the step log full and were not "
+             "step boundaries, capture-range edges, stops or on-demand requests found the step log "
+             "(or the queue of waiting requests) full and were not "
              "recorded; windows near them may be cut wrongly");
 }
 

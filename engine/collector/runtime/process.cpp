@@ -41,8 +41,6 @@ constexpr size_t kStringArenaBytes = size_t{128} << 20;
 StringTable g_strings;
 pid_t g_pid = 0;            // the process the runtime's state belongs to
 uint32_t g_exec_index = 0;  // how many execs of this pid came before this image
-bool g_drain_thread = false;
-pthread_t g_drain_tid;
 std::atomic<bool> g_stop_drain{false};
 
 // Our own variables, saved at start so that exec can give them back to children whose
@@ -219,6 +217,8 @@ bool OpenStream(const char* session) {
 
 void* DrainLoop(void*) {
   t_is_drain_thread = true;
+  // Named from inside: the thread is detached, so its id is not the creator's to use later.
+  pthread_setname_np(pthread_self(), "profsh-drain");
   double fullest = 0;
   while (!g_stop_drain.load(std::memory_order_acquire)) {
     // Rounds run every drain_ms: the stream on disk never lags by more than that (what a
@@ -253,11 +253,13 @@ void StartDrainThread() {
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setstacksize(&attr, 256 * 1024);
+  // Nobody joins it: it ends with its process image (or stops after the final flush).
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
   g_stop_drain.store(false, std::memory_order_release);
-  g_drain_thread = pthread_create(&g_drain_tid, &attr, DrainLoop, nullptr) == 0;
+  pthread_t drain;
+  pthread_create(&drain, &attr, DrainLoop, nullptr);
   pthread_attr_destroy(&attr);
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  if (g_drain_thread) pthread_setname_np(g_drain_tid, "profsh-drain");
 }
 
 __thread bool t_in_final_flush __attribute__((tls_model("initial-exec"))) = false;

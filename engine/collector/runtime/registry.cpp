@@ -41,6 +41,9 @@ void Registry::Lock() {
   while (lock_.test_and_set(std::memory_order_acquire)) sched_yield();
 }
 
+// Caller holds the lock, which fork holds too (BeforeFork): an entry claimed but not yet ready
+// when a thread forked would stop the child's drain at it, and the child's later domains,
+// counters and names would never reach its stream.
 void Registry::Publish(uint32_t type, uint64_t a, uint64_t b, uint64_t c) {
   uint64_t i = meta_next_.fetch_add(1, std::memory_order_relaxed);
   if (i >= meta_capacity_) {
@@ -82,8 +85,8 @@ uint16_t Registry::Domain(uint32_t name, uint8_t source) {
   itt.nameA = strings_->ById(name)->text;
   itt.extra1 = static_cast<int>(d + 1);
   itt.flags = 1;
-  Unlock();
   Publish(kMetaDomain, d, name, source);
+  Unlock();
   return static_cast<uint16_t>(d);
 }
 
@@ -110,17 +113,21 @@ uint32_t Registry::Counter(uint32_t name, uint16_t domain, uint8_t type) {
   c.itt.domainA = domain ? strings_->ById(domain_names_[domain])->text : nullptr;
   c.itt.type = type;
   c.itt.extra1 = static_cast<int>(id + 1);
-  Unlock();
   Publish(kMetaCounter, id, domain, name | (uint64_t{type} << 32));
+  Unlock();
   return id;
 }
 
 void Registry::NameCategory(uint16_t domain, uint32_t category, uint32_t name) {
+  Lock();
   Publish(kMetaCategory, domain, category, name & kIdMask);
+  Unlock();
 }
 
 void Registry::NameOsThread(int64_t tid, uint32_t name) {
+  Lock();
   Publish(kMetaOsThreadName, static_cast<uint64_t>(tid), name & kIdMask, 0);
+  Unlock();
 }
 
 }  // namespace profsh::runtime

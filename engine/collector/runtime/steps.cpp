@@ -40,6 +40,19 @@ std::atomic<uint64_t> g_written{0};
 std::atomic<uint64_t> g_read{0};
 std::atomic<uint64_t> g_lost{0};
 
+// On-demand requests not yet started: one window at a time, in the order they came. A request
+// that arrives while another one's window is being recorded waits for that window's last step
+// instead of replacing its schedule (which cut or stretched the window under way and left the
+// replaced request without one). As many as the control block has request slots.
+struct PendingDemand {
+  uint64_t request;
+  int64_t steps;
+};
+constexpr int kPendingDemands = stream::kControlRequests;
+PendingDemand g_pending_demands[kPendingDemands];
+int g_pending_count = 0;
+int64_t g_demand_last_step = -1;  // the last step of the request armed last
+
 void Lock() {
   while (g_lock.test_and_set(std::memory_order_acquire)) sched_yield();
 }
@@ -111,10 +124,27 @@ uint32_t TagsForName(const char* text, size_t length) {
   return tags;
 }
 
+// Caller holds g_lock. Arms the oldest waiting request for the steps from `first` on, once the
+// window armed before it is over.
+void StartWaitingDemand(int64_t first) {
+  if (g_pending_count == 0 || first <= g_demand_last_step) return;
+  const PendingDemand d = g_pending_demands[0];
+  for (int i = 1; i < g_pending_count; ++i) g_pending_demands[i - 1] = g_pending_demands[i];
+  --g_pending_count;
+  const int64_t steps = d.steps > 0 ? d.steps : 1;
+  // The next `steps` steps are recorded: a one-cycle schedule that starts at `first`.
+  g_config.schedule = Schedule{first, 0, 0, steps, 1, 0};
+  g_config.has_schedule = true;
+  g_demand_last_step = first + steps - 1;
+  // Before the step block that opens the window: the reader labels the window with it.
+  Log(kEventDemand, 0, Now(), static_cast<int64_t>(d.request), first);
+}
+
 void StepBoundary() {
   Lock();
   const uint64_t ticks = Now();
   ++g_step;
+  StartWaitingDemand(g_step);
   ProfilerAction action = ProfilerAction::kRecord;
   if (g_config.has_schedule) {
     action = g_config.schedule.Action(g_step);
@@ -152,10 +182,13 @@ void OnCaptureEnd(ThreadSlot* s, uint32_t level) {
 
 void ArmOnDemand(uint64_t request, int64_t steps) {
   Lock();
-  // The next `steps` steps are recorded: a one-cycle schedule that starts at the next boundary.
-  g_config.schedule = Schedule{g_step + 1, 0, 0, steps > 0 ? steps : 1, 1, 0};
-  g_config.has_schedule = true;
-  Log(kEventDemand, 0, Now(), static_cast<int64_t>(request), g_step + 1);
+  if (g_pending_count < kPendingDemands) {
+    g_pending_demands[g_pending_count++] = PendingDemand{request, steps};
+  } else {
+    g_lost.fetch_add(1, std::memory_order_relaxed);
+  }
+  // Idle: the window starts at the next boundary (the current step is partly over).
+  StartWaitingDemand(g_step + 1);
   Unlock();
 }
 
