@@ -222,6 +222,9 @@ def check_attributes(env):
     check(len(io) == 1 and io[0]["args"].get("category") == "io", "categories named in the default domain")
     marks = d.named("domain mark")
     check(len(marks) == 1 and marks[0]["ph"] == "i" and marks[0]["args"].get("domain") == "my domain", "domain marks")
+    unnamed = [e for e in d.named("") if e["args"].get("domain") == "my domain"]
+    check(len(unnamed) == 1 and not d.named("<profsh: string table full>"),
+          "a push without attributes is recorded unnamed: %s" % unnamed)
 
 
 def check_unbalanced(env):

@@ -182,6 +182,9 @@ int Attributes() {
   a.message.ascii = "default-domain io";
   nvtxRangePushEx(&a);
   nvtxRangePop();
+  // Without attributes at all: recorded unnamed, not under another string's id.
+  nvtxDomainRangePushEx(domain, nullptr);
+  nvtxDomainRangePop(domain);
   return 0;
 }
 

@@ -136,8 +136,10 @@ uint16_t DomainOf(nvtxDomainHandle_t domain) {
 // Returns the flags byte (stream::AttrFlags | payload type << 3).
 uint8_t ReadAttributes(const nvtxEventAttributes_t* a, uint32_t* name, RecordExt* ext) {
   *ext = RecordExt{0, 0, 0};
-  *name = 0;
-  if (a == nullptr) return 0;
+  if (a == nullptr) {  // NVTX documents no meaning for it; record the event unnamed, as "".
+    *name = InternMessage("");
+    return 0;
+  }
   // Fields past `size` were not written by the caller (an older, shorter struct).
   const size_t size = a->size;
   uint8_t flags = 0;
