@@ -196,11 +196,13 @@ int RunLive(LaunchOptions& launch, std::string output, const TableOptions& table
                 saved.ok() ? ("saved " + path).c_str() : ("not saved: " + saved.message()).c_str());
     std::fflush(stdout);
   };
-  auto recorded = RecordWorkloadLive(launch, keep_session, callbacks);
+  LaunchResult ran;
+  ran.exit_code = -1;
+  auto recorded = RecordWorkloadLive(launch, keep_session, callbacks, &ran);
   if (server) server->Close("the workload ended");
   if (!recorded.ok()) {
     std::fprintf(stderr, "profsh run: %s\n", recorded.error().message.c_str());
-    return 127;
+    return ran.exit_code >= 0 ? ran.exit_code : 127;  // a workload that ran keeps its status
   }
   LiveRecording& r = recorded.value();
   ReportSignals(launch, r.launch);
@@ -324,10 +326,12 @@ int RunRunCommand(int argc, char** argv) {
   }
   // The folder is removed once the trace is saved, not before: if saving fails, it is all
   // there is.
-  auto recorded = RecordWorkload(launch, /*keep_session=*/true);
+  LaunchResult ran;
+  ran.exit_code = -1;
+  auto recorded = RecordWorkload(launch, /*keep_session=*/true, &ran);
   if (!recorded.ok()) {
     std::fprintf(stderr, "profsh run: %s\n", recorded.error().message.c_str());
-    return 127;
+    return ran.exit_code >= 0 ? ran.exit_code : 127;  // a workload that ran keeps its status
   }
   Recording& r = recorded.value();
   ReportSignals(launch, r.launch);

@@ -1,20 +1,36 @@
 #include "engine/session/recording.h"
 
+#include <sys/stat.h>
+
 #include "engine/util/human_text.h"
 
 namespace profsh {
 
-Result<Recording> RecordWorkload(const LaunchOptions& options, bool keep_session) {
+namespace {
+
+// Why a recording the workload made cannot be read, and where what is left of it lies.
+Error Unreadable(const LaunchResult& launch, const std::string& why) {
+  std::string ran = "the workload ran (exit status " + std::to_string(launch.exit_code) + ")";
+  struct stat st;
+  if (stat(launch.session.c_str(), &st) != 0) {
+    return Error{ran + " but its session folder " + launch.session +
+                 " was removed while it ran: nothing of the recording is left"};
+  }
+  return Error{ran + " but its recording could not be read: " + why + "; the streams are kept in " +
+               launch.session};
+}
+
+}  // namespace
+
+Result<Recording> RecordWorkload(const LaunchOptions& options, bool keep_session,
+                                 LaunchResult* ran) {
   auto launched = RunWorkload(options);
   if (!launched.ok()) return launched.error();
   Recording r;
   r.launch = std::move(launched.value());
+  if (ran) *ran = r.launch;
   auto session = LoadSession(r.launch.session);
-  if (!session.ok()) {
-    return Error{"the workload ran (exit status " + std::to_string(r.launch.exit_code) +
-                 ") but its recording could not be read: " + session.error().message +
-                 "; the streams are kept in " + r.launch.session};
-  }
+  if (!session.ok()) return Unreadable(r.launch, session.error().message);
   r.session = std::move(session.value());
   for (const std::string& n : r.launch.notices)
     r.session.trace->warnings.insert(r.session.trace->warnings.begin(), n);
@@ -28,7 +44,7 @@ Result<Recording> RecordWorkload(const LaunchOptions& options, bool keep_session
 }
 
 Result<LiveRecording> RecordWorkloadLive(LaunchOptions options, bool keep_session,
-                                         const LiveCallbacks& callbacks) {
+                                         const LiveCallbacks& callbacks, LaunchResult* ran) {
   auto folder = CreateSessionFolder();
   if (!folder.ok()) return folder.error();
   auto control = ControlChannel::Create(folder.value());
@@ -62,12 +78,9 @@ Result<LiveRecording> RecordWorkloadLive(LaunchOptions options, bool keep_sessio
     return launched.error();
   }
   r.launch = std::move(launched.value());
+  if (ran) *ran = r.launch;
   if (failed.ok()) deliver(live.Finish());
-  if (!failed.ok()) {
-    return Error{"the workload ran (exit status " + std::to_string(r.launch.exit_code) +
-                 ") but its recording could not be read: " + failed.message() +
-                 "; the streams are kept in " + r.launch.session};
-  }
+  if (!failed.ok()) return Unreadable(r.launch, failed.message());
   r.summary = live.summary();
   r.warnings = r.launch.notices;
   r.warnings.insert(r.warnings.end(), live.warnings().begin(), live.warnings().end());

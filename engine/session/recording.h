@@ -18,7 +18,10 @@ struct Recording {
   bool session_kept = false;
 };
 
-Result<Recording> RecordWorkload(const LaunchOptions& options, bool keep_session);
+// `ran`, when given, is set whenever the workload ran, also when its recording then could not be
+// read: its exit status is the caller's to pass on either way.
+Result<Recording> RecordWorkload(const LaunchOptions& options, bool keep_session,
+                                 LaunchResult* ran = nullptr);
 
 // A recording whose windows are handed over while the workload runs: `on_window` is called
 // with each completed window's trace (and the session's control channel, to stop recording).
@@ -36,7 +39,8 @@ struct LiveCallbacks {
   std::function<void(WindowTrace, ControlChannel&)> window;  // a completed window
 };
 Result<LiveRecording> RecordWorkloadLive(LaunchOptions options, bool keep_session,
-                                         const LiveCallbacks& callbacks);
+                                         const LiveCallbacks& callbacks,
+                                         LaunchResult* ran = nullptr);
 
 // One line for people: processes, threads, ranges, and whatever was lost.
 std::string DescribeRecording(const SessionSummary& summary);

@@ -2,9 +2,12 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -28,6 +31,7 @@ uint32_t g_strings_defined = 0;  // every id below is written (except those in g
 uint32_t* g_pending = nullptr;   // ids that were reserved but not yet published
 size_t g_pending_count = 0, g_pending_capacity = 0;
 uint64_t g_meta_next = 0;
+uint64_t g_round_events = 0;  // events encoded in this drain round
 uint64_t g_last_process_drops[4] = {};
 // libprofsh_memory.so's count of blocks it could not track (present only with profile_memory).
 using UntrackedFn = uint64_t (*)();
@@ -180,6 +184,7 @@ void EncodeEvents(ThreadSlot& s, uint64_t tail, uint64_t head) {
     return;
   }
   memcpy(g_block.At(count_at), &count, sizeof count);
+  g_round_events += count;
   const stream::BlockHeader h{stream::kEvents,
                               static_cast<uint32_t>(g_block.used - sizeof(stream::BlockHeader))};
   memcpy(g_block.data, &h, sizeof h);
@@ -331,30 +336,111 @@ void AppendClock() {
                          static_cast<int64_t>(real.tv_sec) * 1000000000 + real.tv_nsec});
 }
 
+void AdoptStreamFd(int fd) {
+  // Three quarters of the way to the descriptor limit (at most 1024: a larger table costs the
+  // kernel memory for every process), where a workload's own files rarely reach.
+  rlimit limit{};
+  rlim_t highest = getrlimit(RLIMIT_NOFILE, &limit) == 0 ? limit.rlim_cur : 1024;
+  if (highest > 1024) highest = 1024;
+  const int high = fcntl(fd, F_DUPFD_CLOEXEC, static_cast<int>(highest * 3 / 4));
+  if (high >= 0) {
+    close(fd);
+    fd = high;
+  }
+  g_stream.fd = fd;
+  struct stat st;
+  if (fstat(fd, &st) == 0) {
+    g_stream.device = st.st_dev;
+    g_stream.inode = st.st_ino;
+  }
+}
+
+bool StreamFdIsOurs() {
+  struct stat st;
+  return g_stream.fd >= 0 && fstat(g_stream.fd, &st) == 0 && st.st_dev == g_stream.device &&
+         st.st_ino == g_stream.inode;
+}
+
+namespace {
+
+// The workload closed the stream's descriptor (and may have reused its number for a file of
+// its own, which is left alone): the stream is opened again by its path and goes on at its end.
+bool ReopenStream() {
+  const int fd = open(g_stream.path, O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0) return false;
+  AdoptStreamFd(fd);
+  if (StreamFdIsOurs()) return true;
+  // Not our file any more (the session folder was replaced): nothing of it is ours to write.
+  close(g_stream.fd);
+  g_stream.fd = -1;
+  errno = ESTALE;
+  return false;
+}
+
+}  // namespace
+
 bool FlushBlocks() {
   if (g_stream.fd < 0 || g_stream.write_failed || g_out.failed) {
     g_out.used = 0;
     return false;
   }
+  if (!StreamFdIsOurs() && !ReopenStream()) {
+    g_stream.write_failed = true;
+    g_stream.write_errno = errno;
+    dprintf(2, "profsh: cannot reopen %s: %s; this process's later events are lost\n",
+            g_stream.path, strerror(errno));
+    g_out.used = 0;
+    return false;
+  }
+  const uint64_t flush_start = g_stream.written;
   size_t done = 0;
   while (done < g_out.used) {
     ssize_t n = write(g_stream.fd, g_out.data + done, g_out.used - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       g_stream.write_failed = true;
+      g_stream.write_errno = n < 0 ? errno : ENOSPC;
+      // A partial block would end the stream in the middle of one: the stream is cut back to
+      // where this round (or this flush) began, which also gives its space back.
+      const uint64_t keep = g_stream.in_round ? g_stream.round_start : flush_start;
+      if (ftruncate(g_stream.fd, static_cast<off_t>(keep)) == 0 &&
+          lseek(g_stream.fd, static_cast<off_t>(keep), SEEK_SET) >= 0) {
+        g_stream.written = keep;
+      }
       // The one message the runtime prints: losing the trace must not go unnoticed.
       dprintf(2, "profsh: cannot write %s: %s; this process's later events are lost\n",
-              g_stream.path, strerror(errno));
+              g_stream.path, strerror(g_stream.write_errno));
       break;
     }
     done += static_cast<size_t>(n);
+    g_stream.written += static_cast<uint64_t>(n);
   }
   g_out.used = 0;
   return !g_stream.write_failed;
 }
 
+void AppendLossNotice() {
+  if (!g_stream.write_failed || g_stream.fd < 0) return;
+  char text[256];
+  int length =
+      snprintf(text, sizeof text,
+               "the stream could not be written from byte %llu on (%s): %llu events were "
+               "not recorded",
+               static_cast<unsigned long long>(g_stream.written), strerror(g_stream.write_errno),
+               static_cast<unsigned long long>(g_stream.unwritten_events));
+  if (length < 0) return;
+  g_out.used = 0;
+  g_out.failed = false;
+  stream::AppendBlockTo(g_out, stream::NoticeBlock{std::string_view(
+                                   text, std::min(static_cast<size_t>(length), sizeof text - 1))});
+  g_stream.write_failed = false;  // once more, for the notice and the end block behind it
+}
+
 double DrainOnce(bool yield) {
   double fullest = 0;
+  g_stream.in_round = true;
+  g_stream.round_start = g_stream.written;
+  g_round_events = 0;
   DrainStepEvents();
   g_events.used = 0;
   for (uint32_t i = 0; i < g.slot_count; ++i) {
@@ -403,6 +489,9 @@ double DrainOnce(bool yield) {
   }
   AppendClock();
   FlushBlocks();
+  // The whole round is cut back when a write of it fails, the events written before included.
+  if (g_stream.write_failed) g_stream.unwritten_events += g_round_events;
+  g_stream.in_round = false;
   return fullest;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <pthread.h>
+#include <sys/types.h>
 
 #include <atomic>
 #include <cstddef>
@@ -43,9 +44,20 @@ struct BlockBuffer {
 
 struct StreamState {
   int fd = -1;
+  // The file `fd` was opened on: a workload that closes every descriptor and opens its own
+  // files may hand our number to one of them, which the stream must never be written into.
+  dev_t device = 0;
+  ino_t inode = 0;
   char path[4096] = {};
   pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;  // one drain at a time
   bool write_failed = false;
+  // Bytes of the stream written; where this drain round's writes began. A write that fails (a
+  // full file system) is cut back to a block boundary: the round's, or the flush's outside one.
+  uint64_t written = 0;
+  uint64_t round_start = 0;
+  bool in_round = false;
+  int write_errno = 0;
+  uint64_t unwritten_events = 0;  // encoded but not written since a write failed
   uint32_t drain_ms = 20;
   // Threads waiting in FinalFlush for the mutex: the drain thread's rounds stop early and do
   // not follow each other without a wait, so that a busy drain cannot keep the final flush out.
@@ -58,6 +70,19 @@ extern StreamState g_stream;
 BlockBuffer& PendingBlocks();
 // Writes what was appended. Returns false when the stream cannot be written.
 bool FlushBlocks();
+
+// After a failed write: one last try to say in the stream how many events were not written
+// (the failed round's space is given back, so a short notice usually fits). The caller
+// appends the end block behind it and flushes. Caller holds g_stream.mutex.
+void AppendLossNotice();
+
+// Takes `fd`, just opened on g_stream.path, as the stream's descriptor: moved to a high
+// number (the lowest ones are those a workload that closed everything gets back first) and
+// its file remembered.
+void AdoptStreamFd(int fd);
+// Whether g_stream.fd still refers to the stream's file (the workload may have closed it, and
+// even reused its number).
+bool StreamFdIsOurs();
 
 // One drain round: metadata, thread announcements, events, drop counts, strings, clock.
 // Caller holds g_stream.mutex. Returns the largest fill (0..1) seen in a ring. The drain

@@ -175,7 +175,7 @@ bool OpenStream(const char* session) {
              stream::kFileSuffix);
     int fd = open(g_stream.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd >= 0) {
-      g_stream.fd = fd;
+      AdoptStreamFd(fd);
       g_exec_index = n;
       break;
     }
@@ -183,9 +183,9 @@ bool OpenStream(const char* session) {
   }
   if (g_stream.fd < 0) return false;
   g_stream.write_failed = false;
+  g_stream.written = g_stream.round_start = g_stream.unwritten_events = 0;
   const stream::FileHeader header = stream::MakeFileHeader();
-  if (write(g_stream.fd, &header, sizeof header) != static_cast<ssize_t>(sizeof header))
-    return false;
+  stream::PutBytes(PendingBlocks(), &header, sizeof header);
 
   stream::ProcessBlock process;
   process.pid = g_pid;
@@ -212,7 +212,12 @@ bool OpenStream(const char* session) {
   stream::AppendBlockTo(PendingBlocks(), process);
   AppendConfig();
   AppendClock();
-  return FlushBlocks();
+  if (FlushBlocks()) return true;
+  // Not even the header fits (a full file system): no stream rather than an unreadable one.
+  close(g_stream.fd);
+  g_stream.fd = -1;
+  unlink(g_stream.path);
+  return false;
 }
 
 void* DrainLoop(void*) {
@@ -286,6 +291,7 @@ void FinalFlush(uint8_t reason) {
   if (locked) {
     if (!Closed()) {
       DrainOnce();
+      AppendLossNotice();
       if (reason != stream::kEndExec) {
         // Later events (other threads, later destructors) are counted, not recorded.
         g.off.fetch_or(kOffClosed, std::memory_order_release);
@@ -306,6 +312,14 @@ void BeforeFork() {
   registry().LockForFork();
   LockStepsForFork();
   pthread_mutex_lock(&g_stream.mutex);
+  // The parent's stream is brought up to the fork: a parent that ends without running exit
+  // handlers or our _exit (daemon(3) ends it with libc's own) loses nothing it recorded.
+  if (!Closed()) {
+    const bool was_drain_thread = t_is_drain_thread;
+    t_is_drain_thread = true;  // the drain's buffers are not the workload's memory
+    DrainOnce();
+    t_is_drain_thread = was_drain_thread;
+  }
 }
 
 void AfterForkParent() {
@@ -346,7 +360,8 @@ void AfterForkChild() {
     for (uint32_t level = 0; level < mine->depth; ++level) SetLevelSkipped(mine, level, true);
   }
   ResetDrainState();
-  if (g_stream.fd >= 0) close(g_stream.fd);
+  // The parent's stream, unless the workload closed it and the number is one of its own files.
+  if (StreamFdIsOurs()) close(g_stream.fd);
   g_stream.fd = -1;
   // A parent that forks after its final flush (from an exit handler) hands the child a closed
   // flag; the child's stream is new and open.
