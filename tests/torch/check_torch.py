@@ -3,7 +3,9 @@
 (tests/torch/workload.py, run with Debian's torch 1.13): operator counts per (name, input
 shapes) equal; backward operators link to the same forward operators; the stacks hold the
 same nn.Module frames; FLOPs equal; per-operator allocated bytes (cpu_memory_usage) within 1%;
-fwdbwd flows in the Chrome export as Kineto draws them.
+fwdbwd flows in the Chrome export as Kineto draws them. Where torch's own figures move between
+runs (memory, backward stacks), profsh's must equal torch's in one of up to three runs
+(TorchRuns).
 
 Usage: check_torch.py PROFSH TESTS_TORCH_DIR   (exit 77: torch is not installed)
 """
@@ -100,6 +102,44 @@ def check_flows(events):
           "(%d flows, %d backward nodes with a forward op; wrong: %s)" % (len(finishes), len(linked), wrong[:3]))
 
 
+class TorchRuns:
+    """What torch.profiler saw of workload.py, over as many runs as a check needs.
+
+    torch 1.13 builds its operator tree and charges memory from whole-microsecond times, on any
+    thread (docs/ANALYSIS.md, "Live recordings"), so some of its figures move between runs of the
+    same script: in about one run in ten one row's memory or one backward operator's stack (which
+    torch takes from the forward operator it finds by nesting) was not its usual one. A figure
+    of profsh's that differs from torch's first run is compared with further runs, up to
+    MOST in all, and passes if it equals torch's in one of them. Each run is independent, so a
+    right figure fails only when torch is off on that same item in every run (about one in a
+    thousand); a wrong one (memory charged to the parent op, a module frame missing) is torch's
+    in no run and fails every time.
+    """
+    MOST = 3
+
+    def __init__(self, workload):
+        self.workload = workload
+        self.docs = [self._run()]
+
+    def _run(self):
+        with tempfile.TemporaryDirectory(prefix="profsh_torch_") as work:
+            ref = os.path.join(work, "torch.json")
+            r = subprocess.run([PYTHON, self.workload, "torch", ref], capture_output=True, text=True, cwd=work,
+                               timeout=600)
+            check(r.returncode == 0, "torch.profiler ran the workload (%s)" % r.stderr[-300:])
+            return json.load(open(ref)) if r.returncode == 0 else {"rows": [], "links": [], "modules": {}}
+
+    def differing(self, items, agrees, what):
+        """The items for which agrees(doc, item) holds in none of torch's runs."""
+        left = [i for i in items if not any(agrees(doc, i) for doc in self.docs)]
+        while left and len(self.docs) < self.MOST:
+            print("     torch run %d: %d %s differed from torch's runs so far (%s)"
+                  % (len(self.docs) + 1, len(left), what, left[:3]), flush=True)
+            self.docs.append(self._run())
+            left = [i for i in left if not agrees(self.docs[-1], i)]
+        return left
+
+
 def main():
     profsh, here = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     if subprocess.run([PYTHON, "-c", "import torch"], capture_output=True).returncode != 0:
@@ -109,11 +149,9 @@ def main():
         print("FAIL the PyTorch operator source was not built (libtorch-dev, python3-dev)")
         return 1
     workload = os.path.join(here, "workload.py")
+    torch_runs = TorchRuns(workload)
+    torch_doc = torch_runs.docs[0]
     with tempfile.TemporaryDirectory(prefix="profsh_torch_") as work:
-        ref = os.path.join(work, "torch.json")
-        r = subprocess.run([PYTHON, workload, "torch", ref], capture_output=True, text=True, cwd=work, timeout=600)
-        check(r.returncode == 0, "torch.profiler ran the workload (%s)" % r.stderr[-300:])
-        torch_doc = json.load(open(ref))
         r = subprocess.run([profsh, "run", "--activities", "torch", "--record-shapes", "--with-stack", "--profile-memory", "--with-flops",
                             "--capture-range", "measured", "--no-table", "-o", os.path.join(work, "p.profsh"), "--",
                             PYTHON, workload, "plain"], capture_output=True, text=True, cwd=work, timeout=600)
@@ -152,36 +190,39 @@ def main():
     check(ours == torch_doc["links"] and links,
           "backward operators link to the same forward operators (%d links; first differences: %s)"
           % (len(links), [(a, b) for a, b in zip(ours, torch_doc["links"]) if a != b][:3]))
-    torch_modules = {k: set(v) for k, v in torch_doc["modules"].items()}
-    diff = {k: (sorted(torch_modules.get(k, [])), sorted(modules.get(k, [])))
-            for k in set(modules) | set(torch_modules) if torch_modules.get(k) != modules.get(k)}
-    check(modules == torch_modules and modules,
+    def torch_modules(doc, op):
+        return set(doc["modules"].get(op, []))
+
+    ops = sorted(set(modules) | set(torch_doc["modules"]))
+    diff = torch_runs.differing(ops, lambda doc, op: torch_modules(doc, op) == modules.get(op, set()),
+                                "operators' module frames")
+    check(not diff and modules,
           "stacks hold the same nn.Module frames as torch's, per operator (%d operators; torch vs profsh: %s)"
-          % (len(modules), list(diff.items())[:3]))
-    # Rows that allocate at least 64 KB. torch's times are whole microseconds, so an allocation
-    # in the microsecond an operator starts or ends is its or its neighbour's depending on the
-    # run (workload.py reports those bytes per row): they are allowed on top of the 1%.
-    far = []
-    compared = 0
-    loose = sum(1 for k, r in want.items() if k in rows and abs(r["cpu_memory_usage"]) >= 65536 and r["boundary_bytes"])
-    for k, r in want.items():
-        if k not in rows or abs(r["cpu_memory_usage"]) < 65536:
-            continue
-        compared += 1
-        # Allocated bytes per operator. (Self memory is left out: torch rounds event times to whole
-        # microseconds, so an allocation at an operator's last microsecond may be its child's or
-        # not; profsh's times are in nanoseconds.)
-        t, p = r["cpu_memory_usage"], rows[k][1]
-        if abs(p - t) > 0.01 * abs(t) + r["boundary_bytes"]:
-            far.append((k, t, p))
+          % (len(modules), [(op, sorted(torch_modules(torch_doc, op)), sorted(modules.get(op, []))) for op in diff][:3]))
+    # Allocated bytes per operator, on rows that allocate at least 64 KB. (Self memory is left
+    # out: torch rounds event times to whole microseconds, so an allocation at an operator's last
+    # microsecond may be its child's or not; profsh's times are in nanoseconds.) Besides torch's
+    # further runs (TorchRuns), the bytes of allocations in the microsecond an operator starts or
+    # ends (workload.py reports them per row) are allowed on top of 1%.
+    def memory_agrees(doc, k):
+        r = next((r for r in doc["rows"] if (r["key"], r["shapes"]) == k), None)
+        return r is not None and abs(rows[k][1] - r["cpu_memory_usage"]) <= 0.01 * abs(r["cpu_memory_usage"]) + \
+            r["boundary_bytes"]
+
+    big = [k for k, r in want.items() if k in rows and abs(r["cpu_memory_usage"]) >= 65536]
+    loose = sum(1 for k in big if want[k]["boundary_bytes"])
+    far = [(k, want[k]["cpu_memory_usage"], rows[k][1])
+           for k in torch_runs.differing(big, memory_agrees, "rows' allocated bytes")]
+    compared = len(big)
     flops = [(k, r["flops"], rows[k][3]) for k, r in want.items() if k in rows and r["flops"] != rows[k][3]]
     counted = [k for k, r in want.items() if r["flops"] > 0]
     check(not flops and len(counted) >= 3,
           "FLOPs per (name, input shapes) equal torch's with_flops (%d rows with FLOPs; different: %s)"
           % (len(counted), flops[:3]))
     check(not far and compared > 10,
-          "per-operator allocated bytes within 1%% of torch's profile_memory (%d rows of 64 KB or more, %d of them "
-          "with allocations at an operator's first or last microsecond): %s" % (compared, loose, far[:4]))
+          "per-operator allocated bytes within 1%% of torch's profile_memory in one of %d torch run(s) (%d rows of "
+          "64 KB or more, %d of them with allocations at an operator's first or last microsecond): %s"
+          % (len(torch_runs.docs), compared, loose, far[:4]))
     print("torch: %d failed" % len(failures))
     return 1 if failures else 0
 
