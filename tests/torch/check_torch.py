@@ -12,11 +12,15 @@ Usage: check_torch.py PROFSH TESTS_TORCH_DIR   (exit 77: torch is not installed)
 import glob
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
 
 PYTHON = "/usr/bin/python3"
+STACK_FRAMES = 5  # group_by_stack_n of the stack comparison (workload.py's STACK_FRAMES)
+# A C function's frame names the object it is bound to by its address in that process.
+ADDRESS = re.compile(r" at 0x[0-9a-f]+>")
 failures = []
 
 
@@ -58,6 +62,14 @@ for _, e in ipairs(events) do
     local f = forward[seq .. "/" .. (e.args["Fwd thread id"] or e.tid)]
     print(table.concat({"L", e.name, f and f.name or "none"}, "\t"))
   end
+end
+-- Operators grouped by their innermost frames, as key_averages(group_by_stack_n=N) groups them.
+for _, a in ipairs(t:key_averages{group_by_stack_n = tonumber(arg[2])}) do
+  local frames = {}
+  for i, frame in ipairs(a.stack or {}) do
+    if i <= tonumber(arg[2]) then frames[i] = frame end
+  end
+  print(table.concat({"S", a.key, a.count, table.concat(frames, "\t")}, "\t"))
 end
 -- Module frames per operator, with backward operators given their forward operator's stack (as
 -- torch does).
@@ -140,6 +152,107 @@ class TorchRuns:
         return left
 
 
+def stack_groups_by_operator(groups):
+    """(name, frames, count) triples as {name: {innermost frames: count}}, C functions' addresses
+    masked (they differ between processes). The measured range's own start is left out: profsh's
+    capture range begins by entering it, so its frames ran before recording began, while
+    torch's profiler was already on."""
+    out = {}
+    for name, frames, count in groups:
+        frames = tuple(ADDRESS.sub(" at 0x?>", f) for f in frames[:STACK_FRAMES])
+        entering = any(inner.endswith("): __enter__") and re.match(r"workload\.py\(\d+\): main$", outer)
+                       for inner, outer in zip(frames, frames[1:]))
+        if name == "measured" or entering:
+            continue
+        out.setdefault(name, {})
+        out[name][frames] = out[name].get(frames, 0) + count
+    return out
+
+
+def during_backward(frames):
+    return any("<built-in method run_backward " in f for f in frames)
+
+
+def same_groups(theirs, ours):
+    """Whether an operator's stack groups are torch's, up to operators moved between the backward
+    pass's own stack and a forward operator's. An operator run by a backward function takes its
+    forward operator's stack (torch's _set_backward_stacktraces), others run during backward keep
+    the backward pass's (run_backward's); torch tells them apart by its whole-microsecond nesting,
+    which leaves a few out of their backward function in most runs and not the same ones from run
+    to run, while profsh nests in nanoseconds (docs/ANALYSIS.md, "Nesting"). The stacks
+    themselves must be the same, and so must every count but for such moves."""
+    def split(groups):
+        return ({k: c for k, c in groups.items() if not during_backward(k)},
+                {k: c for k, c in groups.items() if during_backward(k)})
+
+    (t_forward, t_backward), (o_forward, o_backward) = split(theirs), split(ours)
+    if set(t_forward) != set(o_forward) or (t_backward and o_backward and set(t_backward) != set(o_backward)):
+        return False
+    if sum(theirs.values()) != sum(ours.values()) or len(t_backward) > 1 or len(o_backward) > 1:
+        return theirs == ours
+    moved = sum(t_backward.values()) - sum(o_backward.values())
+    return sum(abs(o_forward[k] - t_forward[k]) for k in t_forward) == abs(moved)
+
+
+def check_stack_groups(torch_runs, torch_form_groups, line_groups):
+    """--with-stack=torch groups operators by their innermost frames as torch's own
+    key_averages(group_by_stack_n=5) does: the same groups per operator, with the same counts."""
+    ours = stack_groups_by_operator((n, f, c) for (n, f), c in torch_form_groups.items())
+
+    def torch_groups(doc):
+        return stack_groups_by_operator(doc["stack_groups"])
+
+    ops = sorted(set(ours) | set(torch_groups(torch_runs.docs[0])))
+    diff = torch_runs.differing(ops, lambda doc, op: same_groups(torch_groups(doc).get(op, {}), ours.get(op, {})),
+                                "operators' stack groups")
+    first = torch_groups(torch_runs.docs[0])
+    check(not diff and len(ours) > 20,
+          "--with-stack=torch groups operators by their innermost %d frames as torch's key_averages does (%d "
+          "operators, %d groups; torch vs profsh: %s)"
+          % (STACK_FRAMES, len(ours), sum(len(g) for g in ours.values()),
+             [(op, first.get(op), ours.get(op)) for op in diff][:2]))
+    # The comparison can tell: the executing-line form groups differently.
+    lines = stack_groups_by_operator((n, f, c) for (n, f), c in line_groups.items())
+    differ = [op for op in ops if lines.get(op) != first.get(op)]
+    check(len(differ) > len(ops) // 2,
+          "the default --with-stack (each frame at its executing line) groups differently from torch's on %d of "
+          "%d operators" % (len(differ), len(ops)))
+
+
+def record(profsh, workload, work, name, stack_option):
+    """profsh's recording of workload.py's measured region, or None."""
+    r = subprocess.run([profsh, "run", "--activities", "torch", "--record-shapes", stack_option, "--profile-memory",
+                        "--with-flops", "--capture-range", "measured", "--no-table", "-o",
+                        os.path.join(work, name + ".profsh"), "--", PYTHON, workload, "plain"],
+                       capture_output=True, text=True, cwd=work, timeout=600)
+    windows = glob.glob(os.path.join(work, name + ".*.profsh"))
+    check(r.returncode == 0 and len(windows) == 1,
+          "profsh recorded the measured region with %s (%s)" % (stack_option, r.stderr[-300:]))
+    return windows[0] if len(windows) == 1 else None
+
+
+def dump(profsh, work, window):
+    """Rows per (name, shapes), backward-to-forward links, module frames per operator, and stack
+    groups ((name, frames) -> count) of a recording."""
+    script = os.path.join(work, "dump.lua")
+    open(script, "w").write(DUMP)
+    d = subprocess.run([profsh, script, window, str(STACK_FRAMES)], capture_output=True, text=True, timeout=300)
+    check(d.returncode == 0, "the trace loads (%s)" % d.stderr[-300:])
+    rows, links, modules, groups = {}, [], {}, {}
+    for line in d.stdout.splitlines():
+        f = line.split("\t")
+        if f[0] == "R":
+            rows[(f[1], f[2])] = (int(f[3]), int(f[4]), int(f[5]), int(f[6]))
+        elif f[0] == "L":
+            links.append([f[1], f[2]])
+        elif f[0] == "M":
+            modules.setdefault(f[1], set()).add(f[2])
+        elif f[0] == "S":
+            key = (f[1], tuple(x for x in f[3:] if x))
+            groups[key] = groups.get(key, 0) + int(f[2])
+    return rows, links, modules, groups
+
+
 def main():
     profsh, here = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     if subprocess.run([PYTHON, "-c", "import torch"], capture_output=True).returncode != 0:
@@ -152,29 +265,17 @@ def main():
     torch_runs = TorchRuns(workload)
     torch_doc = torch_runs.docs[0]
     with tempfile.TemporaryDirectory(prefix="profsh_torch_") as work:
-        r = subprocess.run([profsh, "run", "--activities", "torch", "--record-shapes", "--with-stack", "--profile-memory", "--with-flops",
-                            "--capture-range", "measured", "--no-table", "-o", os.path.join(work, "p.profsh"), "--",
-                            PYTHON, workload, "plain"], capture_output=True, text=True, cwd=work, timeout=600)
-        windows = glob.glob(os.path.join(work, "p.*.profsh"))
-        check(r.returncode == 0 and len(windows) == 1, "profsh recorded the measured region (%s)" % r.stderr[-300:])
-        if not windows:
+        window = record(profsh, workload, work, "p", "--with-stack")
+        if not window:
             return 1
-        script = os.path.join(work, "dump.lua")
-        open(script, "w").write(DUMP)
-        d = subprocess.run([profsh, script, windows[0]], capture_output=True, text=True, timeout=300)
-        check(d.returncode == 0, "the trace loads (%s)" % d.stderr[-300:])
-        rows, links, modules = {}, [], {}
-        for line in d.stdout.splitlines():
-            f = line.split("\t")
-            if f[0] == "R":
-                rows[(f[1], f[2])] = (int(f[3]), int(f[4]), int(f[5]), int(f[6]))
-            elif f[0] == "L":
-                links.append([f[1], f[2]])
-            elif f[0] == "M":
-                modules.setdefault(f[1], set()).add(f[2])
+        rows, links, modules, line_groups = dump(profsh, work, window)
+        torch_window = record(profsh, workload, work, "t", "--with-stack=torch")
+        if not torch_window:
+            return 1
+        torch_form_groups = dump(profsh, work, torch_window)[3]
         chrome = os.path.join(work, "p.json")
         open(os.path.join(work, "export.lua"), "w").write("profsh.load(arg[1]):export_chrome_trace(arg[2])")
-        e = subprocess.run([profsh, os.path.join(work, "export.lua"), windows[0], chrome],
+        e = subprocess.run([profsh, os.path.join(work, "export.lua"), window, chrome],
                            capture_output=True, text=True, timeout=300)
         check(e.returncode == 0, "the window exports as Chrome JSON (%s)" % e.stderr[-300:])
         check_flows(json.load(open(chrome))["traceEvents"])
@@ -199,6 +300,7 @@ def main():
     check(not diff and modules,
           "stacks hold the same nn.Module frames as torch's, per operator (%d operators; torch vs profsh: %s)"
           % (len(modules), [(op, sorted(torch_modules(torch_doc, op)), sorted(modules.get(op, []))) for op in diff][:3]))
+    check_stack_groups(torch_runs, torch_form_groups, line_groups)
     # Allocated bytes per operator, on rows that allocate at least 64 KB. (Self memory is left
     # out: torch rounds event times to whole microseconds, so an allocation at an operator's last
     # microsecond may be its child's or not; profsh's times are in nanoseconds.) Besides torch's
