@@ -53,6 +53,25 @@ ProfileHandle* CheckProfile(lua_State* L, int index, const char* function) {
   return CheckUserdata<ProfileHandle>(L, index, kProfileType, function);
 }
 
+// with_stack: true (or "lines") for each frame at its executing line, "torch" for torch 1.13's
+// form.
+StackForm ReadStackForm(const Options& opts) {
+  lua_State* L = opts.state();
+  opts.Push("with_stack");
+  const int type = lua_type(L, -1);
+  std::string form = type == LUA_TSTRING ? lua_tostring(L, -1) : "";
+  const std::string got = TypeName(L, -1);
+  const bool on = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  if (type == LUA_TNIL || type == LUA_TBOOLEAN)
+    return on ? StackForm::kExecutingLine : StackForm::kNone;
+  if (form == "lines") return StackForm::kExecutingLine;
+  if (form == "torch") return StackForm::kTorch;
+  throw LuaError(
+      "bad option 'with_stack' to 'profile' (true, \"lines\" or \"torch\" expected, got " +
+      (type == LUA_TSTRING ? "\"" + form + "\"" : got) + ")");
+}
+
 std::vector<std::string> ReadActivities(lua_State* L, const Options& opts) {
   opts.Push("activities");
   std::vector<std::string> out;
@@ -111,7 +130,7 @@ int Profile(lua_State* L) {
     h.options.drain_ms = static_cast<uint32_t>(drain);
     h.keep_session = opts.Bool("keep_session", false);
     h.options.record_shapes = opts.Bool("record_shapes", false);
-    h.options.with_stack = opts.Bool("with_stack", false);
+    h.options.with_stack = ReadStackForm(opts);
     h.options.with_flops = opts.Bool("with_flops", false);
     h.options.profile_memory = opts.Bool("profile_memory", false);
     opts.Push("schedule");

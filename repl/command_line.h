@@ -26,6 +26,8 @@ class CommandLine {
   std::string Value(const char* what);
   // A whole number >= minimum; exits 2 otherwise.
   long long Number(long long minimum);
+  // Whether the option came with "=value".
+  bool HasInlineValue() const { return inline_value_.has_value(); }
   // A flag must not be given a value ("--no-table=1"); exits 2 if it was.
   void Flag();
   // "unknown option '--rowlimit'; did you mean '--row-limit'?", then the hint; exits 2.

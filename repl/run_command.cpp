@@ -34,7 +34,10 @@ constexpr char kUsage[] =
     "                             current folder; a .json or .json.gz name writes Chrome JSON)\n"
     "  --activities LIST          what to collect: nvtx,itt,torch (default: all)\n"
     "  --record-shapes            PyTorch operators' input shapes and types\n"
-    "  --with-stack               PyTorch operators' Python stacks\n"
+    "  --with-stack[=FORM]        PyTorch operators' Python stacks: lines (the default: each\n"
+    "                             frame at the line it is executing) or torch (torch 1.13's\n"
+    "                             form: functions at their def line, C functions as frames,\n"
+    "                             so group_by_stack_n groups as torch's; costs a profile hook)\n"
     "  --with-flops               FLOPs of the operators torch has formulas for\n"
     "  --profile-memory           allocations and frees, attributed to the innermost range\n"
     "  --sort-by KEY              the table's order (default: cpu_time_total)\n"
@@ -269,8 +272,14 @@ int RunRunCommand(int argc, char** argv) {
       cl.Flag();
       launch.record_shapes = true;
     } else if (a == "--with-stack") {
-      cl.Flag();
-      launch.with_stack = true;
+      const std::string form = cl.HasInlineValue() ? cl.Value("a stack form") : "lines";
+      if (form == "lines") {
+        launch.with_stack = StackForm::kExecutingLine;
+      } else if (form == "torch") {
+        launch.with_stack = StackForm::kTorch;
+      } else {
+        cl.Fail("--with-stack=" + form + ": the stack forms are 'lines' and 'torch'");
+      }
     } else if (a == "--with-flops") {
       cl.Flag();
       launch.with_flops = true;

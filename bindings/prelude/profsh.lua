@@ -187,7 +187,14 @@ PyTorch scripts, unchanged:   profsh run --record-shapes --with-stack -- python3
   backward operators link to their forward ones (a "fwdbwd" flow in the Chrome export), and
     record_shapes=true    input shapes and dtypes (key_averages{group_by_input_shape=true})
     with_stack=true       the Python stack, read from the interpreter's frames in the callback,
-                          "file.py(line): func" and "nn.Module: Name_N" (group_by_stack_n)
+                          "file.py(line): func" and "nn.Module: Name_N" (group_by_stack_n),
+                          each frame at the line it is executing (also with_stack="lines")
+    with_stack="torch"    the stack in torch 1.13's form, so group_by_stack_n groups as torch's:
+                          functions at the line they were entered at (their def line), frames
+                          running when recording began at their line then, C functions as
+                          frames ("<built-in method zeros of type object at 0x...>", the
+                          address differing per process); only the thread that imported torch,
+                          as torch's tracer; costs a profile hook on that thread's every call
     with_flops=true       FLOPs of the operators torch counts (conv, mm, addmm, bmm, mul, add)
     profile_memory=true   c10's CPU tensor allocations, attributed as torch does
   Operators announced through emit_itt/emit_nvtx in builds that have them are ITT/NVTX ranges.

@@ -231,9 +231,11 @@ Result<LaunchResult> RunWorkload(const LaunchOptions& options) {
     env.push_back(std::move(path_entry));
     env.push_back("PROFSH_TORCH_PLUGIN=" + plugin);
     if (options.record_shapes) env.push_back("PROFSH_RECORD_SHAPES=1");
-    if (options.with_stack) env.push_back("PROFSH_WITH_STACK=1");
+    if (options.with_stack == StackForm::kExecutingLine) env.push_back("PROFSH_WITH_STACK=1");
+    if (options.with_stack == StackForm::kTorch) env.push_back("PROFSH_WITH_STACK=torch");
     if (options.with_flops) env.push_back("PROFSH_WITH_FLOPS=1");
-  } else if (torch && (options.record_shapes || options.with_stack || options.with_flops)) {
+  } else if (torch && (options.record_shapes || options.with_stack != StackForm::kNone ||
+                       options.with_flops)) {
     result.notices.push_back(
         "record_shapes, with_stack and with_flops need the PyTorch operator source (" + plugin +
         "), which was not built: libtorch or Python headers were missing");

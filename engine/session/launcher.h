@@ -15,12 +15,19 @@
 
 namespace profsh {
 
+// How PyTorch operators' Python stacks are recorded (with_stack).
+enum class StackForm {
+  kNone,
+  kExecutingLine,  // each frame at the line it is executing (with_stack=true)
+  kTorch,          // torch 1.13's form: def lines, C functions as frames (with_stack="torch")
+};
+
 struct LaunchOptions {
   std::vector<std::string> argv;  // the command; argv[0] is looked up in PATH
   std::vector<std::string> activities{"nvtx", "itt", "torch"};
   // torch.profiler's options, for the PyTorch operator source (and memory for every workload).
   bool record_shapes = false;
-  bool with_stack = false;
+  StackForm with_stack = StackForm::kNone;
   bool with_flops = false;
   bool profile_memory = false;
   std::string collector;             // the runtime library; FindCollector() when empty

@@ -5,18 +5,13 @@
 //
 // Per operator: the name and scope, the input shapes and types in torch's own format (computed
 // by torch's functions, once per distinct input signature), the sequence number and forward
-// thread that link backward operators to their forward, the Python stack read from the
-// interpreter's frames (with "nn.Module: Name_N" for module calls, as torch writes them), and
-// FLOPs from torch's formulas. What to collect comes from PROFSH_RECORD_SHAPES,
+// thread that link backward operators to their forward, the Python stack (read from the
+// interpreter's frames, python_frames.h, or in torch's form, torch_form_stack.h), and FLOPs from
+// torch's formulas. What to collect comes from PROFSH_RECORD_SHAPES,
 // PROFSH_WITH_STACK, PROFSH_WITH_FLOPS and PROFSH_PROFILE_MEMORY.
-#include <Python.h>
 #include <dlfcn.h>
-#include <frameobject.h>
 #include <pthread.h>
 #include <unistd.h>
-#define Py_BUILD_CORE 1
-#include <internal/pycore_frame.h>
-#undef Py_BUILD_CORE
 
 #include <ATen/record_function.h>
 #include <torch/csrc/profiler/util.h>
@@ -30,8 +25,12 @@
 #include <vector>
 
 #include "engine/collector/runtime/torch_api.h"
+#include "engine/torch_plugin/python_frames.h"
+#include "engine/torch_plugin/torch_form_stack.h"
 
 namespace {
+
+using profsh_torch::g_python_mutex;
 
 using InternFn = uint32_t (*)(const char*, size_t);
 using OffFlagFn = const volatile uint8_t* (*)();
@@ -43,16 +42,24 @@ InternFn intern_fn;
 BeginFn begin_fn;
 EndFn end_fn;
 const volatile uint8_t* off_flag;
-bool record_shapes = false, with_stack = false, with_flops = false;
+bool record_shapes = false, with_flops = false;
+// PROFSH_WITH_STACK: "torch" for torch 1.13's form (torch_form_stack.h), any other non-empty
+// value but "0" for the executing line (python_frames.h).
+enum class StackForm { kNone, kExecutingLine, kTorch } stack_form = StackForm::kNone;
 
 bool EnvFlag(const char* name) {
   const char* v = std::getenv(name);
   return v && *v && std::strcmp(v, "0") != 0;
 }
 
-uint32_t Intern(const std::string& s) {
+}  // namespace
+
+uint32_t profsh_torch::Intern(const std::string& s) {
   return intern_fn(s.data(), s.size());
 }
+
+namespace {
+using profsh_torch::Intern;
 
 // --- names: RecordFunction names are stable pointers for dispatcher ops; the text is compared
 // anyway (user scopes may pass temporary strings) ---
@@ -123,115 +130,6 @@ Signature Inputs(const at::RecordFunction& fn, const char* name) {
   return s;
 }
 
-// --- Python stacks ---
-// Torch ops usually run with the GIL released (the Python bindings drop it), so the stack is read
-// from this thread's interpreter frames directly (CPython 3.11's frame layout), the way sampling
-// profilers read them: the frames belong to this thread, which is below them in C code, so they
-// cannot change while we read. Nothing is created or reference-counted: code objects' names, and
-// for module calls `self` and its type's name, which live at least as long as the frame.
-// Module names are keyed by the object's address, as torch keys them; a module created at the
-// address of a freed one inherits its name.
-std::mutex g_python_mutex;  // the caches below
-std::vector<std::string> g_path_prefixes;
-std::unordered_map<PyCodeObject*, std::string> g_code_files;  // code -> "trimmed/file.py"
-std::unordered_map<PyCodeObject*, std::string> g_code_names;  // code -> function name
-std::unordered_map<const void*, std::string> g_module_names;  // module object -> "Name_N"
-std::unordered_map<std::string, int> g_module_counts;
-
-// An ASCII (or already UTF-8 encoded) str's text without creating anything (no GIL needed).
-std::string StrText(PyObject* s) {
-  if (s == nullptr || !PyUnicode_Check(s)) return "?";
-  if (PyUnicode_IS_COMPACT_ASCII(s)) {
-    return std::string(static_cast<const char*>(PyUnicode_DATA(s)),
-                       static_cast<size_t>(PyUnicode_GET_LENGTH(s)));
-  }
-  auto* compact = reinterpret_cast<PyCompactUnicodeObject*>(s);
-  if (compact->utf8 != nullptr)
-    return std::string(compact->utf8, static_cast<size_t>(compact->utf8_length));
-  return "?";
-}
-
-// sys.path entries, longest first: file names are shown relative to them, as torch does. Read
-// once, with the GIL (the plugin is loaded from Python).
-void LoadPathPrefixes() {
-  PyGILState_STATE gil = PyGILState_Ensure();
-  PyObject* path = PySys_GetObject("path");  // borrowed
-  if (path != nullptr && PyList_Check(path)) {
-    for (Py_ssize_t i = 0; i < PyList_Size(path); ++i) {
-      PyObject* item = PyList_GetItem(path, i);
-      if (!PyUnicode_Check(item)) continue;
-      const char* s = PyUnicode_AsUTF8(item);
-      if (s && *s)
-        g_path_prefixes.emplace_back(std::string(s) + (s[std::strlen(s) - 1] == '/' ? "" : "/"));
-    }
-  }
-  PyGILState_Release(gil);
-  std::sort(g_path_prefixes.begin(), g_path_prefixes.end(),
-            [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
-}
-
-const std::string& CodeFile(PyCodeObject* code) {
-  auto it = g_code_files.find(code);
-  if (it != g_code_files.end()) return it->second;
-  std::string file = StrText(code->co_filename);
-  for (const std::string& p : g_path_prefixes) {
-    if (file.compare(0, p.size(), p) == 0) {
-      file = file.substr(p.size());
-      break;
-    }
-  }
-  return g_code_files.emplace(code, std::move(file)).first->second;
-}
-
-const std::string& CodeName(PyCodeObject* code) {
-  auto it = g_code_names.find(code);
-  if (it != g_code_names.end()) return it->second;
-  return g_code_names.emplace(code, StrText(code->co_name)).first->second;
-}
-
-// "nn.Module: Linear_0": the class name and the index of the instance among its class's, in the
-// order they are first met. `self` is the first local of Module._call_impl.
-std::string ModuleEntry(_PyInterpreterFrame* f) {
-  PyObject* self = f->localsplus[0];
-  if (self == nullptr) return "";
-  auto it = g_module_names.find(self);
-  if (it == g_module_names.end()) {
-    const char* cls = Py_TYPE(self)->tp_name;
-    const char* dot = std::strrchr(cls, '.');
-    std::string name = dot ? dot + 1 : cls;
-    int n = g_module_counts[name]++;
-    it = g_module_names.emplace(self, name + "_" + std::to_string(n)).first;
-  }
-  return "nn.Module: " + it->second;
-}
-
-// The Python stack of the calling thread, innermost first, in torch's "file(line): func" form.
-uint32_t PythonStack() {
-  PyThreadState* ts = PyGILState_GetThisThreadState();  // no GIL needed; null: not a Python thread
-  if (ts == nullptr || ts->cframe == nullptr) return 0;
-  std::lock_guard<std::mutex> lock(g_python_mutex);
-  std::string stack;
-  for (_PyInterpreterFrame* f = ts->cframe->current_frame; f != nullptr; f = f->previous) {
-    if (_PyFrame_IsIncomplete(f)) continue;
-    PyCodeObject* code = f->f_code;
-    const std::string& file = CodeFile(code);
-    const std::string& func = CodeName(code);
-    std::string entry;
-    if (func == "_call_impl" && file.size() >= 20 &&
-        file.compare(file.size() - 20, 20, "nn/modules/module.py") == 0) {
-      entry = ModuleEntry(f);
-    } else {
-      int line = PyCode_Addr2Line(
-          code, _PyInterpreterFrame_LASTI(f) * static_cast<int>(sizeof(_Py_CODEUNIT)));
-      entry = file + "(" + std::to_string(line) + "): " + func;
-    }
-    if (entry.empty()) continue;
-    if (!stack.empty()) stack += ';';
-    stack += entry;
-  }
-  return stack.empty() ? 0 : Intern(stack);
-}
-
 // torch's thread ids (RecordFunction::currentThreadId(): 1, 2...) as the OS thread ids the trace
 // uses, so that a backward op's forward thread names a thread of the trace.
 std::mutex g_threads_mutex;
@@ -296,12 +194,17 @@ std::unique_ptr<at::ObserverContext> OnStart(const at::RecordFunction& fn) {
     info.shapes = s.shapes;
     info.dtypes = s.dtypes;
   }
-  if (with_stack && fn.scope() != at::RecordScope::BACKWARD_FUNCTION) info.stack = PythonStack();
+  // Backward functions take their forward op's stack when the trace is read, as in torch.
+  if (fn.scope() != at::RecordScope::BACKWARD_FUNCTION) {
+    if (stack_form == StackForm::kExecutingLine) info.stack = profsh_torch::ExecutingLineStack();
+    if (stack_form == StackForm::kTorch) info.stack = profsh_torch::TorchFormStack();
+  }
   if (with_flops && HasFlopsFormula(name)) {
     info.flops =
         torch::profiler::impl::computeFlops(name, torch::profiler::impl::saveExtraArgs(fn));
   }
   begin_fn(name_id, &info);
+  if (stack_form == StackForm::kTorch) profsh_torch::NoteRecordingState();
   return std::make_unique<Recorded>();
 }
 
@@ -318,9 +221,13 @@ struct Attach {
     if (!intern_fn || !begin_fn || !end_fn || !off) return;  // not under profsh: stay out
     off_flag = off();
     record_shapes = EnvFlag("PROFSH_RECORD_SHAPES");
-    with_stack = EnvFlag("PROFSH_WITH_STACK");
+    if (EnvFlag("PROFSH_WITH_STACK")) {
+      const char* form = std::getenv("PROFSH_WITH_STACK");
+      stack_form = std::strcmp(form, "torch") == 0 ? StackForm::kTorch : StackForm::kExecutingLine;
+    }
     with_flops = EnvFlag("PROFSH_WITH_FLOPS");
-    if (with_stack) LoadPathPrefixes();
+    if (stack_form != StackForm::kNone) profsh_torch::LoadPathPrefixes();
+    if (stack_form == StackForm::kTorch) profsh_torch::StartTorchFormStacks(off_flag);
     pthread_atfork(&LockForFork, &UnlockAfterFork, &UnlockAfterFork);
     if (EnvFlag("PROFSH_PROFILE_MEMORY")) {
       // Count what torch counts: c10's CPU tensor storage.

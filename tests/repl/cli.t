@@ -21,6 +21,10 @@ $ profsh run --no-table=1 -- true
 profsh run: --no-table takes no value (got '1')
 (profsh run --help lists the options)
 [2]
+$ profsh run --with-stack=python -- true
+profsh run: --with-stack=python: the stack forms are 'lines' and 'torch'
+(profsh run --help lists the options)
+[2]
 $ profsh run --row-limit=-1 -- true
 profsh run: --row-limit needs a non-negative whole number, got '-1'
 (profsh run --help lists the options)

@@ -21,6 +21,10 @@ profsh> profsh.profile{activities={"cupti"}}
 stdin:1: unknown activity 'cupti' in 'profile' (activities: nvtx, itt, torch)
 profsh> profsh.profile{buffer="big"}
 stdin:1: unknown option 'buffer' to 'profile' (valid options: activities, buffer_kb, drain_ms, keep_session, schedule, on_trace_ready, step_marker, capture_range, record_shapes, with_stack, with_flops, profile_memory); did you mean 'buffer_kb'?
+profsh> profsh.profile{with_stack="python"}
+stdin:1: bad option 'with_stack' to 'profile' (true, "lines" or "torch" expected, got "python")
+profsh> profsh.profile{with_stack=1}
+stdin:1: bad option 'with_stack' to 'profile' (true, "lines" or "torch" expected, got number)
 profsh> s = profsh.schedule{wait=1, warmup=1, active=2, ["repeat"]=1}
 profsh> s
 <profsh.Schedule skip_first=0, wait=1, warmup=1, active=2, repeat=1>

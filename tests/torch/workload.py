@@ -6,12 +6,16 @@ comparing profsh's PyTorch operator source with torch.profiler.
 
 The measured region is the "measured" record_function in both cases.
 """
+import contextlib
 import json
 import sys
 
 import torch
 import torch.nn as nn
 
+from torch.autograd.profiler_util import EventList
+
+STACK_FRAMES = 5  # group_by_stack_n of the stack comparison
 torch.manual_seed(0)
 torch.set_num_threads(1)
 
@@ -36,23 +40,28 @@ def setup():
 
 
 def work(model, opt, x, y):
-    with torch.autograd.profiler.record_function("measured"):
-        for _ in range(3):
-            opt.zero_grad()
-            loss = nn.functional.cross_entropy(model(x), y)
-            loss.backward()
-            opt.step()
+    for _ in range(3):
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
 
 
 def main():
     state = setup()
-    if sys.argv[1] == "plain":
+    under_torch = sys.argv[1] == "torch"
+    profiler = contextlib.nullcontext()
+    if under_torch:
+        from torch.profiler import ProfilerActivity, profile
+        profiler = profile(activities=[ProfilerActivity.CPU], record_shapes=True, profile_memory=True,
+                           with_stack=True, with_flops=True)
+    # torch's profiler and profsh's capture range ("measured") start on this one line, so that the
+    # frames running when recording starts are at the same line in both (torch's form of stacks
+    # shows such a frame at the line it was on then, a function called later at its def line).
+    with profiler as prof, torch.autograd.profiler.record_function("measured"):
         work(*state)
+    if not under_torch:
         return
-    from torch.profiler import ProfilerActivity, profile
-    with profile(activities=[ProfilerActivity.CPU], record_shapes=True, profile_memory=True, with_stack=True,
-                 with_flops=True) as prof:
-        work(*state)
     # Only what ran inside "measured" (profsh captures that range): torch's record_function
     # makes a tensor before the range starts.
     everything = [e for e in prof.events() if e.device_type.name == "CPU" and e.name != "[memory]"]
@@ -104,8 +113,15 @@ def main():
         mods = sorted({f for f in (e.stack or []) if f.startswith("nn.Module: ")})
         if mods:
             modules.setdefault(e.name, set()).update(mods)
-    json.dump({"rows": rows, "links": sorted(links, key=str),
-               "modules": {k: sorted(v) for k, v in modules.items()}}, open(sys.argv[2], "w"), indent=0)
+    # torch's own grouping by the innermost frames, of the measured events only. They come from
+    # prof.events(), whose tree is built (backward operators carry their forward operator's
+    # stack), so the list of them is marked built rather than built again.
+    measured_events = EventList(events)
+    measured_events._tree_built = True
+    stack_groups = [[a.key, list(a.stack), a.count]
+                    for a in measured_events.key_averages(group_by_stack_n=STACK_FRAMES)]
+    json.dump({"rows": rows, "links": sorted(links, key=str), "modules": {k: sorted(v) for k, v in modules.items()},
+               "stack_groups": stack_groups}, open(sys.argv[2], "w"), indent=0)
 
 
 if __name__ == "__main__":
