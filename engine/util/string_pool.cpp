@@ -1,5 +1,6 @@
 #include "engine/util/string_pool.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "engine/util/hash.h"
@@ -7,6 +8,9 @@
 namespace profsh {
 
 namespace {
+// Blocks grow from 4 KB to 1 MB: a small trace (and a fuzzer's every input) does not pay for
+// mapping and faulting in a whole megabyte, a large one still gets few big blocks.
+constexpr size_t kFirstBlockSize = 4 << 10;
 constexpr size_t kBlockSize = 1 << 20;
 constexpr size_t kLargeString = kBlockSize / 4;
 }  // namespace
@@ -30,10 +34,13 @@ const char* StringPool::Store(std::string_view s) {
     return p;
   }
   if (block_used_ + s.size() + 1 > block_capacity_) {
-    blocks_.push_back(std::make_unique<char[]>(kBlockSize));
+    size_t size =
+        block_capacity_ == 0 ? kFirstBlockSize : std::min(kBlockSize, block_capacity_ * 2);
+    while (size < s.size() + 1) size *= 2;  // s is below kLargeString, so size stays <= kBlockSize
+    blocks_.push_back(std::make_unique<char[]>(size));
     block_used_ = 0;
-    block_capacity_ = kBlockSize;
-    block_bytes_ += kBlockSize;
+    block_capacity_ = size;
+    block_bytes_ += size;
   }
   char* p = blocks_.back().get() + block_used_;
   if (!s.empty()) std::memcpy(p, s.data(), s.size());

@@ -40,6 +40,23 @@ TEST(StringPool, KeepsStringsValidWhileGrowing) {
   EXPECT_EQ(pool.Get(after), "after the big one");
 }
 
+// Blocks start small and double: strings of every size up to the large-string cut, each bigger
+// than the block being filled at some point, stay whole and NUL-terminated.
+TEST(StringPool, StringsOfEverySizeSpanGrowingBlocks) {
+  StringPool pool;
+  std::vector<std::pair<uint32_t, std::string>> kept;
+  for (size_t size = 1; size < 300000; size = size * 3 / 2 + 1) {
+    for (char c : {'a', 'b'}) {
+      std::string text(size, c);
+      kept.emplace_back(pool.Intern(text), text);
+    }
+  }
+  for (const auto& [id, text] : kept) {
+    EXPECT_EQ(pool.Get(id), text);
+    EXPECT_EQ(pool.Get(id).data()[text.size()], '\0');
+  }
+}
+
 TEST(StringPool, EmbeddedNulsAreDistinct) {
   StringPool pool;
   uint32_t a = pool.Intern(std::string_view("a\0b", 3));
