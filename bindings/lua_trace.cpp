@@ -9,6 +9,7 @@
 #include "engine/analysis/function_events.h"
 #include "engine/analysis/memory_timeline.h"
 #include "engine/exporters/exporter.h"
+#include "engine/exporters/sqlite_database.h"
 #include "engine/load/trace_loader.h"
 
 namespace profsh::lua {
@@ -212,6 +213,28 @@ int ExportStacks(lua_State* L) {
                            {{"metric", metric ? std::string(*metric) : "self_cpu_time_total"}});
     if (!s.ok()) throw LuaError(s.message());
     return 0;
+  });
+}
+
+int ToSqlite(lua_State* L) {
+  return Protect(L, [&] {
+    TraceHandle* h = CheckTrace(L, 1, "to_sqlite");
+    std::string path(CheckString(L, 2, "to_sqlite", "file path"));
+    Status s = ExportTrace(*h->trace, "sqlite", path);
+    if (!s.ok()) throw LuaError(s.message());
+    return 0;
+  });
+}
+
+// t:sql(query): the rows of one SQL statement over the tables t:to_sqlite writes.
+int Sql(lua_State* L) {
+  return Protect(L, [&] {
+    TraceHandle* h = CheckTrace(L, 1, "sql");
+    std::string query(CheckString(L, 2, "sql", "SQL statement"));
+    auto rows = QueryTrace(*h->trace, query);
+    if (!rows.ok()) throw LuaError(rows.error().message);
+    PushRows(L, std::move(rows.value()), {});
+    return 1;
   });
 }
 
@@ -613,6 +636,8 @@ void RegisterTrace(lua_State* L) {
        {"export_chrome_trace", ExportChromeTrace},
        {"export_stacks", ExportStacks},
        {"save", Save},
+       {"to_sqlite", ToSqlite},
+       {"sql", Sql},
        {"events", Events},
        {"processes", Processes},
        {"flamegraph", TraceFlamegraph},

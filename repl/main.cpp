@@ -12,6 +12,7 @@
 #include "repl/flamegraph_command.h"
 #include "repl/repl.h"
 #include "repl/run_command.h"
+#include "repl/sql_command.h"
 #include "repl/stats_command.h"
 #include "repl/trace_command.h"
 
@@ -47,6 +48,9 @@ constexpr char kUsage[] =
     "  profsh stats TRACE [--report NAME]         Nsight Systems' stats reports of a trace\n"
     "        [--format table|csv]                 (profsh stats --help lists the reports)\n"
     "  profsh kernels TRACE [--format table|csv]  PyProf's kernel table of a trace\n"
+    "  profsh sql TRACE QUERY [--format csv]      one SQL query over a trace's tables\n"
+    "                                             (Perfetto's names; profsh sql --help)\n"
+    "  profsh export --sqlite OUT TRACE           the trace as a SQLite database\n"
     "\n"
     "In the shell, :help lists what profsh offers.\n";
 
@@ -64,6 +68,12 @@ int main(int argc, char** argv) {
   }
   if (argc > 1 && std::strcmp(argv[1], "stats") == 0) {
     return profsh::repl::RunStatsCommand(argc - 1, argv + 1);
+  }
+  if (argc > 1 && std::strcmp(argv[1], "sql") == 0) {
+    return profsh::repl::RunSqlCommand(argc - 1, argv + 1);
+  }
+  if (argc > 1 && std::strcmp(argv[1], "export") == 0) {
+    return profsh::repl::RunExportCommand(argc - 1, argv + 1);
   }
   if (argc > 1 && std::strcmp(argv[1], "flamegraph") == 0) {
     return profsh::repl::RunFlamegraphCommand(argc - 1, argv + 1);

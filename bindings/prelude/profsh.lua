@@ -15,14 +15,15 @@ profsh — a programmable profiling shell.
   t:export_chrome_trace("out.json")    Chrome/Perfetto trace
   t:export_stacks("stacks.txt", "self_cpu_time_total")
   t:save("trace.profsh")               compact binary, fast to load again
+  t:to_sqlite("trace.sqlite")          SQLite with Perfetto's table names; t:sql("SELECT ...")
   t:flamegraph("ops.svg")              interactive flamegraph SVG (no Perl needed)
   p = profsh.profile{activities={"nvtx","itt"}}
   p:run{"bash", "launch.sh"}           run a workload with the collector attached
   print(p:key_averages():table())      the profile then answers like a trace
 
 Help topics: load, key_averages, table, avg, trace, events, gpu, processes, threads,
-export_chrome_trace, export_stacks, save, flamegraph, flamegraph_diff, speedscope,
-profile, run, pytorch, memory_timeline, schedule, record_function, on_demand,
+export_chrome_trace, export_stacks, save, to_sqlite, sql, flamegraph, flamegraph_diff,
+speedscope, profile, run, pytorch, memory_timeline, schedule, record_function, on_demand,
 tensorboard_trace_handler, gpu, repl.
 Type :help TOPIC]]
 
@@ -67,8 +68,8 @@ Fields of an averages element (times in microseconds):
 topics.trace = [[
 Trace fields: duration (us), start (absolute us), path, format, event_count, warnings,
 metadata.  Methods: key_averages, table via averages, events, processes, threads,
-launcher, kernels (:help gpu), export_chrome_trace, export_stacks, save, flamegraph,
-export_speedscope.
+launcher, kernels (:help gpu), export_chrome_trace, export_stacks, save, to_sqlite, sql,
+flamegraph, export_speedscope.
 #trace is the number of events.]]
 
 topics.events = [[
@@ -118,6 +119,21 @@ trace:export_stacks(path, metric="self_cpu_time_total")
 topics.save = [[
 trace:save(path)
   profsh's binary format: compact, versioned, and much faster to load than JSON.]]
+
+topics.to_sqlite = [[
+trace:to_sqlite(path)
+  Writes a SQLite database with Perfetto trace processor's tables and columns (slice,
+  thread_track, thread, process, args, flow, counter, counter_track, metadata; ts and dur in
+  ns) and profsh's own: kernel (device work with its launch and operator slice ids), memory
+  ([memory] records), op (key_averages rows). Any SQLite client reads it; the file appears
+  atomically. profsh export --sqlite OUT TRACE does the same from the shell.]]
+
+topics.sql = [[
+trace:sql(query) -> rows
+  Runs one SQL statement over the tables trace:to_sqlite writes (built in memory) and returns
+  its rows (rows:table(), rows:to_csv(path)). profsh sql TRACE QUERY does the same from the
+  shell.
+    t:sql("SELECT name, count(*) AS n, sum(dur) AS total FROM slice GROUP BY name")]]
 
 topics.flamegraph = [[
 trace:flamegraph(path, {metric="self_cpu_time_total", stacks="auto", ...}) -> summary

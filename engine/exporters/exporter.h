@@ -42,5 +42,7 @@ Status ExportTrace(const Trace& trace, std::string_view format, const std::strin
 std::unique_ptr<Exporter> MakeChromeTraceExporter();
 std::unique_ptr<Exporter> MakeProfshFormatExporter();
 std::unique_ptr<Exporter> MakeStacksExporter();
+// SQLite with Perfetto's table names (engine/exporters/sqlite_database.h).
+std::unique_ptr<Exporter> MakeSqliteExporter();
 
 }  // namespace profsh

@@ -8,6 +8,7 @@ ExporterRegistry& ExporterRegistry::Instance() {
     r->Register(MakeChromeTraceExporter());
     r->Register(MakeProfshFormatExporter());
     r->Register(MakeStacksExporter());
+    r->Register(MakeSqliteExporter());
     return r;
   }();
   return *registry;
