@@ -123,7 +123,7 @@ GpuEvents BuildGpuEvents(const Trace& trace, const GpuEventOptions& options) {
     ArgValue v;
     if (!reader.Get(args, key, &v)) return -1;
     if (v.type == ArgType::kInt || v.type == ArgType::kUInt) return v.int_value;
-    if (v.type == ArgType::kDouble) return static_cast<int64_t>(v.double_value);
+    if (v.type == ArgType::kDouble) return SaturatingInt64(v.double_value);
     return -1;  // HTA's to_numeric(errors="coerce") turns text into -1
   };
 

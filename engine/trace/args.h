@@ -27,6 +27,15 @@ enum class ArgType : uint8_t {
   kJson = 6,    // an array or object, kept as compact JSON text (string pool id)
 };
 
+// A double as int64 without undefined behaviour: truncated, saturating outside int64's range,
+// NaN giving 0.
+inline int64_t SaturatingInt64(double v) {
+  if (v != v) return 0;
+  if (v >= 9223372036854775808.0) return INT64_MAX;  // 2^63
+  if (v < -9223372036854775808.0) return INT64_MIN;
+  return static_cast<int64_t>(v);
+}
+
 struct ArgValue {
   ArgType type = ArgType::kNull;
   bool bool_value = false;
@@ -51,9 +60,10 @@ struct ArgValue {
         return 0;
     }
   }
-  // Integer view of numbers; doubles are truncated.
+  // Integer view of numbers; doubles are truncated, and saturate outside int64's range (a
+  // hostile or corrupt trace's 5e55), NaN giving 0.
   int64_t AsInt() const {
-    return type == ArgType::kDouble ? static_cast<int64_t>(double_value)
+    return type == ArgType::kDouble ? SaturatingInt64(double_value)
            : type == ArgType::kBool ? bool_value
                                     : int_value;
   }
