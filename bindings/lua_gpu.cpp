@@ -111,12 +111,22 @@ int TraceAnnotationBreakdown(lua_State* L) {
     const char* fn = "annotation_breakdown";
     TraceHandle* h = CheckTraceArg(L, fn);
     Options opts(L, 2, fn,
-                 {"duration_ratio", "num_kernels", "include_last_profiler_step", "exact_rounding"});
-    PushRows(
-        L,
-        AnnotationBreakdown(GpuEventsOf(h, opts), *h->trace, Ratio(opts, "duration_ratio", 0.8, fn),
-                            NonNegative(opts, "num_kernels", 1000, fn)),
-        {});
+                 {"duration_ratio", "num_kernels", "allowlist_patterns", "use_gpu_annotation",
+                  "include_last_profiler_step", "exact_rounding"});
+    AnnotationBreakdownOptions options;
+    options.duration_ratio = Ratio(opts, "duration_ratio", 0.8, fn);
+    options.num_annotations = NonNegative(opts, "num_kernels", 1000, fn);
+    options.use_gpu_annotation = opts.Bool("use_gpu_annotation", true);
+    opts.Push("allowlist_patterns");
+    const bool has_allowlist = !lua_isnil(L, -1);
+    lua_pop(L, 1);
+    if (has_allowlist) options.allowlist_patterns.emplace();
+    ForEachListItem(opts, "allowlist_patterns", fn, "list of strings", [&] {
+      if (lua_type(L, -1) != LUA_TSTRING) return false;
+      options.allowlist_patterns->emplace_back(lua_tostring(L, -1));
+      return true;
+    });
+    PushRows(L, AnnotationBreakdown(GpuEventsOf(h, opts), *h->trace, options), {});
     return 1;
   });
 }

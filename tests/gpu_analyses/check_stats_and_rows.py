@@ -124,6 +124,11 @@ local ok, err = pcall(function() return t:kernel_breakdown{{duration_ratio = 2}}
 assert(not ok and err:find("duration_ratio"), "bad option: " .. tostring(err))
 ok, err = pcall(function() return t:idle_time_breakdown{{bogus = 1}} end)
 assert(not ok and err:find("bogus"), "unknown option: " .. tostring(err))
+ok, err = pcall(function() return t:annotation_breakdown{{allowlist_patterns = "nccl"}} end)
+assert(not ok and err:find("allowlist_patterns") and err:find("list of strings"),
+       "allowlist not a list: " .. tostring(err))
+ok, err = pcall(function() return t:annotation_breakdown{{allowlist_patterns = {{1}}}} end)
+assert(not ok and err:find("allowlist_patterns"), "allowlist of numbers: " .. tostring(err))
 ok, err = pcall(function() return t:stats("nope") end)
 assert(not ok and err:find("unknown report"), "bad report: " .. tostring(err))
 """

@@ -190,7 +190,62 @@ TEST(GpuAnalyses, NoKernelsGiveEmptyRowsAndANote) {
   ASSERT_EQ(overlap.rows.size(), 1u);
   EXPECT_EQ(At(overlap, 0, "comp_comm_overlap_pctg").kind, Cell::Kind::kEmpty);
   EXPECT_TRUE(ComputeLaunchStats(g, {}, *trace).launches.rows.empty());
-  EXPECT_TRUE(NotesMention(AnnotationBreakdown(g, *trace, 0.8, 1000), "gpu_user_annotation"));
+  EXPECT_TRUE(NotesMention(AnnotationBreakdown(g, *trace, {}), "gpu_user_annotation"));
+}
+
+std::string Annotation(const std::string& cat, const std::string& name, double ts, double dur) {
+  return R"({"ph": "X", "cat": ")" + cat + R"(", "name": ")" + name +
+         R"(", "pid": 1, "tid": 1, "ts": )" + std::to_string(ts) + R"(, "dur": )" +
+         std::to_string(dur) + "}";
+}
+
+std::vector<std::string> NamesOf(const AnalysisRows& rows) {
+  std::vector<std::string> names;
+  for (size_t r = 0; r < rows.rows.size(); ++r) names.push_back(At(rows, r, "name").text);
+  return names;
+}
+
+// CPU ranges of 100, 50, 10 and 5 µs; with one name allowed, the 0.8 quantile of the running
+// total (160 + 0.4 * 5 = 162) and the limit send all but the first to "others", unless
+// allowlisted.
+TEST(GpuAnalyses, AnnotationBreakdownAllowlistAndCpuRanges) {
+  auto trace = MustImport(TraceOf({Annotation("user_annotation", "big", 0, 100),
+                                   Annotation("user_annotation", "mid", 200, 50),
+                                   Annotation("user_annotation", "nccl:small", 300, 10),
+                                   Annotation("user_annotation", "tiny", 400, 5),
+                                   Annotation("gpu_user_annotation", "on_gpu", 500, 7)}));
+  GpuEvents g = BuildGpuEvents(*trace);
+  AnalysisRows gpu = AnnotationBreakdown(g, *trace, {});
+  EXPECT_EQ(NamesOf(gpu), std::vector<std::string>{"on_gpu"});
+  EXPECT_EQ(IntAt(gpu, 0, "sum"), 7);
+
+  AnnotationBreakdownOptions options;
+  options.use_gpu_annotation = false;
+  options.num_annotations = 1;
+  AnalysisRows plain = AnnotationBreakdown(g, *trace, options);
+  EXPECT_EQ(NamesOf(plain), (std::vector<std::string>{"big", "others"}));
+  EXPECT_EQ(IntAt(plain, 1, "sum"), 65);
+
+  options.allowlist_patterns = std::vector<std::string>{"ccl:", "absent"};
+  AnalysisRows allowed = AnnotationBreakdown(g, *trace, options);
+  EXPECT_EQ(NamesOf(allowed), (std::vector<std::string>{"big", "nccl:small", "others"}));
+  EXPECT_EQ(IntAt(allowed, 1, "sum"), 10);
+  EXPECT_EQ(IntAt(allowed, 2, "sum"), 55);
+
+  // Patterns are literal texts, as HTA escapes them: "." matches only a dot.
+  options.allowlist_patterns = std::vector<std::string>{"."};
+  EXPECT_EQ(NamesOf(AnnotationBreakdown(g, *trace, options)),
+            (std::vector<std::string>{"big", "others"}));
+  // An empty list is HTA's empty pattern, which matches every name.
+  options.allowlist_patterns = std::vector<std::string>{};
+  EXPECT_EQ(NamesOf(AnnotationBreakdown(g, *trace, options)),
+            (std::vector<std::string>{"big", "mid", "nccl:small", "tiny"}));
+
+  auto no_cpu = MustImport(TraceOf({Annotation("gpu_user_annotation", "on_gpu", 500, 7)}));
+  GpuEvents none = BuildGpuEvents(*no_cpu);
+  AnalysisRows empty = AnnotationBreakdown(none, *no_cpu, options);
+  EXPECT_TRUE(empty.rows.empty());
+  EXPECT_TRUE(NotesMention(empty, "no user_annotation"));
 }
 
 TEST(GpuAnalyses, RankComesFromDistributedInfo) {
