@@ -164,12 +164,13 @@ int TraceKernelLaunchStats(lua_State* L) {
     options.launch_delay_cutoff = NonNegative(opts, "launch_delay_cutoff", 100, fn);
     options.include_memory_events = opts.Bool("include_memory_events", true);
     LaunchStats s = ComputeLaunchStats(GpuEventsOf(h, opts), options, *h->trace);
-    std::vector<std::pair<const char*, AnalysisRows>> views;
-    views.emplace_back("short_kernels", std::move(s.short_kernels));
-    views.emplace_back("long_launches", std::move(s.long_launches));
-    views.emplace_back("long_delays", std::move(s.long_delays));
-    views.emplace_back("aten_op_delays", std::move(s.aten_op_delays));
-    PushRows(L, std::move(s.launches), std::move(views));
+    std::vector<std::pair<const char*, AnalysisRows>> lists;
+    lists.emplace_back("aten_op_delays", std::move(s.aten_op_delays));
+    std::vector<RowsSelection> selections;
+    selections.push_back({"short_kernels", std::move(s.short_kernels)});
+    selections.push_back({"long_launches", std::move(s.long_launches)});
+    selections.push_back({"long_delays", std::move(s.long_delays)});
+    PushRows(L, std::move(s.launches), std::move(lists), std::move(selections));
     return 1;
   });
 }

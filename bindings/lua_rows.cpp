@@ -72,28 +72,22 @@ void PushStrings(lua_State* L, const std::vector<std::string>& strings) {
 
 }  // namespace
 
-void PushRows(lua_State* L, AnalysisRows rows,
-              std::vector<std::pair<const char*, AnalysisRows>> views) {
-  lua_createtable(L, static_cast<int>(rows.rows.size()), 0);
-  for (size_t r = 0; r < rows.rows.size(); ++r) {
-    lua_createtable(L, 0, static_cast<int>(rows.columns.size()));
-    for (size_t c = 0; c < rows.columns.size(); ++c) {
-      PushCell(L, rows.rows[r][c]);
-      lua_setfield(L, -2, rows.columns[c].c_str());
-    }
-    lua_rawseti(L, -2, static_cast<lua_Integer>(r + 1));
+namespace {
+
+// Sets the metatable of the list on top of the stack: methods as closures over the engine's rows,
+// plus columns, notes and the named fields on the table at `fields` (popped), if any.
+void SetRowsMetatable(lua_State* L, AnalysisRows rows, bool with_fields) {
+  // Stack: list [fields]
+  lua_createtable(L, 0, 3);  // metatable
+  if (with_fields) {
+    lua_rotate(L, -2, 1);  // list metatable fields
+  } else {
+    lua_createtable(L, 0, 4);  // list metatable fields
   }
-  // The metatable: methods as closures over the engine's rows, plus columns, notes and views.
-  lua_createtable(L, 0, 3);
-  lua_createtable(L, 0, 4 + static_cast<int>(views.size()));
   PushStrings(L, rows.columns);
   lua_setfield(L, -2, "columns");
   PushStrings(L, rows.notes);
   lua_setfield(L, -2, "notes");
-  for (auto& [name, view] : views) {
-    PushRows(L, std::move(view), {});
-    lua_setfield(L, -2, name);
-  }
   NewUserdata(L, kRowsDataType, std::move(rows));
   lua_pushvalue(L, -1);
   lua_pushcclosure(L, RowsTable, 1);
@@ -107,6 +101,42 @@ void PushRows(lua_State* L, AnalysisRows rows,
   lua_pushstring(L, "profsh.Rows");
   lua_setfield(L, -2, "__name");
   lua_setmetatable(L, -2);
+}
+
+}  // namespace
+
+void PushRows(lua_State* L, AnalysisRows rows,
+              std::vector<std::pair<const char*, AnalysisRows>> lists,
+              std::vector<RowsSelection> selections) {
+  rows.rows.ShrinkToFit();  // kept as long as the Lua list
+  const int width = static_cast<int>(rows.columns.size());
+  lua_createtable(L, static_cast<int>(rows.rows.size()), 0);
+  const int list = lua_gettop(L);
+  for (size_t r = 0; r < rows.rows.size(); ++r) {
+    lua_createtable(L, 0, width);
+    for (size_t c = 0; c < rows.columns.size(); ++c) {
+      PushCell(L, rows.rows.cell(r, c));
+      lua_setfield(L, -2, rows.columns[c].c_str());
+    }
+    lua_rawseti(L, list, static_cast<lua_Integer>(r + 1));
+  }
+  lua_createtable(L, 0, static_cast<int>(lists.size() + selections.size()));  // fields
+  for (auto& [name, other] : lists) {
+    PushRows(L, std::move(other), {});
+    lua_setfield(L, -2, name);
+  }
+  // A selection lists the same row tables as the result: a row is made once, whatever the
+  // number of lists it is in.
+  for (RowsSelection& selection : selections) {
+    lua_createtable(L, static_cast<int>(selection.rows.size()), 0);
+    for (size_t i = 0; i < selection.rows.size(); ++i) {
+      lua_rawgeti(L, list, static_cast<lua_Integer>(selection.rows[i]) + 1);
+      lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+    }
+    SetRowsMetatable(L, rows.Select(selection.rows), false);
+    lua_setfield(L, -2, selection.name);
+  }
+  SetRowsMetatable(L, std::move(rows), true);
 }
 
 void RegisterRows(lua_State* L) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 
 #include "engine/io/atomic_writer.h"
 
@@ -38,6 +39,90 @@ std::string Cell::Format() const {
   return {};
 }
 
+void RowList::push_back(const std::vector<Cell>& row) {
+  if (width_ == 0) width_ = row.size();
+  if (row.size() != width_ || width_ == 0)
+    throw std::logic_error("RowList: every row needs the same, non-zero number of cells");
+  for (const Cell& c : row) {
+    Packed p;
+    p.kind = c.kind;
+    p.decimals = static_cast<int8_t>(c.decimals);
+    switch (c.kind) {
+      case Cell::Kind::kEmpty:
+        p.int_value = 0;
+        break;
+      case Cell::Kind::kInt:
+        p.int_value = c.int_value;
+        break;
+      case Cell::Kind::kDouble:
+        p.double_value = c.double_value;
+        break;
+      case Cell::Kind::kText:
+        p.text_offset = texts_.size();
+        p.text_size = static_cast<uint32_t>(c.text.size());
+        texts_ += c.text;
+        break;
+    }
+    cells_.push_back(p);
+  }
+}
+
+Cell RowList::cell(size_t row, size_t column) const {
+  const Packed& p = cells_[row * width_ + column];
+  Cell c;
+  c.kind = p.kind;
+  c.decimals = p.decimals;
+  switch (p.kind) {
+    case Cell::Kind::kEmpty:
+      break;
+    case Cell::Kind::kInt:
+      c.int_value = p.int_value;
+      break;
+    case Cell::Kind::kDouble:
+      c.double_value = p.double_value;
+      break;
+    case Cell::Kind::kText:
+      c.text.assign(texts_, p.text_offset, p.text_size);
+      break;
+  }
+  return c;
+}
+
+std::string_view RowList::text(size_t row, size_t column) const {
+  const Packed& p = cells_[row * width_ + column];
+  if (p.kind != Cell::Kind::kText) return {};
+  return std::string_view(texts_).substr(p.text_offset, p.text_size);
+}
+
+std::vector<Cell> RowList::operator[](size_t row) const {
+  std::vector<Cell> cells;
+  cells.reserve(width_);
+  for (size_t c = 0; c < width_; ++c) cells.push_back(cell(row, c));
+  return cells;
+}
+
+std::vector<Cell> RowList::at(size_t row) const {
+  if (row >= size()) throw std::out_of_range("RowList::at");
+  return (*this)[row];
+}
+
+void RowList::Reorder(const std::vector<size_t>& order) {
+  std::vector<Packed> cells;
+  cells.reserve(cells_.size());
+  for (size_t r : order)
+    cells.insert(cells.end(), cells_.begin() + static_cast<ptrdiff_t>(r * width_),
+                 cells_.begin() + static_cast<ptrdiff_t>((r + 1) * width_));
+  cells_ = std::move(cells);
+}
+
+AnalysisRows AnalysisRows::Select(const std::vector<uint32_t>& row_indices) const {
+  AnalysisRows out;
+  out.columns = columns;
+  out.notes = notes;
+  for (uint32_t r : row_indices) out.rows.push_back(rows[r]);
+  return out;
+}
+
 size_t AnalysisRows::Column(const std::string& name) const {
   auto it = std::find(columns.begin(), columns.end(), name);
   return it == columns.end() ? SIZE_MAX : static_cast<size_t>(it - columns.begin());
@@ -51,9 +136,10 @@ std::string AnalysisRows::FormatTable() const {
   for (size_t r = 0; r < rows.size(); ++r) {
     text[r].reserve(columns.size());
     for (size_t c = 0; c < columns.size(); ++c) {
-      text[r].push_back(rows[r][c].Format());
+      const Cell cell = rows.cell(r, c);
+      text[r].push_back(cell.Format());
       width[c] = std::max(width[c], text[r][c].size());
-      if (rows[r][c].kind == Cell::Kind::kText) numeric[c] = false;
+      if (cell.kind == Cell::Kind::kText) numeric[c] = false;
     }
   }
   std::string out;
@@ -98,10 +184,10 @@ std::string AnalysisRows::FormatCsv() const {
     AppendCsvField(out, columns[c]);
   }
   out += '\n';
-  for (const auto& row : rows) {
+  for (size_t r = 0; r < rows.size(); ++r) {
     for (size_t c = 0; c < columns.size(); ++c) {
       if (c > 0) out += ',';
-      AppendCsvField(out, row[c].Format());
+      AppendCsvField(out, rows.cell(r, c).Format());
     }
     out += '\n';
   }

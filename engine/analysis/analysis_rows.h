@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/util/result.h"
@@ -30,9 +31,49 @@ struct Cell {
   std::string Format() const;
 };
 
+// Rows of cells, stored compactly: every cell in one array (16 bytes each, a row after the
+// other) and the texts in one buffer, so that a result of a million rows costs tens of MB, not
+// hundreds. Rows go in as vectors of Cells and come out as Cells built on demand.
+class RowList {
+ public:
+  void push_back(const std::vector<Cell>& row);
+  void reserve(size_t rows, size_t width) { cells_.reserve(rows * width); }
+  // Gives back the room reserved and not used (a result about to be kept).
+  void ShrinkToFit() {
+    cells_.shrink_to_fit();
+    texts_.shrink_to_fit();
+  }
+  size_t size() const { return width_ == 0 ? 0 : cells_.size() / width_; }
+  bool empty() const { return cells_.empty(); }
+  size_t width() const { return width_; }
+  Cell cell(size_t row, size_t column) const;
+  std::vector<Cell> operator[](size_t row) const;
+  std::vector<Cell> at(size_t row) const;  // throws std::out_of_range past the end
+  // The text of a text cell, empty for others; valid until the next push_back.
+  std::string_view text(size_t row, size_t column) const;
+  // Puts the rows in the order given (row indices, each once).
+  void Reorder(const std::vector<size_t>& order);
+
+ private:
+  struct Packed {
+    Cell::Kind kind = Cell::Kind::kEmpty;
+    int8_t decimals = -1;
+    uint32_t text_size = 0;
+    union {
+      int64_t int_value;
+      double double_value;
+      uint64_t text_offset;
+    };
+  };
+  static_assert(sizeof(Packed) == 16);
+  size_t width_ = 0;
+  std::vector<Packed> cells_;
+  std::string texts_;
+};
+
 struct AnalysisRows {
   std::vector<std::string> columns;
-  std::vector<std::vector<Cell>> rows;  // each as long as `columns`
+  RowList rows;  // each as long as `columns`
   std::vector<std::string> notes;
 
   size_t Column(const std::string& name) const;  // SIZE_MAX when absent
@@ -41,6 +82,8 @@ struct AnalysisRows {
   // RFC 4180: a header line, fields quoted when they hold a comma, quote or line break.
   std::string FormatCsv() const;
   Status WriteCsv(const std::string& path) const;
+  // The same columns and notes with only the rows given (indices, in that order).
+  AnalysisRows Select(const std::vector<uint32_t>& row_indices) const;
 };
 
 // Python's round(x, digits) for the values the analyses print (correctly rounded, ties to even

@@ -61,10 +61,11 @@ struct LaunchStatsOptions {
   bool include_memory_events = true;
 };
 struct LaunchStats {
-  AnalysisRows launches;       // rank, correlation, cpu_duration, gpu_duration, launch_delay
-  AnalysisRows short_kernels;  // cpu_duration <= runtime_cutoff and gpu_duration < cpu_duration
-  AnalysisRows long_launches;  // cpu_duration > runtime_cutoff
-  AnalysisRows long_delays;    // launch_delay > launch_delay_cutoff
+  AnalysisRows launches;  // rank, correlation, cpu_duration, gpu_duration, launch_delay
+  // Rows of `launches` (indices), kept once:
+  std::vector<uint32_t> short_kernels;  // cpu_duration <= runtime_cutoff and gpu < cpu_duration
+  std::vector<uint32_t> long_launches;  // cpu_duration > runtime_cutoff
+  std::vector<uint32_t> long_delays;    // launch_delay > launch_delay_cutoff
   // HTA's get_aten_op_kernels_and_delay: per (aten_op_name, kernel_sequence): occurrence_count,
   // avg_aten_op_launch_delay (op start to its first launch call), avg_runtime_delay (that call
   // to its kernel's start), µs, most frequent first.

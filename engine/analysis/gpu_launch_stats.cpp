@@ -53,45 +53,86 @@ AnalysisRows AtenOpDelays(const GpuEvents& g, const Trace& trace) {
   std::unordered_map<int64_t, size_t> work_of;
   for (size_t k = 0; k < g.size(); ++k) work_of.try_emplace(g.correlation[k], k);
   RangeTree tree = NestRanges(ops);
-  auto enclosing = EnclosingRanges(ops, tree, calls);
-  struct Instance {
-    std::string sequence;
-    int64_t first_call_ts = INT64_MAX, first_delay = 0, first_runtime_delay = 0;
-  };
-  std::unordered_map<uint32_t, Instance> instances;  // by op index
-  for (size_t c = 0; c < calls.size(); ++c) {
-    auto work = work_of.find(calls[c].correlation);
-    if (enclosing[c].empty() || work == work_of.end()) continue;
-    uint32_t op = enclosing[c].back();  // the innermost operator around the call
-    Instance& in = instances[op];
-    if (!in.sequence.empty()) in.sequence += " -> ";
-    in.sequence += trace.str(g.name[work->second]);
-    if (calls[c].ts < in.first_call_ts) {
-      in.first_call_ts = calls[c].ts;
-      in.first_delay = calls[c].ts - ops[op].ts;
-      in.first_runtime_delay = g.ts[work->second] - calls[c].ts;
-    }
+  // (innermost operator around the call, call), for the calls that started device work; the
+  // calls of one operator instance then lie together, in launch order.
+  std::vector<std::pair<uint32_t, uint32_t>> op_calls;
+  {
+    auto enclosing = EnclosingRanges(ops, tree, calls);
+    for (size_t c = 0; c < calls.size(); ++c)
+      if (!enclosing[c].empty() && work_of.count(calls[c].correlation))
+        op_calls.push_back({enclosing[c].back(), static_cast<uint32_t>(c)});
   }
+  std::stable_sort(op_calls.begin(), op_calls.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  // Grouped by (operator name, kernel names) as string ids: the texts are made once per group,
+  // not once per operator instance.
   struct Group {
     int64_t count = 0;
     double delay = 0, runtime_delay = 0;
   };
-  std::map<std::pair<std::string, std::string>, Group> groups;
-  for (const auto& [op, in] : instances) {
-    Group& grp = groups[{std::string(trace.str(ops[op].name)), in.sequence}];
+  std::map<std::pair<uint32_t, std::vector<uint32_t>>, Group> groups;
+  std::vector<uint32_t> sequence;
+  for (size_t i = 0; i < op_calls.size();) {
+    const uint32_t op = op_calls[i].first;
+    sequence.clear();
+    int64_t first_call_ts = INT64_MAX, first_delay = 0, first_runtime_delay = 0;
+    for (; i < op_calls.size() && op_calls[i].first == op; ++i) {
+      const Span& call = calls[op_calls[i].second];
+      const size_t work = work_of.at(call.correlation);
+      sequence.push_back(g.name[work]);
+      if (call.ts < first_call_ts) {
+        first_call_ts = call.ts;
+        first_delay = call.ts - ops[op].ts;
+        first_runtime_delay = g.ts[work] - call.ts;
+      }
+    }
+    Group& grp = groups[{ops[op].name, sequence}];
     grp.count++;
-    grp.delay += static_cast<double>(in.first_delay);
-    grp.runtime_delay += static_cast<double>(in.first_runtime_delay);
+    grp.delay += static_cast<double>(first_delay);
+    grp.runtime_delay += static_cast<double>(first_runtime_delay);
   }
-  std::vector<std::pair<const std::pair<std::string, std::string>*, const Group*>> order;
-  for (const auto& entry : groups) order.push_back({&entry.first, &entry.second});
-  std::stable_sort(order.begin(), order.end(),
-                   [](const auto& a, const auto& b) { return a.second->count > b.second->count; });
-  for (const auto& [key, grp] : order) {
-    double n = static_cast<double>(grp->count);
-    rows.rows.push_back({Cell::Text(key->first), Cell::Text(key->second), Cell::Int(grp->count),
-                         Cell::Double(RoundDecimal(grp->delay / n, 3)),
-                         Cell::Double(RoundDecimal(grp->runtime_delay / n, 3))});
+  struct Named {
+    std::string op, sequence;
+    Group group;
+  };
+  std::vector<Named> named;
+  named.reserve(groups.size());
+  for (auto& [key, grp] : groups) {
+    std::string text;
+    for (uint32_t name : key.second) {
+      if (!text.empty()) text += " -> ";
+      text += trace.str(name);
+    }
+    named.push_back({std::string(trace.str(key.first)), std::move(text), grp});
+  }
+  groups.clear();
+  // Most frequent first; ties by operator name, then sequence (two id sequences with the same
+  // text count as one).
+  std::sort(named.begin(), named.end(), [](const Named& a, const Named& b) {
+    return a.op != b.op ? a.op < b.op : a.sequence < b.sequence;
+  });
+  size_t out = 0;
+  for (size_t i = 0; i < named.size(); ++i) {
+    if (out > 0 && named[out - 1].op == named[i].op &&
+        named[out - 1].sequence == named[i].sequence) {
+      Group& into = named[out - 1].group;
+      into.count += named[i].group.count;
+      into.delay += named[i].group.delay;
+      into.runtime_delay += named[i].group.runtime_delay;
+    } else {
+      if (out != i) named[out] = std::move(named[i]);
+      ++out;
+    }
+  }
+  named.resize(out);
+  std::stable_sort(named.begin(), named.end(),
+                   [](const Named& a, const Named& b) { return a.group.count > b.group.count; });
+  rows.rows.reserve(named.size(), rows.columns.size());
+  for (const Named& n : named) {
+    double count = static_cast<double>(n.group.count);
+    rows.rows.push_back({Cell::Text(n.op), Cell::Text(n.sequence), Cell::Int(n.group.count),
+                         Cell::Double(RoundDecimal(n.group.delay / count, 3)),
+                         Cell::Double(RoundDecimal(n.group.runtime_delay / count, 3))});
   }
   if (rows.rows.empty()) rows.notes.push_back("no kernel launched from within an aten:: operator");
   return rows;
@@ -102,11 +143,8 @@ AnalysisRows AtenOpDelays(const GpuEvents& g, const Trace& trace) {
 LaunchStats ComputeLaunchStats(const GpuEvents& g, const LaunchStatsOptions& options,
                                const Trace& trace) {
   LaunchStats out;
-  for (AnalysisRows* rows :
-       {&out.launches, &out.short_kernels, &out.long_launches, &out.long_delays}) {
-    rows->columns = {"rank", "correlation", "cpu_duration", "gpu_duration", "launch_delay"};
-    rows->notes = g.notes;
-  }
+  out.launches.columns = {"rank", "correlation", "cpu_duration", "gpu_duration", "launch_delay"};
+  out.launches.notes = g.notes;
   std::unordered_multimap<int64_t, size_t> device_work_of;
   for (size_t k = 0; k < g.size(); ++k) device_work_of.emplace(g.correlation[k], k);
   // Which runtime names launch work, decided once per name.
@@ -127,13 +165,15 @@ LaunchStats ComputeLaunchStats(const GpuEvents& g, const LaunchStatsOptions& opt
     for (size_t k : work) {
       const int64_t gpu_duration = g.end[k] - g.ts[k];
       const int64_t delay = std::max<int64_t>(0, g.ts[k] - g.runtime_ts[r] - cpu_duration);
-      std::vector<Cell> row{Cell::Int(g.rank), Cell::Int(g.runtime_correlation[r]),
-                            Cell::Int(cpu_duration), Cell::Int(gpu_duration), Cell::Int(delay)};
+      const auto row = static_cast<uint32_t>(out.launches.rows.size());
+      if (row == 0) out.launches.rows.reserve(g.size(), out.launches.columns.size());
       if (cpu_duration <= options.runtime_cutoff && gpu_duration < cpu_duration)
-        out.short_kernels.rows.push_back(row);
-      if (cpu_duration > options.runtime_cutoff) out.long_launches.rows.push_back(row);
-      if (delay > options.launch_delay_cutoff) out.long_delays.rows.push_back(row);
-      out.launches.rows.push_back(std::move(row));
+        out.short_kernels.push_back(row);
+      if (cpu_duration > options.runtime_cutoff) out.long_launches.push_back(row);
+      if (delay > options.launch_delay_cutoff) out.long_delays.push_back(row);
+      out.launches.rows.push_back({Cell::Int(g.rank), Cell::Int(g.runtime_correlation[r]),
+                                   Cell::Int(cpu_duration), Cell::Int(gpu_duration),
+                                   Cell::Int(delay)});
     }
   }
   out.aten_op_delays = AtenOpDelays(g, trace);
