@@ -5,20 +5,32 @@
 #include "bindings/lua_api.h"
 #include "bindings/lua_support.h"
 
+#include <memory>
+#include <optional>
+
 namespace profsh::lua {
 
 namespace {
 
 const char* const kRowsDataType = "profsh.RowsData";
 
-AnalysisRows* RowsOf(lua_State* L) {
-  return static_cast<AnalysisRows*>(lua_touserdata(L, lua_upvalueindex(1)));
+// What a list's methods format: the engine's rows, or a selection of them (the rows of a view
+// such as kernel_launch_stats' long_delays, kept once for the result and its views).
+struct RowsData {
+  std::shared_ptr<const AnalysisRows> rows;
+  std::optional<std::vector<uint32_t>> only;
+  const std::vector<uint32_t>* Only() const { return only ? &*only : nullptr; }
+};
+
+RowsData* RowsOf(lua_State* L) {
+  return static_cast<RowsData*>(lua_touserdata(L, lua_upvalueindex(1)));
 }
 
 int RowsTable(lua_State* L) {
   // The text is on the stack, and no C++ object alive, before print runs (it may raise).
   Protect(L, [&] {
-    const std::string text = RowsOf(L)->FormatTable();
+    const RowsData* data = RowsOf(L);
+    const std::string text = data->rows->FormatTable(data->Only());
     lua_pushlstring(L, text.data(), text.empty() ? 0 : text.size() - 1);  // print adds the newline
     return 1;
   });
@@ -30,7 +42,8 @@ int RowsTable(lua_State* L) {
 
 int RowsToString(lua_State* L) {
   return Protect(L, [&] {
-    std::string text = RowsOf(L)->FormatTable();
+    const RowsData* data = RowsOf(L);
+    std::string text = data->rows->FormatTable(data->Only());
     lua_pushlstring(L, text.data(), text.size());
     return 1;
   });
@@ -39,7 +52,8 @@ int RowsToString(lua_State* L) {
 int RowsToCsv(lua_State* L) {
   return Protect(L, [&] {
     std::string path(CheckString(L, 2, "to_csv", "file path"));
-    Status s = RowsOf(L)->WriteCsv(path);
+    const RowsData* data = RowsOf(L);
+    Status s = data->rows->WriteCsv(path, data->Only());
     if (!s.ok()) throw LuaError(s.message());
     return 0;
   });
@@ -76,7 +90,7 @@ namespace {
 
 // Sets the metatable of the list on top of the stack: methods as closures over the engine's rows,
 // plus columns, notes and the named fields on the table at `fields` (popped), if any.
-void SetRowsMetatable(lua_State* L, AnalysisRows rows, bool with_fields) {
+void SetRowsMetatable(lua_State* L, const AnalysisRows& rows, RowsData data, bool with_fields) {
   // Stack: list [fields]
   lua_createtable(L, 0, 3);  // metatable
   if (with_fields) {
@@ -88,7 +102,7 @@ void SetRowsMetatable(lua_State* L, AnalysisRows rows, bool with_fields) {
   lua_setfield(L, -2, "columns");
   PushStrings(L, rows.notes);
   lua_setfield(L, -2, "notes");
-  NewUserdata(L, kRowsDataType, std::move(rows));
+  NewUserdata(L, kRowsDataType, std::move(data));
   lua_pushvalue(L, -1);
   lua_pushcclosure(L, RowsTable, 1);
   lua_setfield(L, -3, "table");
@@ -109,14 +123,16 @@ void PushRows(lua_State* L, AnalysisRows rows,
               std::vector<std::pair<const char*, AnalysisRows>> lists,
               std::vector<RowsSelection> selections) {
   rows.rows.ShrinkToFit();  // kept as long as the Lua list
-  const int width = static_cast<int>(rows.columns.size());
-  lua_createtable(L, static_cast<int>(rows.rows.size()), 0);
+  auto shared = std::make_shared<const AnalysisRows>(std::move(rows));
+  const AnalysisRows& all = *shared;
+  const int width = static_cast<int>(all.columns.size());
+  lua_createtable(L, static_cast<int>(all.rows.size()), 0);
   const int list = lua_gettop(L);
-  for (size_t r = 0; r < rows.rows.size(); ++r) {
+  for (size_t r = 0; r < all.rows.size(); ++r) {
     lua_createtable(L, 0, width);
-    for (size_t c = 0; c < rows.columns.size(); ++c) {
-      PushCell(L, rows.rows.cell(r, c));
-      lua_setfield(L, -2, rows.columns[c].c_str());
+    for (size_t c = 0; c < all.columns.size(); ++c) {
+      PushCell(L, all.rows.cell(r, c));
+      lua_setfield(L, -2, all.columns[c].c_str());
     }
     lua_rawseti(L, list, static_cast<lua_Integer>(r + 1));
   }
@@ -125,23 +141,23 @@ void PushRows(lua_State* L, AnalysisRows rows,
     PushRows(L, std::move(other), {});
     lua_setfield(L, -2, name);
   }
-  // A selection lists the same row tables as the result: a row is made once, whatever the
-  // number of lists it is in.
+  // A selection lists the same row tables as the result, and formats from the same engine
+  // rows: a row is made once, whatever the number of lists it is in.
   for (RowsSelection& selection : selections) {
     lua_createtable(L, static_cast<int>(selection.rows.size()), 0);
     for (size_t i = 0; i < selection.rows.size(); ++i) {
       lua_rawgeti(L, list, static_cast<lua_Integer>(selection.rows[i]) + 1);
       lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
     }
-    SetRowsMetatable(L, rows.Select(selection.rows), false);
+    SetRowsMetatable(L, all, RowsData{shared, std::move(selection.rows)}, false);
     lua_setfield(L, -2, selection.name);
   }
-  SetRowsMetatable(L, std::move(rows), true);
+  SetRowsMetatable(L, all, RowsData{shared, std::nullopt}, true);
 }
 
 void RegisterRows(lua_State* L) {
   luaL_newmetatable(L, kRowsDataType);
-  lua_pushcfunction(L, GcUserdata<AnalysisRows>);
+  lua_pushcfunction(L, GcUserdata<RowsData>);
   lua_setfield(L, -2, "__gc");
   lua_pop(L, 1);
 }

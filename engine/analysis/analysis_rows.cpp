@@ -128,15 +128,16 @@ size_t AnalysisRows::Column(const std::string& name) const {
   return it == columns.end() ? SIZE_MAX : static_cast<size_t>(it - columns.begin());
 }
 
-std::string AnalysisRows::FormatTable() const {
-  std::vector<std::vector<std::string>> text(rows.size());
+std::string AnalysisRows::FormatTable(const std::vector<uint32_t>* only) const {
+  const size_t count = only ? only->size() : rows.size();
+  std::vector<std::vector<std::string>> text(count);
   std::vector<size_t> width(columns.size());
   std::vector<bool> numeric(columns.size(), true);
   for (size_t c = 0; c < columns.size(); ++c) width[c] = columns[c].size();
-  for (size_t r = 0; r < rows.size(); ++r) {
+  for (size_t r = 0; r < count; ++r) {
     text[r].reserve(columns.size());
     for (size_t c = 0; c < columns.size(); ++c) {
-      const Cell cell = rows.cell(r, c);
+      const Cell cell = rows.cell(only ? (*only)[r] : r, c);
       text[r].push_back(cell.Format());
       width[c] = std::max(width[c], text[r][c].size());
       if (cell.kind == Cell::Kind::kText) numeric[c] = false;
@@ -177,25 +178,26 @@ void AppendCsvField(std::string& out, const std::string& field) {
 
 }  // namespace
 
-std::string AnalysisRows::FormatCsv() const {
+std::string AnalysisRows::FormatCsv(const std::vector<uint32_t>* only) const {
   std::string out;
   for (size_t c = 0; c < columns.size(); ++c) {
     if (c > 0) out += ',';
     AppendCsvField(out, columns[c]);
   }
   out += '\n';
-  for (size_t r = 0; r < rows.size(); ++r) {
+  const size_t count = only ? only->size() : rows.size();
+  for (size_t r = 0; r < count; ++r) {
     for (size_t c = 0; c < columns.size(); ++c) {
       if (c > 0) out += ',';
-      AppendCsvField(out, rows.cell(r, c).Format());
+      AppendCsvField(out, rows.cell(only ? (*only)[r] : r, c).Format());
     }
     out += '\n';
   }
   return out;
 }
 
-Status AnalysisRows::WriteCsv(const std::string& path) const {
-  return WriteFileAtomically(path, FormatCsv());
+Status AnalysisRows::WriteCsv(const std::string& path, const std::vector<uint32_t>* only) const {
+  return WriteFileAtomically(path, FormatCsv(only));
 }
 
 double RoundDecimal(double x, int digits) {
