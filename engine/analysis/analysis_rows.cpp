@@ -128,8 +128,8 @@ size_t AnalysisRows::Column(const std::string& name) const {
   return it == columns.end() ? SIZE_MAX : static_cast<size_t>(it - columns.begin());
 }
 
-std::string AnalysisRows::FormatTable(const std::vector<uint32_t>* only) const {
-  const size_t count = only ? only->size() : rows.size();
+std::string AnalysisRows::FormatTable() const {
+  const size_t count = rows.size();
   std::vector<std::vector<std::string>> text(count);
   std::vector<size_t> width(columns.size());
   std::vector<bool> numeric(columns.size(), true);
@@ -137,7 +137,7 @@ std::string AnalysisRows::FormatTable(const std::vector<uint32_t>* only) const {
   for (size_t r = 0; r < count; ++r) {
     text[r].reserve(columns.size());
     for (size_t c = 0; c < columns.size(); ++c) {
-      const Cell cell = rows.cell(only ? (*only)[r] : r, c);
+      const Cell cell = rows.cell(r, c);
       text[r].push_back(cell.Format());
       width[c] = std::max(width[c], text[r][c].size());
       if (cell.kind == Cell::Kind::kText) numeric[c] = false;
@@ -178,26 +178,25 @@ void AppendCsvField(std::string& out, const std::string& field) {
 
 }  // namespace
 
-std::string AnalysisRows::FormatCsv(const std::vector<uint32_t>* only) const {
+std::string AnalysisRows::FormatCsv() const {
   std::string out;
   for (size_t c = 0; c < columns.size(); ++c) {
     if (c > 0) out += ',';
     AppendCsvField(out, columns[c]);
   }
   out += '\n';
-  const size_t count = only ? only->size() : rows.size();
-  for (size_t r = 0; r < count; ++r) {
+  for (size_t r = 0; r < rows.size(); ++r) {
     for (size_t c = 0; c < columns.size(); ++c) {
       if (c > 0) out += ',';
-      AppendCsvField(out, rows.cell(only ? (*only)[r] : r, c).Format());
+      AppendCsvField(out, rows.cell(r, c).Format());
     }
     out += '\n';
   }
   return out;
 }
 
-Status AnalysisRows::WriteCsv(const std::string& path, const std::vector<uint32_t>* only) const {
-  return WriteFileAtomically(path, FormatCsv(only));
+Status AnalysisRows::WriteCsv(const std::string& path) const {
+  return WriteFileAtomically(path, FormatCsv());
 }
 
 double RoundDecimal(double x, int digits) {

@@ -78,11 +78,10 @@ struct AnalysisRows {
 
   size_t Column(const std::string& name) const;  // SIZE_MAX when absent
   // Columns aligned under a header line; numbers right-aligned, text left-aligned; notes after.
-  // `only`, when given, names the rows to show (indices, in that order).
-  std::string FormatTable(const std::vector<uint32_t>* only = nullptr) const;
+  std::string FormatTable() const;
   // RFC 4180: a header line, fields quoted when they hold a comma, quote or line break.
-  std::string FormatCsv(const std::vector<uint32_t>* only = nullptr) const;
-  Status WriteCsv(const std::string& path, const std::vector<uint32_t>* only = nullptr) const;
+  std::string FormatCsv() const;
+  Status WriteCsv(const std::string& path) const;
   // The same columns and notes with only the rows given (indices, in that order).
   AnalysisRows Select(const std::vector<uint32_t>& row_indices) const;
 };

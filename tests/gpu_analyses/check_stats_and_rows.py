@@ -126,6 +126,17 @@ assert(ld[1] == sel[1] and ld[2] == sel[3], "a view lists the result's row table
 assert(#sel.long_launches == 2 and sel.long_launches[2] == sel[4], "long_launches")
 assert(#sel.short_kernels == 0 and sel.short_kernels.columns[2] == "correlation", "short_kernels")
 ld:to_csv({json.dumps(view_csv_path)})
+-- table() and to_csv() show what the list holds now: sorted, shortened, edited.
+table.sort(ld, function(x, y) return x.correlation > y.correlation end)
+ld[1].cpu_duration = 1.5
+local text = tostring(ld)
+assert(text:find("^rank +correlation") and text:find("\\n +0 +3 +1%.5 ") and
+       select(2, text:gsub("\\n", "")) == 3 + #ld.notes, "a sorted, edited view prints so: " .. text)
+ld[2].gpu_duration = {{}}
+ok, err = pcall(function() return ld:table() end)
+assert(not ok and err:find("row 2, column 'gpu_duration' holds a table"), "bad cell: " .. tostring(err))
+ok, err = pcall(function() return ld.to_csv("x.csv") end)
+assert(not ok and err:find("rows expected"), "to_csv without self: " .. tostring(err))
 local a = t:annotation_breakdown()
 assert(#a == 0 and a.notes[1]:find("gpu_user_annotation"), "annotation note")
 print(tostring(t:comm_comp_overlap()))
