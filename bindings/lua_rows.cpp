@@ -199,6 +199,13 @@ void SetRowsMetatable(lua_State* L, RowsFormat format, bool with_fields) {
 void PushRows(lua_State* L, AnalysisRows rows,
               std::vector<std::pair<const char*, AnalysisRows>> lists,
               std::vector<RowsSelection> selections) {
+  // The other lists first, so that each one's engine rows are gone before the next is made.
+  lua_createtable(L, 0, static_cast<int>(lists.size() + selections.size()));
+  const int fields = lua_gettop(L);
+  for (auto& [name, other] : lists) {
+    PushRows(L, std::move(other), {});
+    lua_setfield(L, fields, name);
+  }
   const int width = static_cast<int>(rows.columns.size());
   lua_createtable(L, static_cast<int>(rows.rows.size()), 0);
   const int list = lua_gettop(L);
@@ -213,11 +220,6 @@ void PushRows(lua_State* L, AnalysisRows rows,
   std::vector<int> decimals = ColumnDecimals(rows);
   RowsFormat format{std::move(rows.columns), std::move(rows.notes), std::move(decimals)};
   rows.rows = RowList();  // the list is the copy that stays
-  lua_createtable(L, 0, static_cast<int>(lists.size() + selections.size()));  // fields
-  for (auto& [name, other] : lists) {
-    PushRows(L, std::move(other), {});
-    lua_setfield(L, -2, name);
-  }
   // A selection lists the same row tables as the result: a row is made once, whatever the
   // number of lists it is in.
   for (RowsSelection& selection : selections) {
@@ -227,8 +229,9 @@ void PushRows(lua_State* L, AnalysisRows rows,
       lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
     }
     SetRowsMetatable(L, format, false);
-    lua_setfield(L, -2, selection.name);
+    lua_setfield(L, fields, selection.name);
   }
+  lua_rotate(L, fields, 1);  // list fields
   SetRowsMetatable(L, std::move(format), true);
 }
 

@@ -37,7 +37,10 @@ struct Cell {
 class RowList {
  public:
   void push_back(const std::vector<Cell>& row);
-  void reserve(size_t rows, size_t width) { cells_.reserve(rows * width); }
+  void reserve(size_t rows, size_t width, size_t text_bytes = 0) {
+    cells_.reserve(rows * width);
+    texts_.reserve(text_bytes);
+  }
   // Gives back the room reserved and not used (a result about to be kept).
   void ShrinkToFit() {
     cells_.shrink_to_fit();

@@ -171,7 +171,13 @@ AnalysisRows AtenOpDelays(const GpuEvents& g, const Trace& trace) {
   entries.resize(kept);
   std::stable_sort(entries.begin(), entries.end(),
                    [](const Entry& a, const Entry& b) { return a.group.count > b.group.count; });
-  rows.rows.reserve(entries.size(), rows.columns.size());
+  size_t text_bytes = 0;
+  for (const Entry& e : entries) {
+    text_bytes += trace.str(e.key->first).size();
+    for (uint32_t name : e.key->second)
+      text_bytes += trace.str(name).size() + kSequenceSeparator.size();
+  }
+  rows.rows.reserve(entries.size(), rows.columns.size(), text_bytes);
   std::string text;
   for (const Entry& e : entries) {
     text.clear();

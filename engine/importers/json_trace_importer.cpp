@@ -184,7 +184,7 @@ class JsonTraceParser {
   const char* buf_ = nullptr;
   // Whole-file parses: where the parsed pages were last given back (nullptr: a streamed input).
   const char* release_mark_ = nullptr;
-  static constexpr ptrdiff_t kReleaseStride = ptrdiff_t{32} << 20;
+  static constexpr ptrdiff_t kReleaseStride = ptrdiff_t{8} << 20;
   const char* p_ = nullptr;
   const char* end_ = nullptr;
   bool eof_ = false;
