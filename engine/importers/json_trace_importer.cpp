@@ -35,7 +35,7 @@ enum class Step { kOk, kNeedMore, kError };
     if (step_ != Step::kOk) return step_; \
   } while (0)
 
-constexpr size_t kChunkSize = 8 << 20;
+constexpr size_t kChunkSize = 2 << 20;
 constexpr int kMaxDepth = 512;
 
 // A string value: either raw bytes in the input (no escapes) or decoded bytes in a scratch buffer.
