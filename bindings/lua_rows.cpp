@@ -206,6 +206,7 @@ void PushRows(lua_State* L, AnalysisRows rows,
     PushRows(L, std::move(other), {});
     lua_setfield(L, fields, name);
   }
+  std::vector<int> decimals = ColumnDecimals(rows);
   const int width = static_cast<int>(rows.columns.size());
   lua_createtable(L, static_cast<int>(rows.rows.size()), 0);
   const int list = lua_gettop(L);
@@ -216,8 +217,9 @@ void PushRows(lua_State* L, AnalysisRows rows,
       lua_setfield(L, -2, rows.columns[c].c_str());
     }
     lua_rawseti(L, list, static_cast<lua_Integer>(r + 1));
+    // The engine's copy goes as the Lua one grows: a result never exists twice in full.
+    if (r % 4096 == 4095) rows.rows.ReleaseBefore(r + 1);
   }
-  std::vector<int> decimals = ColumnDecimals(rows);
   RowsFormat format{std::move(rows.columns), std::move(rows.notes), std::move(decimals)};
   rows.rows = RowList();  // the list is the copy that stays
   // A selection lists the same row tables as the result: a row is made once, whatever the

@@ -63,12 +63,26 @@ void RowList::push_back(const std::vector<Cell>& row) {
         texts_ += c.text;
         break;
     }
-    cells_.push_back(p);
+    Append(p);
   }
 }
 
+void RowList::Append(const Packed& p) {
+  if (cells_ % kBlockCells == 0) {
+    blocks_.emplace_back();
+    blocks_.back().reserve(kBlockCells);
+  }
+  blocks_.back().push_back(p);
+  ++cells_;
+}
+
+void RowList::ReleaseBefore(size_t row) {
+  const size_t whole_blocks = std::min(row * width_, cells_) / kBlockCells;
+  for (size_t b = 0; b < whole_blocks; ++b) std::vector<Packed>().swap(blocks_[b]);
+}
+
 Cell RowList::cell(size_t row, size_t column) const {
-  const Packed& p = cells_[row * width_ + column];
+  const Packed& p = At(row, column);
   Cell c;
   c.kind = p.kind;
   c.decimals = p.decimals;
@@ -89,7 +103,7 @@ Cell RowList::cell(size_t row, size_t column) const {
 }
 
 std::string_view RowList::text(size_t row, size_t column) const {
-  const Packed& p = cells_[row * width_ + column];
+  const Packed& p = At(row, column);
   if (p.kind != Cell::Kind::kText) return {};
   return std::string_view(texts_).substr(p.text_offset, p.text_size);
 }
@@ -107,12 +121,13 @@ std::vector<Cell> RowList::at(size_t row) const {
 }
 
 void RowList::Reorder(const std::vector<size_t>& order) {
-  std::vector<Packed> cells;
-  cells.reserve(cells_.size());
+  RowList sorted;
+  sorted.width_ = width_;
+  sorted.texts_ = std::move(texts_);
+  sorted.blocks_.reserve(blocks_.size());
   for (size_t r : order)
-    cells.insert(cells.end(), cells_.begin() + static_cast<ptrdiff_t>(r * width_),
-                 cells_.begin() + static_cast<ptrdiff_t>((r + 1) * width_));
-  cells_ = std::move(cells);
+    for (size_t c = 0; c < width_; ++c) sorted.Append(At(r, c));
+  *this = std::move(sorted);
 }
 
 AnalysisRows AnalysisRows::Select(const std::vector<uint32_t>& row_indices) const {

@@ -31,23 +31,19 @@ struct Cell {
   std::string Format() const;
 };
 
-// Rows of cells, stored compactly: every cell in one array (16 bytes each, a row after the
+// Rows of cells, stored compactly: the cells in blocks of 1 MiB (16 bytes a cell, a row after the
 // other) and the texts in one buffer, so that a result of a million rows costs tens of MB, not
-// hundreds. Rows go in as vectors of Cells and come out as Cells built on demand.
+// hundreds, and can be given back block by block as it is copied out (ReleaseBefore). Rows go in
+// as vectors of Cells and come out as Cells built on demand.
 class RowList {
  public:
   void push_back(const std::vector<Cell>& row);
   void reserve(size_t rows, size_t width, size_t text_bytes = 0) {
-    cells_.reserve(rows * width);
+    blocks_.reserve((rows * width + kBlockCells - 1) / kBlockCells);
     texts_.reserve(text_bytes);
   }
-  // Gives back the room reserved and not used (a result about to be kept).
-  void ShrinkToFit() {
-    cells_.shrink_to_fit();
-    texts_.shrink_to_fit();
-  }
-  size_t size() const { return width_ == 0 ? 0 : cells_.size() / width_; }
-  bool empty() const { return cells_.empty(); }
+  size_t size() const { return width_ == 0 ? 0 : cells_ / width_; }
+  bool empty() const { return cells_ == 0; }
   size_t width() const { return width_; }
   Cell cell(size_t row, size_t column) const;
   std::vector<Cell> operator[](size_t row) const;
@@ -56,6 +52,8 @@ class RowList {
   std::string_view text(size_t row, size_t column) const;
   // Puts the rows in the order given (row indices, each once).
   void Reorder(const std::vector<size_t>& order);
+  // Gives back the blocks that hold only rows before `row`, which must not be read again.
+  void ReleaseBefore(size_t row);
 
  private:
   struct Packed {
@@ -69,8 +67,15 @@ class RowList {
     };
   };
   static_assert(sizeof(Packed) == 16);
+  static constexpr size_t kBlockCells = size_t{1} << 16;
+  const Packed& At(size_t row, size_t column) const {
+    const size_t i = row * width_ + column;
+    return blocks_[i / kBlockCells][i % kBlockCells];
+  }
+  void Append(const Packed& p);
   size_t width_ = 0;
-  std::vector<Packed> cells_;
+  size_t cells_ = 0;
+  std::vector<std::vector<Packed>> blocks_;
   std::string texts_;
 };
 

@@ -465,6 +465,18 @@ TEST(GpuAnalyses, RowListKeepsEveryKindOfCell) {
   EXPECT_EQ(list.text(1, 0), "first");
   EXPECT_EQ(list.text(2, 2), "x\ny");
 
+  // Past one block of cells (65536), rows straddle blocks; the blocks of rows already read go.
+  RowList many;
+  for (int64_t i = 0; i < 50000; ++i)
+    many.push_back({Cell::Int(i), Cell::Text(std::to_string(i)), Cell::Double(0.5 * i)});
+  ASSERT_EQ(many.size(), 50000u);
+  EXPECT_EQ(many.cell(21845, 1).text, "21845");  // cells 65535..65537: two blocks
+  EXPECT_EQ(many.cell(21845, 2).double_value, 0.5 * 21845);
+  many.ReleaseBefore(30000);
+  EXPECT_EQ(many.size(), 50000u);
+  EXPECT_EQ(many.cell(30000, 0).int_value, 30000);
+  EXPECT_EQ(many.text(49999, 1), "49999");
+
   AnalysisRows rows;
   rows.columns = {"a", "b", "c", "d"};
   rows.rows = list;
