@@ -2,6 +2,9 @@
 """Loads a trace with HTA and runs the analyses bench/gpu_analyses_all.lua runs in profsh.
 
 usage: hta_all.py HTA_CHECKOUT TRACE
+
+Prints each stage as it is reached ("stage: loading", "stage: temporal", ...), so that a run
+stopped at a time or memory cap says how far it got.
 """
 import logging
 import sys
@@ -10,6 +13,12 @@ sys.path.insert(0, sys.argv[1])
 logging.disable(logging.WARNING)
 from hta.trace_analysis import TraceAnalysis  # noqa: E402
 
+
+def stage(name):
+    print("stage:", name, flush=True)
+
+
+stage("loading")
 analyzer = TraceAnalysis(trace_files={0: sys.argv[2]})
 results = {}
 for name, call in [
@@ -20,8 +29,10 @@ for name, call in [
     ("launches", lambda: analyzer.get_cuda_kernel_launch_stats(visualize=False)),
     ("annotations", lambda: analyzer.get_gpu_user_annotation_breakdown(visualize=False)),
 ]:
+    stage(name)
     try:
         results[name] = call()
     except Exception as e:  # HTA fails on some traces; the time until then still counts
         results[name] = f"{type(e).__name__}: {e}"
+stage("done")
 print("hta:", ", ".join(f"{k}={'error' if isinstance(v, str) else 'ok'}" for k, v in results.items()))

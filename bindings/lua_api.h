@@ -55,9 +55,16 @@ int TraceQueueLengthSummary(lua_State* L);
 int TraceCounters(lua_State* L);
 int TraceStats(lua_State* L);        // Nsight Systems' reports
 int TraceKernelTable(lua_State* L);  // PyProf's kernel table
-// Pushes analysis rows (lua_rows.cpp); `views` become named fields of the result (rows.name).
+// A named selection of a result's rows (their indices): a list of the same row tables.
+struct RowsSelection {
+  const char* name;
+  std::vector<uint32_t> rows;
+};
+// Pushes analysis rows (lua_rows.cpp); `lists` (other rows) and `selections` become named fields
+// of the result (rows.name).
 void PushRows(lua_State* L, AnalysisRows rows,
-              std::vector<std::pair<const char*, AnalysisRows>> views);
+              std::vector<std::pair<const char*, AnalysisRows>> lists,
+              std::vector<RowsSelection> selections = {});
 void PushTrace(lua_State* L, std::shared_ptr<Trace> trace);
 TraceHandle* TestTrace(lua_State* L, int index);
 void PushKeyAverages(lua_State* L, KeyAverages averages);

@@ -111,12 +111,22 @@ int TraceAnnotationBreakdown(lua_State* L) {
     const char* fn = "annotation_breakdown";
     TraceHandle* h = CheckTraceArg(L, fn);
     Options opts(L, 2, fn,
-                 {"duration_ratio", "num_kernels", "include_last_profiler_step", "exact_rounding"});
-    PushRows(
-        L,
-        AnnotationBreakdown(GpuEventsOf(h, opts), *h->trace, Ratio(opts, "duration_ratio", 0.8, fn),
-                            NonNegative(opts, "num_kernels", 1000, fn)),
-        {});
+                 {"duration_ratio", "num_kernels", "allowlist_patterns", "use_gpu_annotation",
+                  "include_last_profiler_step", "exact_rounding"});
+    AnnotationBreakdownOptions options;
+    options.duration_ratio = Ratio(opts, "duration_ratio", 0.8, fn);
+    options.num_annotations = NonNegative(opts, "num_kernels", 1000, fn);
+    options.use_gpu_annotation = opts.Bool("use_gpu_annotation", true);
+    opts.Push("allowlist_patterns");
+    const bool has_allowlist = !lua_isnil(L, -1);
+    lua_pop(L, 1);
+    if (has_allowlist) options.allowlist_patterns.emplace();
+    ForEachListItem(opts, "allowlist_patterns", fn, "list of strings", [&] {
+      if (lua_type(L, -1) != LUA_TSTRING) return false;
+      options.allowlist_patterns->emplace_back(lua_tostring(L, -1));
+      return true;
+    });
+    PushRows(L, AnnotationBreakdown(GpuEventsOf(h, opts), *h->trace, options), {});
     return 1;
   });
 }
@@ -154,12 +164,13 @@ int TraceKernelLaunchStats(lua_State* L) {
     options.launch_delay_cutoff = NonNegative(opts, "launch_delay_cutoff", 100, fn);
     options.include_memory_events = opts.Bool("include_memory_events", true);
     LaunchStats s = ComputeLaunchStats(GpuEventsOf(h, opts), options, *h->trace);
-    std::vector<std::pair<const char*, AnalysisRows>> views;
-    views.emplace_back("short_kernels", std::move(s.short_kernels));
-    views.emplace_back("long_launches", std::move(s.long_launches));
-    views.emplace_back("long_delays", std::move(s.long_delays));
-    views.emplace_back("aten_op_delays", std::move(s.aten_op_delays));
-    PushRows(L, std::move(s.launches), std::move(views));
+    std::vector<std::pair<const char*, AnalysisRows>> lists;
+    lists.emplace_back("aten_op_delays", std::move(s.aten_op_delays));
+    std::vector<RowsSelection> selections;
+    selections.push_back({"short_kernels", std::move(s.short_kernels)});
+    selections.push_back({"long_launches", std::move(s.long_launches)});
+    selections.push_back({"long_delays", std::move(s.long_delays)});
+    PushRows(L, std::move(s.launches), std::move(lists), std::move(selections));
     return 1;
   });
 }

@@ -239,7 +239,9 @@ Where the device time goes (HTA's analyses; docs/ANALYSIS.md states each definit
   t:kernel_breakdown{duration_ratio=0.8, num_kernels=10, include_memory_kernels=true}
                                            -> by type (overlaps included), by kernel
   t:idle_time_breakdown{consecutive_kernel_delay=30, streams=nil} -> breakdown, interval stats
-  t:comm_comp_overlap(), t:annotation_breakdown{}, t:queue_length_summary(), t:counters()
+  t:comm_comp_overlap(), t:queue_length_summary(), t:counters()
+  t:annotation_breakdown{duration_ratio=0.8, num_kernels=1000, allowlist_patterns=nil,
+                         use_gpu_annotation=true}      false: the CPU's user_annotation ranges
   t:kernel_launch_stats{runtime_cutoff=50, launch_delay_cutoff=100}
       .short_kernels, .long_launches, .long_delays, .aten_op_delays
   Every one takes include_last_profiler_step=false and exact_rounding=false. A trace without
@@ -247,7 +249,7 @@ Where the device time goes (HTA's analyses; docs/ANALYSIS.md states each definit
   t:stats("cuda_gpu_kern_sum")             nsys' reports (also: profsh stats TRACE)
   t:kernel_table{tensor_core_patterns={}}  PyProf's kernel table (also: profsh kernels TRACE)
 Results are lists of rows (plain tables): rows:table() prints them, rows:to_csv(path) writes
-them, rows.columns names the columns.]]
+them (as the list is when called: sorted or edited), rows.columns names the columns.]]
 
 topics.schedule = [[
 s = profsh.schedule{skip_first=0, wait=0, warmup=0, active=1, ["repeat"]=0, skip_first_wait=0}

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "engine/analysis/analysis_rows.h"
@@ -32,9 +33,17 @@ struct KernelBreakdown {
 KernelBreakdown ComputeKernelBreakdown(const GpuEvents& g, const KernelBreakdownOptions& options,
                                        const Trace& trace);
 
-// name, rank, sum, max, min, mean, stddev of gpu_user_annotation ranges.
-AnalysisRows AnnotationBreakdown(const GpuEvents& g, const Trace& trace, double duration_ratio,
-                                 int64_t num_annotations);
+struct AnnotationBreakdownOptions {
+  double duration_ratio = 0.8;
+  int64_t num_annotations = 1000;
+  // Names containing one of these texts (literally: HTA escapes them) never go into "others";
+  // an empty list keeps every name (HTA's empty pattern matches all), no list none.
+  std::optional<std::vector<std::string>> allowlist_patterns;
+  bool use_gpu_annotation = true;  // gpu_user_annotation ranges; false: user_annotation (CPU)
+};
+// name, rank, sum, max, min, mean, stddev of the annotation ranges, per name.
+AnalysisRows AnnotationBreakdown(const GpuEvents& g, const Trace& trace,
+                                 const AnnotationBreakdownOptions& options);
 
 struct IdleTimeOptions {
   int64_t consecutive_kernel_delay = 30;  // µs
@@ -52,10 +61,11 @@ struct LaunchStatsOptions {
   bool include_memory_events = true;
 };
 struct LaunchStats {
-  AnalysisRows launches;       // rank, correlation, cpu_duration, gpu_duration, launch_delay
-  AnalysisRows short_kernels;  // cpu_duration <= runtime_cutoff and gpu_duration < cpu_duration
-  AnalysisRows long_launches;  // cpu_duration > runtime_cutoff
-  AnalysisRows long_delays;    // launch_delay > launch_delay_cutoff
+  AnalysisRows launches;  // rank, correlation, cpu_duration, gpu_duration, launch_delay
+  // Rows of `launches` (indices), kept once:
+  std::vector<uint32_t> short_kernels;  // cpu_duration <= runtime_cutoff and gpu < cpu_duration
+  std::vector<uint32_t> long_launches;  // cpu_duration > runtime_cutoff
+  std::vector<uint32_t> long_delays;    // launch_delay > launch_delay_cutoff
   // HTA's get_aten_op_kernels_and_delay: per (aten_op_name, kernel_sequence): occurrence_count,
   // avg_aten_op_launch_delay (op start to its first launch call), avg_runtime_delay (that call
   // to its kernel's start), µs, most frequent first.

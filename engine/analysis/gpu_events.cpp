@@ -39,6 +39,8 @@ struct TemplateRole {
   Role role = Role::kNone;
   DeviceWorkKind kind = DeviceWorkKind::kKernel;
   int64_t step = 0;
+  // A user_annotation range: a CPU annotation besides its role (a ProfilerStep#N is both).
+  bool cpu_annotation = false;
 };
 
 TemplateRole RoleOf(const Trace& trace, const EventTemplate& t) {
@@ -58,6 +60,7 @@ TemplateRole RoleOf(const Trace& trace, const EventTemplate& t) {
   } else if (cat == "cuda_driver" || (cat.size() > 8 && cat.substr(cat.size() - 8) == "_runtime")) {
     r.role = Role::kRuntime;
   } else {
+    r.cpu_annotation = cat == "user_annotation";
     static const std::regex step_pattern("ProfilerStep#(\\d+)");
     std::string_view name = trace.str(t.name);
     std::match_results<std::string_view::const_iterator> m;
@@ -131,7 +134,7 @@ GpuEvents BuildGpuEvents(const Trace& trace, const GpuEventOptions& options) {
   const auto& template_column = ev.template_column();
   for (size_t i = 0; i < ev.size(); ++i) {
     const TemplateRole& role = roles[template_column[i]];
-    if (role.role == Role::kNone) continue;
+    if (role.role == Role::kNone && !role.cpu_annotation) continue;
     int64_t ts, end;
     if (options.exact_rounding) {
       ts = CeilMicros(ev.ts(i));
@@ -143,6 +146,11 @@ GpuEvents BuildGpuEvents(const Trace& trace, const GpuEventOptions& options) {
       end = static_cast<int64_t>(std::floor(ts_us + static_cast<double>(ev.dur(i)) / 1000.0));
     }
     const EventTemplate& t = ev.event_template(i);
+    if (role.cpu_annotation) {
+      g.cpu_annotation_ts.push_back(ts);
+      g.cpu_annotation_end.push_back(end);
+      g.cpu_annotation_name.push_back(t.name);
+    }
     switch (role.role) {
       case Role::kDeviceWork: {
         ArgRef args = ev.args(i);
@@ -254,19 +262,24 @@ GpuEvents BuildGpuEvents(const Trace& trace, const GpuEventOptions& options) {
     g.type.resize(out);
     g.launch.resize(out);
     g.bandwidth.resize(out);
-    // HTA's CPU-side events (annotations among them) obey the same cut.
-    size_t kept_annotations = 0;
-    for (size_t a = 0; a < g.annotation_ts.size(); ++a) {
-      bool keep = g.cut_inclusive ? g.annotation_ts[a] <= g.cut_ts : g.annotation_ts[a] < g.cut_ts;
-      if (!keep) continue;
-      g.annotation_ts[kept_annotations] = g.annotation_ts[a];
-      g.annotation_end[kept_annotations] = g.annotation_end[a];
-      g.annotation_name[kept_annotations] = g.annotation_name[a];
-      ++kept_annotations;
-    }
-    g.annotation_ts.resize(kept_annotations);
-    g.annotation_end.resize(kept_annotations);
-    g.annotation_name.resize(kept_annotations);
+    // HTA's CPU-side events (annotations on either side among them) obey the same cut.
+    auto cut_by_start = [&](std::vector<int64_t>& ts, std::vector<int64_t>& end,
+                            std::vector<uint32_t>& name) {
+      size_t kept = 0;
+      for (size_t a = 0; a < ts.size(); ++a) {
+        bool keep = g.cut_inclusive ? ts[a] <= g.cut_ts : ts[a] < g.cut_ts;
+        if (!keep) continue;
+        ts[kept] = ts[a];
+        end[kept] = end[a];
+        name[kept] = name[a];
+        ++kept;
+      }
+      ts.resize(kept);
+      end.resize(kept);
+      name.resize(kept);
+    };
+    cut_by_start(g.annotation_ts, g.annotation_end, g.annotation_name);
+    cut_by_start(g.cpu_annotation_ts, g.cpu_annotation_end, g.cpu_annotation_name);
     if (dropped > 0 && !options.include_last_profiler_step) {
       g.notes.push_back(std::to_string(dropped) +
                         " device events launched in or after the last ProfilerStep (or without a "

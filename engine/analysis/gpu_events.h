@@ -1,6 +1,7 @@
 // The device side of a trace, as HTA sees it: the work each device ran (kernels, copies, sets,
 // synchronizations) with its stream, device and the correlation id that names the runtime call
-// which launched it; the runtime calls; the GPU user annotations; the ProfilerStep ranges. One
+// which launched it; the runtime calls; the user annotations on the GPU and on the CPU; the
+// ProfilerStep ranges. One
 // Trace is one rank (its "distributedInfo" rank, 0 when the trace names none).
 //
 // Times are HTA's: integer microseconds, a start rounded up and an end rounded down
@@ -51,9 +52,12 @@ struct GpuEvents {
   // ATen operators (names "aten::…"), which launch the device work.
   std::vector<int64_t> aten_ts, aten_end;
   std::vector<uint32_t> aten_name, aten_track;
-  // gpu_user_annotation ranges.
+  // gpu_user_annotation ranges (the device time of each record_function range).
   std::vector<int64_t> annotation_ts, annotation_end;
   std::vector<uint32_t> annotation_name;
+  // user_annotation ranges (the same ranges on the CPU, ProfilerStep#N among them).
+  std::vector<int64_t> cpu_annotation_ts, cpu_annotation_end;
+  std::vector<uint32_t> cpu_annotation_name;
   // ProfilerStep#N ranges, in time order.
   struct Step {
     int64_t number, ts, end;

@@ -52,11 +52,12 @@ struct NamedStats {
 
 // HTA's _aggr_gpu_kernel_time: groups durations by name, most time first; past `limit` names,
 // the names beyond the `ratio` quantile of the running total and beyond the first `limit` become
-// one "others" group. profsh keeps each listed name's own max/min/mean/stddev and computes the
-// "others" figures over its instances (HTA re-aggregates the per-name sums instead, see
-// docs/ANALYSIS.md).
+// one "others" group, except those `allowlisted`. profsh keeps each listed name's own
+// max/min/mean/stddev and computes the "others" figures over its instances (HTA re-aggregates the
+// per-name sums instead, see docs/ANALYSIS.md).
+template <typename Allowlisted>
 std::vector<NamedStats> AggregateByName(std::map<std::string, std::vector<int64_t>> groups,
-                                        double ratio, int64_t limit) {
+                                        double ratio, int64_t limit, Allowlisted allowlisted) {
   std::vector<NamedStats> named;
   for (auto& [name, durations] : groups) {
     DurationStats s = SummarizeDurations(durations);
@@ -73,7 +74,8 @@ std::vector<NamedStats> AggregateByName(std::map<std::string, std::vector<int64_
   std::vector<NamedStats> kept;
   std::vector<int64_t> others;
   for (size_t i = 0; i < named.size(); ++i) {
-    bool to_others = static_cast<double>(cumsum[i]) > cut || static_cast<int64_t>(i) >= limit;
+    bool to_others = (static_cast<double>(cumsum[i]) > cut || static_cast<int64_t>(i) >= limit) &&
+                     !allowlisted(named[i].name);
     if (to_others) {
       others.insert(others.end(), named[i].durations.begin(), named[i].durations.end());
     } else {
@@ -82,6 +84,11 @@ std::vector<NamedStats> AggregateByName(std::map<std::string, std::vector<int64_
   }
   if (!others.empty()) kept.push_back({"others", SummarizeDurations(others), {}});
   return kept;
+}
+
+std::vector<NamedStats> AggregateByName(std::map<std::string, std::vector<int64_t>> groups,
+                                        double ratio, int64_t limit) {
+  return AggregateByName(std::move(groups), ratio, limit, [](const std::string&) { return false; });
 }
 
 std::vector<Cell> StatsCells(const DurationStats& s) {
@@ -185,20 +192,32 @@ KernelBreakdown ComputeKernelBreakdown(const GpuEvents& g, const KernelBreakdown
   return out;
 }
 
-AnalysisRows AnnotationBreakdown(const GpuEvents& g, const Trace& trace, double duration_ratio,
-                                 int64_t num_annotations) {
+AnalysisRows AnnotationBreakdown(const GpuEvents& g, const Trace& trace,
+                                 const AnnotationBreakdownOptions& options) {
   AnalysisRows rows;
   rows.columns = {"name", "rank", "sum", "max", "min", "mean", "stddev"};
   rows.notes = g.notes;
-  if (g.annotation_ts.empty()) {
-    rows.notes.push_back("the trace has no gpu_user_annotation ranges");
+  const bool gpu = options.use_gpu_annotation;
+  const auto& ts = gpu ? g.annotation_ts : g.cpu_annotation_ts;
+  const auto& end = gpu ? g.annotation_end : g.cpu_annotation_end;
+  const auto& name = gpu ? g.annotation_name : g.cpu_annotation_name;
+  if (ts.empty()) {
+    rows.notes.push_back(gpu ? "the trace has no gpu_user_annotation ranges"
+                             : "the trace has no user_annotation ranges");
     return rows;
   }
   std::map<std::string, std::vector<int64_t>> groups;
-  for (size_t a = 0; a < g.annotation_ts.size(); ++a)
-    groups[std::string(trace.str(g.annotation_name[a]))].push_back(g.annotation_end[a] -
-                                                                   g.annotation_ts[a]);
-  auto named = AggregateByName(std::move(groups), duration_ratio, num_annotations);
+  for (size_t a = 0; a < ts.size(); ++a)
+    groups[std::string(trace.str(name[a]))].push_back(end[a] - ts[a]);
+  auto allowlisted = [&](const std::string& n) {
+    if (!options.allowlist_patterns) return false;
+    if (options.allowlist_patterns->empty()) return true;
+    for (const std::string& p : *options.allowlist_patterns)
+      if (n.find(p) != std::string::npos) return true;
+    return false;
+  };
+  auto named = AggregateByName(std::move(groups), options.duration_ratio, options.num_annotations,
+                               allowlisted);
   std::sort(named.begin(), named.end(),
             [](const NamedStats& a, const NamedStats& b) { return a.name < b.name; });
   for (const NamedStats& n : named) {

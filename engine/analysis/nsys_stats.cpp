@@ -217,10 +217,14 @@ AnalysisRows NvtxKernelSummary(const Trace& trace, const NsysEvents& e) {
          Cell::Fixed(s.stddev, 1), Cell::Text(std::string(trace.str(key.kernel_name)))});
   }
   // By range name (kernels outside any range first), then most time first.
-  std::stable_sort(rows.rows.begin(), rows.rows.end(), [](const auto& a, const auto& b) {
-    if (a[0].text != b[0].text) return a[0].text < b[0].text;
-    return a[6].int_value > b[6].int_value;
+  std::vector<size_t> order(rows.rows.size());
+  for (size_t r = 0; r < order.size(); ++r) order[r] = r;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    std::string_view ra = rows.rows.text(a, 0), rb = rows.rows.text(b, 0);
+    if (ra != rb) return ra < rb;
+    return rows.rows.cell(a, 6).int_value > rows.rows.cell(b, 6).int_value;
   });
+  rows.rows.Reorder(order);
   return rows;
 }
 

@@ -156,7 +156,8 @@ void WriteCounters(const Trace& t, bool first, JsonOut& j) {
   const size_t name = series.Column("name"), device = series.Column("device"),
                stream = series.Column("stream"), ts = series.Column("ts"),
                value = series.Column("value");
-  for (const auto& row : series.rows) {
+  for (size_t r = 0; r < series.rows.size(); ++r) {
+    const std::vector<Cell> row = series.rows[r];
     j.Raw(first ? "\n  " : ",\n  ");
     first = false;
     std::string track = row[name].text;

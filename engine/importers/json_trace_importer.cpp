@@ -35,7 +35,7 @@ enum class Step { kOk, kNeedMore, kError };
     if (step_ != Step::kOk) return step_; \
   } while (0)
 
-constexpr size_t kChunkSize = 8 << 20;
+constexpr size_t kChunkSize = 2 << 20;
 constexpr int kMaxDepth = 512;
 
 // A string value: either raw bytes in the input (no escapes) or decoded bytes in a scratch buffer.
@@ -184,7 +184,7 @@ class JsonTraceParser {
   const char* buf_ = nullptr;
   // Whole-file parses: where the parsed pages were last given back (nullptr: a streamed input).
   const char* release_mark_ = nullptr;
-  static constexpr ptrdiff_t kReleaseStride = ptrdiff_t{32} << 20;
+  static constexpr ptrdiff_t kReleaseStride = ptrdiff_t{8} << 20;
   const char* p_ = nullptr;
   const char* end_ = nullptr;
   bool eof_ = false;

@@ -37,6 +37,9 @@ KEYS = {
     "comm_comp_overlap.csv": ["rank"],
     "kernel_launch_stats.csv": ["correlation", "#"],
     "annotation_breakdown.csv": ["rank", "name"],
+    "annotation_breakdown_cpu.csv": ["rank", "name"],
+    "annotation_breakdown_allowlist.csv": ["rank", "name"],
+    "annotation_breakdown_cpu_allowlist.csv": ["rank", "name"],
     "queue_length_summary.csv": ["rank", "stream"],
     "aten_op_delays.csv": ["aten_op_name", "kernel_sequence"],
 }
@@ -110,7 +113,7 @@ def compare(trace, name, hta_rows, profsh_rows):
                     row[k] = normalize_key(row[k])
     expected = keyed(hta_rows, keys)
     actual = keyed(profsh_rows, keys)
-    aggregated_types = {r["kernel_type"] for r in hta_rows if r.get("name") == "others"}
+    aggregated_types = {r.get("kernel_type") for r in hta_rows if r.get("name") == "others"}
     for key, row in expected.items():
         got = actual.get(key)
         if got is None:
@@ -125,6 +128,9 @@ def compare(trace, name, hta_rows, profsh_rows):
 # of every row of the type become figures of sums; profsh keeps per-kernel figures
 # (docs/ANALYSIS.md). The sums agree.
             columns = ["sum"]
+        if name.startswith("annotation_breakdown") and any(r.get("name") == "others"
+                                                           for r in hta_rows):
+            columns = ["sum"]  # the same re-aggregation, over all annotation names
         for c in columns:
             e, a = number(row[c]), number(got.get(c))
             if e is None or a is None:

@@ -106,6 +106,7 @@ with tempfile.TemporaryDirectory() as tmp:
     # The Lua side: rows are plain tables; :table() prints, :to_csv() writes the same CSV as the
     # command line; notes say why rows are missing; options are checked.
     csv_path = os.path.join(tmp, "kern.csv")
+    view_csv_path = os.path.join(tmp, "long_delays.csv")
     script = f"""
 local t = profsh.load({json.dumps(trace)})
 local k = t:stats("cuda_gpu_kern_sum")
@@ -117,6 +118,25 @@ local tb = t:temporal_breakdown()
 assert(#tb == 1 and tb[1].rank == 0 and tb[1].kernel_time == 190, "temporal " .. tostring(tb[1].kernel_time))
 local launches = t:kernel_launch_stats()
 assert(#launches == 4 and #launches.short_kernels >= 0, "launch stats")
+-- Views are lists of the result's own row tables, and print and write only their rows.
+local sel = t:kernel_launch_stats{{runtime_cutoff = 3, launch_delay_cutoff = 20}}
+local ld = sel.long_delays
+assert(#ld == 2 and ld[1].correlation == 1 and ld[2].correlation == 3, "long_delays")
+assert(ld[1] == sel[1] and ld[2] == sel[3], "a view lists the result's row tables")
+assert(#sel.long_launches == 2 and sel.long_launches[2] == sel[4], "long_launches")
+assert(#sel.short_kernels == 0 and sel.short_kernels.columns[2] == "correlation", "short_kernels")
+ld:to_csv({json.dumps(view_csv_path)})
+-- table() and to_csv() show what the list holds now: sorted, shortened, edited.
+table.sort(ld, function(x, y) return x.correlation > y.correlation end)
+ld[1].cpu_duration = 1.5
+local text = tostring(ld)
+assert(text:find("^rank +correlation") and text:find("\\n +0 +3 +1%.5 ") and
+       select(2, text:gsub("\\n", "")) == 3 + #ld.notes, "a sorted, edited view prints so: " .. text)
+ld[2].gpu_duration = {{}}
+ok, err = pcall(function() return ld:table() end)
+assert(not ok and err:find("row 2, column 'gpu_duration' holds a table"), "bad cell: " .. tostring(err))
+ok, err = pcall(function() return ld.to_csv("x.csv") end)
+assert(not ok and err:find("rows expected"), "to_csv without self: " .. tostring(err))
 local a = t:annotation_breakdown()
 assert(#a == 0 and a.notes[1]:find("gpu_user_annotation"), "annotation note")
 print(tostring(t:comm_comp_overlap()))
@@ -124,6 +144,11 @@ local ok, err = pcall(function() return t:kernel_breakdown{{duration_ratio = 2}}
 assert(not ok and err:find("duration_ratio"), "bad option: " .. tostring(err))
 ok, err = pcall(function() return t:idle_time_breakdown{{bogus = 1}} end)
 assert(not ok and err:find("bogus"), "unknown option: " .. tostring(err))
+ok, err = pcall(function() return t:annotation_breakdown{{allowlist_patterns = "nccl"}} end)
+assert(not ok and err:find("allowlist_patterns") and err:find("list of strings"),
+       "allowlist not a list: " .. tostring(err))
+ok, err = pcall(function() return t:annotation_breakdown{{allowlist_patterns = {{1}}}} end)
+assert(not ok and err:find("allowlist_patterns"), "allowlist of numbers: " .. tostring(err))
 ok, err = pcall(function() return t:stats("nope") end)
 assert(not ok and err:find("unknown report"), "bad report: " .. tostring(err))
 """
@@ -136,6 +161,10 @@ assert(not ok and err:find("unknown report"), "bad report: " .. tostring(err))
                open(csv_path).read())
     else:
         failures.append("rows:to_csv wrote nothing")
+    view_csv = ("rank,correlation,cpu_duration,gpu_duration,launch_delay\n"
+                "0,1,4,10,24\n0,3,3,5,37\n")
+    got = open(view_csv_path).read() if os.path.exists(view_csv_path) else "(nothing)"
+    expect(got == view_csv, "a view's to_csv writes its rows only", got)
 
 # PyProf's kernel table: a matmul forward (a tensor-core kernel), its backward, and a relu.
 KERNEL_EVENTS = [

@@ -16,3 +16,10 @@ launches:to_csv(out .. "/kernel_launch_stats.csv")
 launches.aten_op_delays:to_csv(out .. "/aten_op_delays.csv")
 t:annotation_breakdown():to_csv(out .. "/annotation_breakdown.csv")
 t:queue_length_summary():to_csv(out .. "/queue_length_summary.csv")
+-- The options beside the defaults, as record_hta_golden.py's ANNOTATION_VARIANTS.
+t:annotation_breakdown{use_gpu_annotation = false}:to_csv(out .. "/annotation_breakdown_cpu.csv")
+t:annotation_breakdown{num_kernels = 1, allowlist_patterns = {"nccl", "forward"}}
+  :to_csv(out .. "/annotation_breakdown_allowlist.csv")
+t:annotation_breakdown{use_gpu_annotation = false, num_kernels = 2,
+                       allowlist_patterns = {"ProfilerStep", "zero_grad"}}
+  :to_csv(out .. "/annotation_breakdown_cpu_allowlist.csv")

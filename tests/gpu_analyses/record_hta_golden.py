@@ -13,7 +13,6 @@ import gzip
 import json
 import os
 import sys
-import traceback
 
 hta_checkout, traces_dir, out_dir = sys.argv[1:4]
 sys.path.insert(0, hta_checkout)
@@ -34,6 +33,14 @@ TRACES = [
     "ns_resolution_trace_rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
     "triton_example_triton_example.json.gz",
 ]
+
+# file stem -> get_gpu_user_annotation_breakdown options; dump_analyses.lua passes the same ones.
+ANNOTATION_VARIANTS = {
+    "annotation_breakdown_cpu": {"use_gpu_annotation": False},
+    "annotation_breakdown_allowlist": {"num_kernels": 1, "allowlist_patterns": ["nccl", "forward"]},
+    "annotation_breakdown_cpu_allowlist": {"use_gpu_annotation": False, "num_kernels": 2,
+                                           "allowlist_patterns": ["ProfilerStep", "zero_grad"]},
+}
 
 
 def write(df, path):
@@ -98,6 +105,17 @@ def record(trace_name):
         write(df, os.path.join(out, "annotation_breakdown.csv"))
 
     run("annotation_breakdown", annotations)
+
+    # The options beside the defaults: CPU ranges (user_annotation), and names kept out of
+    # "others" by allowlist_patterns (a small num_kernels so that "others" appears).
+    for name, options in ANNOTATION_VARIANTS.items():
+        def variant(options=options):
+            df = analyzer.get_gpu_user_annotation_breakdown(visualize=False, **options)
+            if df is None:
+                raise RuntimeError("HTA returned None (no such annotations)")
+            write(df, os.path.join(out, name + ".csv"))
+
+        run(name, variant)
 
     def queue_length():
         df = analyzer.get_queue_length_summary(ranks=[rank])

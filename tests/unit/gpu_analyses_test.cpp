@@ -41,18 +41,18 @@ std::string TraceOf(const std::vector<std::string>& events, const std::string& e
   return json + "]}";
 }
 
-const Cell& At(const AnalysisRows& rows, size_t row, const std::string& column) {
+Cell At(const AnalysisRows& rows, size_t row, const std::string& column) {
   size_t c = rows.Column(column);
   EXPECT_NE(c, SIZE_MAX) << column;
   return rows.rows.at(row).at(c);
 }
 int64_t IntAt(const AnalysisRows& rows, size_t row, const std::string& column) {
-  const Cell& cell = At(rows, row, column);
+  const Cell cell = At(rows, row, column);
   EXPECT_EQ(cell.kind, Cell::Kind::kInt) << column;
   return cell.int_value;
 }
 double DoubleAt(const AnalysisRows& rows, size_t row, const std::string& column) {
-  const Cell& cell = At(rows, row, column);
+  const Cell cell = At(rows, row, column);
   EXPECT_EQ(cell.kind, Cell::Kind::kDouble) << column;
   return cell.double_value;
 }
@@ -94,8 +94,9 @@ TEST(GpuAnalyses, KernelTypesAndOverlapShareTheSameSweep) {
   KernelBreakdown b = ComputeKernelBreakdown(g, {}, *trace);
   ASSERT_EQ(b.by_type.rows.size(), 4u);
   std::map<std::string, std::pair<int64_t, double>> by_type;
-  for (const auto& row : b.by_type.rows)
-    by_type[row[0].text] = {row[1].int_value, row[2].double_value};
+  for (size_t r = 0; r < b.by_type.rows.size(); ++r)
+    by_type[std::string(b.by_type.rows.text(r, 0))] = {b.by_type.rows.cell(r, 1).int_value,
+                                                       b.by_type.rows.cell(r, 2).double_value};
   EXPECT_EQ(by_type["COMPUTATION"].first, 50);
   EXPECT_EQ(by_type["COMPUTATION overlapping COMMUNICATION"].first, 50);
   EXPECT_EQ(by_type["COMMUNICATION"].first, 50);
@@ -190,7 +191,62 @@ TEST(GpuAnalyses, NoKernelsGiveEmptyRowsAndANote) {
   ASSERT_EQ(overlap.rows.size(), 1u);
   EXPECT_EQ(At(overlap, 0, "comp_comm_overlap_pctg").kind, Cell::Kind::kEmpty);
   EXPECT_TRUE(ComputeLaunchStats(g, {}, *trace).launches.rows.empty());
-  EXPECT_TRUE(NotesMention(AnnotationBreakdown(g, *trace, 0.8, 1000), "gpu_user_annotation"));
+  EXPECT_TRUE(NotesMention(AnnotationBreakdown(g, *trace, {}), "gpu_user_annotation"));
+}
+
+std::string Annotation(const std::string& cat, const std::string& name, double ts, double dur) {
+  return R"({"ph": "X", "cat": ")" + cat + R"(", "name": ")" + name +
+         R"(", "pid": 1, "tid": 1, "ts": )" + std::to_string(ts) + R"(, "dur": )" +
+         std::to_string(dur) + "}";
+}
+
+std::vector<std::string> NamesOf(const AnalysisRows& rows) {
+  std::vector<std::string> names;
+  for (size_t r = 0; r < rows.rows.size(); ++r) names.push_back(At(rows, r, "name").text);
+  return names;
+}
+
+// CPU ranges of 100, 50, 10 and 5 µs; with one name allowed, the 0.8 quantile of the running
+// total (160 + 0.4 * 5 = 162) and the limit send all but the first to "others", unless
+// allowlisted.
+TEST(GpuAnalyses, AnnotationBreakdownAllowlistAndCpuRanges) {
+  auto trace = MustImport(TraceOf({Annotation("user_annotation", "big", 0, 100),
+                                   Annotation("user_annotation", "mid", 200, 50),
+                                   Annotation("user_annotation", "nccl:small", 300, 10),
+                                   Annotation("user_annotation", "tiny", 400, 5),
+                                   Annotation("gpu_user_annotation", "on_gpu", 500, 7)}));
+  GpuEvents g = BuildGpuEvents(*trace);
+  AnalysisRows gpu = AnnotationBreakdown(g, *trace, {});
+  EXPECT_EQ(NamesOf(gpu), std::vector<std::string>{"on_gpu"});
+  EXPECT_EQ(IntAt(gpu, 0, "sum"), 7);
+
+  AnnotationBreakdownOptions options;
+  options.use_gpu_annotation = false;
+  options.num_annotations = 1;
+  AnalysisRows plain = AnnotationBreakdown(g, *trace, options);
+  EXPECT_EQ(NamesOf(plain), (std::vector<std::string>{"big", "others"}));
+  EXPECT_EQ(IntAt(plain, 1, "sum"), 65);
+
+  options.allowlist_patterns = std::vector<std::string>{"ccl:", "absent"};
+  AnalysisRows allowed = AnnotationBreakdown(g, *trace, options);
+  EXPECT_EQ(NamesOf(allowed), (std::vector<std::string>{"big", "nccl:small", "others"}));
+  EXPECT_EQ(IntAt(allowed, 1, "sum"), 10);
+  EXPECT_EQ(IntAt(allowed, 2, "sum"), 55);
+
+  // Patterns are literal texts, as HTA escapes them: "." matches only a dot.
+  options.allowlist_patterns = std::vector<std::string>{"."};
+  EXPECT_EQ(NamesOf(AnnotationBreakdown(g, *trace, options)),
+            (std::vector<std::string>{"big", "others"}));
+  // An empty list is HTA's empty pattern, which matches every name.
+  options.allowlist_patterns = std::vector<std::string>{};
+  EXPECT_EQ(NamesOf(AnnotationBreakdown(g, *trace, options)),
+            (std::vector<std::string>{"big", "mid", "nccl:small", "tiny"}));
+
+  auto no_cpu = MustImport(TraceOf({Annotation("gpu_user_annotation", "on_gpu", 500, 7)}));
+  GpuEvents none = BuildGpuEvents(*no_cpu);
+  AnalysisRows empty = AnnotationBreakdown(none, *no_cpu, options);
+  EXPECT_TRUE(empty.rows.empty());
+  EXPECT_TRUE(NotesMention(empty, "no user_annotation"));
 }
 
 TEST(GpuAnalyses, RankComesFromDistributedInfo) {
@@ -219,8 +275,9 @@ TEST(GpuAnalyses, TwoDevicesGetARowEach) {
   IdleTimeBreakdown idle = ComputeIdleTimeBreakdown(g, {});
   ASSERT_EQ(idle.breakdown.columns[1], "device");
   int64_t device1_idle = 0;
-  for (const auto& row : idle.breakdown.rows)
-    if (row[1].int_value == 1) device1_idle += row[4].int_value;
+  for (size_t r = 0; r < idle.breakdown.rows.size(); ++r)
+    if (idle.breakdown.rows.cell(r, 1).int_value == 1)
+      device1_idle += idle.breakdown.rows.cell(r, 4).int_value;
   EXPECT_EQ(device1_idle, 10);
 }
 
@@ -254,12 +311,12 @@ TEST(GpuAnalyses, LaunchStatsViews) {
   EXPECT_EQ(IntAt(s.launches, 0, "launch_delay"), 10);
   EXPECT_EQ(IntAt(s.launches, 1, "launch_delay"), 190);
   EXPECT_EQ(IntAt(s.launches, 2, "launch_delay"), 0);  // negative delays are clipped
-  ASSERT_EQ(s.long_launches.rows.size(), 1u);
-  EXPECT_EQ(IntAt(s.long_launches, 0, "correlation"), 1);
-  ASSERT_EQ(s.long_delays.rows.size(), 1u);
-  EXPECT_EQ(IntAt(s.long_delays, 0, "correlation"), 2);
-  ASSERT_EQ(s.short_kernels.rows.size(), 1u);  // gpu 5 < cpu 10 <= 50
-  EXPECT_EQ(IntAt(s.short_kernels, 0, "correlation"), 2);
+  ASSERT_EQ(s.long_launches.size(), 1u);
+  EXPECT_EQ(IntAt(s.launches.Select(s.long_launches), 0, "correlation"), 1);
+  ASSERT_EQ(s.long_delays.size(), 1u);
+  EXPECT_EQ(IntAt(s.launches.Select(s.long_delays), 0, "correlation"), 2);
+  ASSERT_EQ(s.short_kernels.size(), 1u);  // gpu 5 < cpu 10 <= 50
+  EXPECT_EQ(IntAt(s.launches.Select(s.short_kernels), 0, "correlation"), 2);
 }
 
 TEST(GpuAnalyses, AtenOpLaunchDelays) {
@@ -382,6 +439,53 @@ TEST(GpuAnalyses, RowsFormatAsTableAndCsv) {
   rows.notes.push_back("n");
   EXPECT_EQ(rows.FormatCsv(), "name,sum\n\"a, \"\"b\"\"\",12\nc,0.5\n");
   EXPECT_EQ(rows.FormatTable(), "name    sum\na, \"b\"   12\nc       0.5\nnote: n\n");
+}
+
+TEST(GpuAnalyses, RowListKeepsEveryKindOfCell) {
+  RowList list;
+  list.push_back({Cell::Text("first"), Cell::Int(-3), Cell::Fixed(2.5, 1), Cell::Empty()});
+  list.push_back({Cell::Text(""), Cell::Double(0.25), Cell::Text("x\ny"), Cell::Int(7)});
+  list.push_back({Cell::Text("third"), Cell::Int(1), Cell::Int(2), Cell::Int(3)});
+  ASSERT_EQ(list.size(), 3u);
+  EXPECT_EQ(list.cell(0, 0).text, "first");
+  EXPECT_EQ(list.cell(0, 1).int_value, -3);
+  EXPECT_EQ(list.cell(0, 2).Format(), "2.5");
+  EXPECT_EQ(list.cell(0, 2).decimals, 1);
+  EXPECT_EQ(list.cell(0, 3).kind, Cell::Kind::kEmpty);
+  EXPECT_EQ(list.cell(1, 0).kind, Cell::Kind::kText);
+  EXPECT_EQ(list.cell(1, 0).text, "");
+  EXPECT_DOUBLE_EQ(list.cell(1, 1).double_value, 0.25);
+  EXPECT_EQ(list.text(1, 2), "x\ny");
+  EXPECT_EQ(list.text(1, 3), "");  // not a text cell
+  EXPECT_THROW(list.push_back({Cell::Int(1)}), std::logic_error);
+  EXPECT_THROW(list.at(3), std::out_of_range);
+
+  list.Reorder({2, 0, 1});
+  EXPECT_EQ(list.text(0, 0), "third");
+  EXPECT_EQ(list.text(1, 0), "first");
+  EXPECT_EQ(list.text(2, 2), "x\ny");
+
+  // Past one block of cells (65536), rows straddle blocks; the blocks of rows already read go.
+  RowList many;
+  for (int64_t i = 0; i < 50000; ++i)
+    many.push_back({Cell::Int(i), Cell::Text(std::to_string(i)), Cell::Double(0.5 * i)});
+  ASSERT_EQ(many.size(), 50000u);
+  EXPECT_EQ(many.cell(21845, 1).text, "21845");  // cells 65535..65537: two blocks
+  EXPECT_EQ(many.cell(21845, 2).double_value, 0.5 * 21845);
+  many.ReleaseBefore(30000);
+  EXPECT_EQ(many.size(), 50000u);
+  EXPECT_EQ(many.cell(30000, 0).int_value, 30000);
+  EXPECT_EQ(many.text(49999, 1), "49999");
+
+  AnalysisRows rows;
+  rows.columns = {"a", "b", "c", "d"};
+  rows.rows = list;
+  rows.notes = {"kept"};
+  AnalysisRows some = rows.Select({2, 0});
+  ASSERT_EQ(some.rows.size(), 2u);
+  EXPECT_EQ(some.rows.text(0, 2), "x\ny");
+  EXPECT_EQ(some.rows.text(1, 0), "third");
+  EXPECT_EQ(some.notes, std::vector<std::string>{"kept"});
 }
 
 }  // namespace
