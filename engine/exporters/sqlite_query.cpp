@@ -74,8 +74,9 @@ Result<AnalysisRows> Query(const sqlite::Database& db, const std::string& sql) {
   const int columns = sqlite3_column_count(raw);
   for (int c = 0; c < columns; ++c) rows.columns.emplace_back(sqlite3_column_name(raw, c));
   int rc;
+  std::vector<Cell> row;
   while ((rc = sqlite3_step(raw)) == SQLITE_ROW) {
-    std::vector<Cell>& row = rows.rows.emplace_back();
+    row.clear();
     for (int c = 0; c < columns; ++c) {
       switch (sqlite3_column_type(raw, c)) {
         case SQLITE_INTEGER:
@@ -95,6 +96,7 @@ Result<AnalysisRows> Query(const sqlite::Database& db, const std::string& sql) {
           row.push_back(Cell::Empty());
       }
     }
+    rows.rows.push_back(row);
   }
   if (rc != SQLITE_DONE) return fail(db.LastError());
   return rows;

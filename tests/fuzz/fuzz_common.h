@@ -51,7 +51,12 @@ inline void AnalyseDevice(const Trace& trace) {
     (void)TemporalBreakdown(g, /*by_step=*/true);
     (void)CommCompOverlap(g);
     (void)ComputeKernelBreakdown(g, KernelBreakdownOptions{}, trace);
-    (void)AnnotationBreakdown(g, trace, 0.8, 10);
+    (void)AnnotationBreakdown(g, trace, AnnotationBreakdownOptions{});
+    AnnotationBreakdownOptions cpu_annotations;
+    cpu_annotations.use_gpu_annotation = false;
+    cpu_annotations.num_annotations = 2;
+    cpu_annotations.allowlist_patterns = std::vector<std::string>{"Step", ""};
+    (void)AnnotationBreakdown(g, trace, cpu_annotations);
     (void)ComputeIdleTimeBreakdown(g, IdleTimeOptions{});
     (void)ComputeLaunchStats(g, LaunchStatsOptions{}, trace);
     (void)QueueLengthSummary(g, trace);
