@@ -9,6 +9,7 @@
 
 #include "bindings/session.h"
 #include "repl/command_line.h"
+#include "repl/diff_command.h"
 #include "repl/flamegraph_command.h"
 #include "repl/repl.h"
 #include "repl/run_command.h"
@@ -47,6 +48,8 @@ constexpr char kUsage[] =
     "  profsh stats TRACE [--report NAME]         Nsight Systems' stats reports of a trace\n"
     "        [--format table|csv]                 (profsh stats --help lists the reports)\n"
     "  profsh kernels TRACE [--format table|csv]  PyProf's kernel table of a trace\n"
+    "  profsh diff CONTROL TEST [--device D]      HTA's TraceDiff: per name, counts and time\n"
+    "        [--step N] [--format table|csv]      in each trace (profsh diff --help)\n"
     "\n"
     "In the shell, :help lists what profsh offers.\n";
 
@@ -64,6 +67,9 @@ int main(int argc, char** argv) {
   }
   if (argc > 1 && std::strcmp(argv[1], "stats") == 0) {
     return profsh::repl::RunStatsCommand(argc - 1, argv + 1);
+  }
+  if (argc > 1 && std::strcmp(argv[1], "diff") == 0) {
+    return profsh::repl::RunDiffCommand(argc - 1, argv + 1);
   }
   if (argc > 1 && std::strcmp(argv[1], "flamegraph") == 0) {
     return profsh::repl::RunFlamegraphCommand(argc - 1, argv + 1);
