@@ -6,6 +6,7 @@
 #include <map>
 #include <regex>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "engine/analysis/arg_reader.h"
@@ -16,14 +17,6 @@ namespace profsh {
 namespace {
 
 constexpr int64_t kNoStep = INT64_MIN;
-
-// One event as HTA's parser keeps it: a complete event with a category other than "Trace",
-// times in HTA's rounded microseconds.
-struct DiffEvent {
-  int64_t ts, dur, stream, correlation;
-  uint32_t name;
-  bool cpu_op;
-};
 
 struct StepRange {
   int64_t ts, end, number;
@@ -61,105 +54,143 @@ class StepTimeline {
   std::vector<int64_t> owner_;  // piece k = [bounds_[k], bounds_[k+1])
 };
 
-struct TraceSide {
-  std::vector<DiffEvent> events;
-  std::vector<int64_t> step_of;       // per event, HTA's "iteration"; kNoStep where HTA has -1/NaN
-  std::vector<int64_t> step_numbers;  // ascending, distinct
+struct NameTotals {
+  int64_t counts = 0, total_duration = 0;
 };
 
-TraceSide ReadSide(const Trace& trace) {
-  TraceSide side;
-  const EventTable& ev = trace.events;
-  // Per template: kept by HTA's parser, a cpu_op, a synchronization HTA counts as device work.
+// One trace as HTA's parser and add_iteration see it, read in passes over the event table
+// (nothing per event is kept): the complete events with a category other than "Trace", times in
+// HTA's rounded microseconds, each event's ProfilerStep ("iteration").
+class DiffSide {
+ public:
+  explicit DiffSide(const Trace& trace) : trace_(trace), reader_(trace, {"stream", "correlation"}) {
+    ReadTemplates();
+    ReadSteps();
+  }
+
+  // Distinct step numbers, ascending.
+  const std::vector<int64_t>& step_numbers() const { return step_numbers_; }
+
+  // Counts and µs per string id of the events in `step` (kNoStep with `whole`: all of them) on
+  // the device asked for.
+  std::unordered_map<uint32_t, NameTotals> Totals(bool whole, int64_t step,
+                                                  DiffDevice device) const {
+    const StepTimeline timeline(steps_);
+    const EventTable& ev = trace_.events;
+    const auto& template_column = ev.template_column();
+    // HTA's add_iteration: host events (no stream; a cpu_op on stream 0, as Triton writes them)
+    // take the step they start in; events on a stream take the step of the host event with
+    // their correlation (transform_correlation_to_index: the last one in trace order).
+    std::unordered_map<int64_t, int64_t> step_of_correlation;
+    if (!whole) {
+      for (size_t i = 0; i < ev.size(); ++i) {
+        const TemplateInfo& t = info_[template_column[i]];
+        if (!t.kept) continue;
+        const int64_t stream = Int(ev.args(i), kStream);
+        const int64_t correlation = Int(ev.args(i), kCorrelation);
+        if (correlation == -1 || OnDevice(t, stream, correlation)) continue;
+        step_of_correlation[correlation] =
+            stream < 0 || (stream == 0 && t.cpu_op) ? timeline.StepAt(Rounded(i).first) : kNoStep;
+      }
+    }
+    std::unordered_map<uint32_t, NameTotals> totals;
+    for (size_t i = 0; i < ev.size(); ++i) {
+      const TemplateInfo& t = info_[template_column[i]];
+      if (!t.kept) continue;
+      const int64_t stream = Int(ev.args(i), kStream);
+      if (device == DiffDevice::kCpu && stream != -1) continue;
+      if (device == DiffDevice::kGpu && stream == -1) continue;
+      const auto [ts, end] = Rounded(i);
+      if (!whole) {
+        int64_t event_step = kNoStep;
+        if (stream < 0 || (stream == 0 && t.cpu_op)) {
+          event_step = timeline.StepAt(ts);
+        } else if (stream > 0) {
+          const int64_t correlation = Int(ev.args(i), kCorrelation);
+          if (correlation != -1 && OnDevice(t, stream, correlation)) {
+            auto it = step_of_correlation.find(correlation);
+            if (it != step_of_correlation.end()) event_step = it->second;
+          }
+        }
+        if (event_step != step) continue;
+      }
+      NameTotals& n = totals[ev.name(i)];
+      ++n.counts;
+      n.total_duration += end - ts;
+    }
+    return totals;
+  }
+
+ private:
   struct TemplateInfo {
     bool kept = false, cpu_op = false, sync = false, step = false;
     int64_t step_number = 0;
   };
-  static const std::regex step_pattern("ProfilerStep\\s*#\\s*(\\d+)");
-  std::vector<TemplateInfo> info;
-  info.reserve(ev.templates().size());
-  for (const EventTemplate& t : ev.templates()) {
-    TemplateInfo i;
-    uint16_t category = EventTable::CategoryOf(t.kind);
-    std::string_view cat = trace.category_name(category);
-    i.kept = EventTable::PhaseOf(t.kind) == 'X' && category != 0 && cat != "Trace";
-    i.cpu_op = cat == "cpu_op";
-    std::string_view name = trace.str(t.name);
-    i.sync = name == "Event Sync" || name == "Context Sync";
-    std::match_results<std::string_view::const_iterator> m;
-    if (name.rfind("ProfilerStep", 0) == 0 &&
-        std::regex_search(name.begin(), name.end(), m, step_pattern,
-                          std::regex_constants::match_continuous)) {
-      std::string digits = m[1].str();
-      i.step = std::from_chars(digits.data(), digits.data() + digits.size(), i.step_number).ec ==
-               std::errc();
+  enum Key : size_t { kStream, kCorrelation };
+
+  void ReadTemplates() {
+    static const std::regex step_pattern("ProfilerStep\\s*#\\s*(\\d+)");
+    for (const EventTemplate& t : trace_.events.templates()) {
+      TemplateInfo i;
+      uint16_t category = EventTable::CategoryOf(t.kind);
+      std::string_view cat = trace_.category_name(category);
+      i.kept = EventTable::PhaseOf(t.kind) == 'X' && category != 0 && cat != "Trace";
+      i.cpu_op = cat == "cpu_op";
+      std::string_view name = trace_.str(t.name);
+      i.sync = name == "Event Sync" || name == "Context Sync";
+      std::match_results<std::string_view::const_iterator> m;
+      if (i.kept && name.rfind("ProfilerStep", 0) == 0 &&
+          std::regex_search(name.begin(), name.end(), m, step_pattern,
+                            std::regex_constants::match_continuous)) {
+        std::string digits = m[1].str();
+        i.step = std::from_chars(digits.data(), digits.data() + digits.size(), i.step_number).ec ==
+                 std::errc();
+      }
+      info_.push_back(i);
     }
-    info.push_back(i);
   }
 
-  enum Key : size_t { kStream, kCorrelation };
-  ArgReader reader(trace, {"stream", "correlation"});
-  auto read_int = [&](ArgRef args, size_t key) -> int64_t {
+  void ReadSteps() {
+    const EventTable& ev = trace_.events;
+    const auto& template_column = ev.template_column();
+    for (size_t i = 0; i < ev.size(); ++i) {
+      const TemplateInfo& t = info_[template_column[i]];
+      if (!t.step) continue;
+      const auto [ts, end] = Rounded(i);
+      steps_.push_back({ts, end, t.step_number});
+      step_numbers_.push_back(t.step_number);
+    }
+    std::sort(step_numbers_.begin(), step_numbers_.end());
+    step_numbers_.erase(std::unique(step_numbers_.begin(), step_numbers_.end()),
+                        step_numbers_.end());
+  }
+
+  // HTA's round_down_time_stamps: end = ts + dur in doubles, then ceil(ts) and floor(end).
+  std::pair<int64_t, int64_t> Rounded(size_t i) const {
+    const EventTable& ev = trace_.events;
+    const double ts_us = MicrosAsPythonFloat(ev.ts(i));
+    return {static_cast<int64_t>(std::ceil(ts_us)),
+            static_cast<int64_t>(std::floor(ts_us + static_cast<double>(ev.dur(i)) / 1000.0))};
+  }
+
+  int64_t Int(ArgRef args, size_t key) const {
     ArgValue v;
-    if (!reader.Get(args, key, &v)) return -1;
+    if (!reader_.Get(args, key, &v)) return -1;
     if (v.type == ArgType::kInt || v.type == ArgType::kUInt) return v.int_value;
     if (v.type == ArgType::kDouble) return static_cast<int64_t>(v.double_value);
     return -1;  // HTA's to_numeric(errors="coerce") then fillna(-1)
-  };
-
-  std::vector<StepRange> steps;
-  std::vector<bool> sync;
-  const auto& template_column = ev.template_column();
-  for (size_t i = 0; i < ev.size(); ++i) {
-    const TemplateInfo& t = info[template_column[i]];
-    if (!t.kept) continue;
-    // HTA's round_down_time_stamps: end = ts + dur in doubles, then ceil(ts) and floor(end).
-    const double ts_us = MicrosAsPythonFloat(ev.ts(i));
-    const int64_t ts = static_cast<int64_t>(std::ceil(ts_us));
-    const int64_t end =
-        static_cast<int64_t>(std::floor(ts_us + static_cast<double>(ev.dur(i)) / 1000.0));
-    ArgRef args = ev.args(i);
-    side.events.push_back({ts, end - ts, read_int(args, kStream), read_int(args, kCorrelation),
-                           ev.name(i), t.cpu_op});
-    sync.push_back(t.sync);
-    if (t.step) {
-      steps.push_back({ts, end, t.step_number});
-      side.step_numbers.push_back(t.step_number);
-    }
   }
-  std::sort(side.step_numbers.begin(), side.step_numbers.end());
-  side.step_numbers.erase(std::unique(side.step_numbers.begin(), side.step_numbers.end()),
-                          side.step_numbers.end());
 
-  // HTA's add_iteration: host events (no stream; cpu_op on stream 0, as Triton writes them) take
-  // the step they start in; device events on a stream take the step of the host event with their
-  // correlation (transform_correlation_to_index: the last such host event in trace order).
-  const StepTimeline timeline(steps);
-  const size_t n = side.events.size();
-  side.step_of.assign(n, kNoStep);
-  auto on_device = [&](size_t k) {
-    const DiffEvent& e = side.events[k];
-    return (e.stream >= 0 && e.correlation >= 0) || sync[k];
-  };
-  std::unordered_map<int64_t, size_t> host_of_correlation;
-  for (size_t k = 0; k < n; ++k) {
-    const DiffEvent& e = side.events[k];
-    if (e.stream < 0 || (e.stream == 0 && e.cpu_op)) side.step_of[k] = timeline.StepAt(e.ts);
-    if (e.correlation != -1 && !on_device(k)) host_of_correlation[e.correlation] = k;
+  // HTA's GPUKernelFilter: on a stream with a correlation, or a device-wide synchronization.
+  static bool OnDevice(const TemplateInfo& t, int64_t stream, int64_t correlation) {
+    return (stream >= 0 && correlation >= 0) || t.sync;
   }
-  for (size_t k = 0; k < n; ++k) {
-    const DiffEvent& e = side.events[k];
-    if (e.stream <= 0) continue;
-    side.step_of[k] = kNoStep;
-    if (e.correlation == -1 || !on_device(k)) continue;
-    auto it = host_of_correlation.find(e.correlation);
-    if (it != host_of_correlation.end()) side.step_of[k] = side.step_of[it->second];
-  }
-  return side;
-}
 
-struct NameTotals {
-  int64_t counts = 0, total_duration = 0;
+  const Trace& trace_;
+  ArgReader reader_;
+  std::vector<TemplateInfo> info_;
+  std::vector<StepRange> steps_;
+  std::vector<int64_t> step_numbers_;
 };
 
 std::string Label(const char* role, const Trace& trace) {
@@ -173,36 +204,27 @@ Result<std::map<std::string, NameTotals>> Summarize(const char* role, const Trac
                                                     const DiffStep& choice,
                                                     const TraceDiffOptions& options,
                                                     std::vector<std::string>* notes) {
-  TraceSide side = ReadSide(trace);
+  const DiffSide side(trace);
   bool whole = choice.kind == DiffStep::Kind::kWhole;
   int64_t step = choice.number;
   if (choice.kind == DiffStep::Kind::kFirst) {
-    if (side.step_numbers.empty()) {
+    if (side.step_numbers().empty()) {
       whole = true;
       notes->push_back(Label(role, trace) +
                        " has no ProfilerStep: its whole trace is compared (HTA refuses it)");
     } else {
-      step = side.step_numbers.front();
+      step = side.step_numbers().front();
     }
   } else if (choice.kind == DiffStep::Kind::kNumber &&
-             !std::binary_search(side.step_numbers.begin(), side.step_numbers.end(), step)) {
+             !std::binary_search(side.step_numbers().begin(), side.step_numbers().end(), step)) {
     std::string known;
-    for (int64_t s : side.step_numbers) known += (known.empty() ? "" : ", ") + std::to_string(s);
+    for (int64_t s : side.step_numbers()) known += (known.empty() ? "" : ", ") + std::to_string(s);
     return Error{Label(role, trace) + " has no ProfilerStep#" + std::to_string(step) +
                  (known.empty() ? " (it has no steps)" : " (its steps: " + known + ")")};
   }
   if (!whole) notes->push_back(Label(role, trace) + ": ProfilerStep#" + std::to_string(step));
 
-  std::unordered_map<uint32_t, NameTotals> by_id;
-  for (size_t k = 0; k < side.events.size(); ++k) {
-    const DiffEvent& e = side.events[k];
-    if (!whole && side.step_of[k] != step) continue;
-    if (options.device == DiffDevice::kCpu && e.stream != -1) continue;
-    if (options.device == DiffDevice::kGpu && e.stream == -1) continue;
-    NameTotals& t = by_id[e.name];
-    ++t.counts;
-    t.total_duration += e.dur;
-  }
+  const auto by_id = side.Totals(whole, step, options.device);
   std::map<std::string, NameTotals> totals;
   for (const auto& [id, t] : by_id) {
     std::string name(trace.str(id));
