@@ -5,6 +5,7 @@
 
 #include "engine/analysis/trace_diff.h"
 #include "engine/load/trace_loader.h"
+#include "repl/command_line.h"
 
 namespace profsh::repl {
 
@@ -26,56 +27,52 @@ constexpr char kUsage[] =
 
 constexpr size_t kTableNameWidth = 80;
 
-int Usage(const std::string& message) {
-  std::fprintf(stderr, "profsh diff: %s\n%s", message.c_str(), kUsage);
-  return 2;
-}
-
 }  // namespace
 
 int RunDiffCommand(int argc, char** argv) {
   std::string inputs[2], device = "all", by = "name", format = "table";
   std::string step = "first", control_step, test_step;
   int given = 0;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
+  CommandLine cl(
+      "profsh diff", argc, argv,
+      {"--help", "--device", "--by", "--format", "--step", "--control-step", "--test-step"});
+  while (cl.Next()) {
+    const std::string& a = cl.arg();
     if (a == "-h" || a == "--help") {
       std::fputs(kUsage, stdout);
       return 0;
-    }
-    std::string* value = a == "--device"         ? &device
-                         : a == "--by"           ? &by
-                         : a == "--format"       ? &format
-                         : a == "--step"         ? &step
-                         : a == "--control-step" ? &control_step
-                         : a == "--test-step"    ? &test_step
-                                                 : nullptr;
-    if (value != nullptr) {
-      if (i + 1 >= argc) return Usage(a + " needs a value");
-      *value = argv[++i];
-    } else if (!a.empty() && a[0] == '-') {
-      return Usage("unknown option " + a);
+    } else if (a == "--device") {
+      device = cl.Value("all, cpu or gpu");
+    } else if (a == "--by") {
+      by = cl.Value("name or short_name");
+    } else if (a == "--format") {
+      format = cl.Value("table or csv");
+    } else if (a == "--step" || a == "--control-step" || a == "--test-step") {
+      (a == "--step"           ? step
+       : a == "--control-step" ? control_step
+                               : test_step) = cl.Value("a step number, first or whole");
+    } else if (cl.IsOption()) {
+      cl.Unknown();
     } else if (given < 2) {
       inputs[given++] = a;
     } else {
-      return Usage("two traces at a time (got a third: " + a + ")");
+      cl.Fail("two traces at a time (got a third: " + a + ")");
     }
   }
-  if (given < 2) return Usage("needs two traces, CONTROL and TEST");
+  if (given < 2) cl.Fail("needs two traces, CONTROL and TEST");
   if (format != "table" && format != "csv")
-    return Usage("unknown format '" + format + "' (table or csv)");
-  if (by != "name" && by != "short_name")
-    return Usage("unknown --by '" + by + "' (name or short_name)");
+    cl.Fail("unknown format '" + format + "' (table or csv)");
+  if (by != "name" && by != "short_name") cl.Fail("unknown --by '" + by + "' (name or short_name)");
   TraceDiffOptions options;
   auto parsed_device = ParseDiffDevice(device);
-  if (!parsed_device.ok()) return Usage(parsed_device.error().message);
+  if (!parsed_device.ok()) cl.Fail(parsed_device.error().message);
   options.device = *parsed_device;
   options.short_names = by == "short_name";
   auto both = ParseDiffStep(step);
   auto control = ParseDiffStep(control_step.empty() ? step : control_step);
   auto test = ParseDiffStep(test_step.empty() ? step : test_step);
   for (const auto* s : {&both, &control, &test})
-    if (!s->ok()) return Usage(s->error().message);
+    if (!s->ok()) cl.Fail(s->error().message);
   options.control_step = *control;
   options.test_step = *test;
 
