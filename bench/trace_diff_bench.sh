@@ -4,6 +4,9 @@
 # runs from a checkout given as argument, with Debian's python3-pandas (see
 # tests/gpu_analyses/hta_golden/README.md for its packages).
 #
+# HTA runs at `nice -n 19` (HTA_NICE overrides), so that it yields on a shared machine; on an
+# idle one that changes nothing.
+#
 #   bench/trace_diff_bench.sh BUILD_DIR HTA_CHECKOUT
 set -e
 build=$(cd "$1" && pwd)
@@ -18,7 +21,7 @@ for tool in profsh hta; do
   if [ $tool = profsh ]; then
     set -- "$build/profsh" diff "$control" "$test" --format csv
   else
-    set -- /usr/bin/python3 "$here/hta_diff.py" "$hta" "$control" "$test"
+    set -- nice -n "${HTA_NICE:-19}" /usr/bin/python3 "$here/hta_diff.py" "$hta" "$control" "$test"
   fi
   /usr/bin/time -f "%e %M" -o "$times" "$@" > /dev/null 2>&1
   set -- $(tail -1 "$times")
