@@ -37,6 +37,7 @@ void RegisterTrace(lua_State* L);       // expects the profsh table on top of th
 void RegisterAverages(lua_State* L);    // likewise
 void RegisterFlamegraph(lua_State* L);  // likewise
 void RegisterProfile(lua_State* L);     // likewise
+void RegisterDiff(lua_State* L);        // likewise: profsh.diff (lua_diff.cpp)
 int TraceFlamegraph(lua_State* L);      // trace:flamegraph(path, options)
 int TraceLauncher(lua_State* L);        // trace:launcher(kernel_event) -> op, runtime call
 int TraceKernels(lua_State* L);         // trace:kernels(op_event) -> device events

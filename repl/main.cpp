@@ -9,6 +9,7 @@
 
 #include "bindings/session.h"
 #include "repl/command_line.h"
+#include "repl/diff_command.h"
 #include "repl/flamegraph_command.h"
 #include "repl/repl.h"
 #include "repl/run_command.h"
@@ -51,6 +52,8 @@ constexpr char kUsage[] =
     "  profsh sql TRACE QUERY [--format csv]      one SQL query over a trace's tables\n"
     "                                             (Perfetto's names; profsh sql --help)\n"
     "  profsh export --sqlite OUT TRACE           the trace as a SQLite database\n"
+    "  profsh diff CONTROL TEST [--device D]      HTA's TraceDiff: per name, counts and time\n"
+    "        [--step N] [--format table|csv]      in each trace (profsh diff --help)\n"
     "\n"
     "In the shell, :help lists what profsh offers.\n";
 
@@ -74,6 +77,9 @@ int main(int argc, char** argv) {
   }
   if (argc > 1 && std::strcmp(argv[1], "export") == 0) {
     return profsh::repl::RunExportCommand(argc - 1, argv + 1);
+  }
+  if (argc > 1 && std::strcmp(argv[1], "diff") == 0) {
+    return profsh::repl::RunDiffCommand(argc - 1, argv + 1);
   }
   if (argc > 1 && std::strcmp(argv[1], "flamegraph") == 0) {
     return profsh::repl::RunFlamegraphCommand(argc - 1, argv + 1);

@@ -23,7 +23,7 @@ profsh — a programmable profiling shell.
 
 Help topics: load, key_averages, table, avg, trace, events, gpu, processes, threads,
 export_chrome_trace, export_stacks, save, to_sqlite, sql, flamegraph, flamegraph_diff,
-speedscope, profile, run, pytorch, memory_timeline, schedule, record_function, on_demand,
+diff, speedscope, profile, run, pytorch, memory_timeline, schedule, record_function, on_demand,
 tensorboard_trace_handler, gpu, repl.
 Type :help TOPIC]]
 
@@ -162,6 +162,23 @@ profsh.flamegraph_diff(before, after, path, {normalize=false, negate=false, ...}
   the tooltip. before/after: Traces, trace files or folded files. normalize scales `before`
   to `after`'s total first. Threads are matched by name and rank (thread_frames="names"):
   two runs have different pids. Other options as for flamegraph.]]
+
+topics.diff = [[
+profsh.diff(control, test, {device="all", by="name", step=nil, control_step=nil,
+            test_step=nil}) -> rows
+  Two traces side by side, as HTA's TraceDiff.compare_traces and ops_diff: per name,
+  control_counts, control_total_duration, test_counts, test_total_duration, diff_counts,
+  diff_duration (us, HTA's rounding), counts_change_categories ("+", "-", "=") and change:
+  added, deleted, increased, decreased or unchanged. d.added ... d.unchanged are those rows.
+  control/test: Traces or trace files. Each takes part with one ProfilerStep: its first
+  (HTA's default) unless step (both) or control_step / test_step give a number; "whole" (or a
+  trace without steps, which HTA refuses) compares the whole trace; d.notes says which.
+  device: "all", "cpu" (events without a stream: operators, runtime calls, annotations) or
+  "gpu" (events on a stream: kernels, copies, sets, gpu_user_annotation). by="short_name"
+  groups by HTA's shortened names (no arguments or template parameters).
+    d = profsh.diff("before.json.gz", "after.json.gz", {device="gpu"})
+    print(d.increased:table())
+  Command line: profsh diff CONTROL TEST --device gpu --step 5   (profsh diff --help)]]
 
 topics.speedscope = [[
 trace:export_speedscope(path, {metric=, stacks=, threads=, name=})
