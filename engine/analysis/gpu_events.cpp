@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "engine/analysis/arg_reader.h"
+#include "engine/util/saturating.h"
 
 namespace profsh {
 
@@ -142,8 +143,8 @@ GpuEvents BuildGpuEvents(const Trace& trace, const GpuEventOptions& options) {
     } else {
       // HTA: end = ts + dur in doubles, then ceil(ts) and floor(end).
       const double ts_us = MicrosAsPythonFloat(ev.ts(i));
-      ts = static_cast<int64_t>(std::ceil(ts_us));
-      end = static_cast<int64_t>(std::floor(ts_us + static_cast<double>(ev.dur(i)) / 1000.0));
+      ts = SaturatingInt64(std::ceil(ts_us));
+      end = SaturatingInt64(std::floor(ts_us + static_cast<double>(ev.dur(i)) / 1000.0));
     }
     const EventTemplate& t = ev.event_template(i);
     if (role.cpu_annotation) {

@@ -7,6 +7,7 @@
 
 #include "engine/analysis/arg_reader.h"
 #include "engine/analysis/range_nesting.h"
+#include "engine/util/saturating.h"
 
 namespace profsh {
 
@@ -112,10 +113,10 @@ AnalysisRows TimeSummary(std::vector<std::string> columns, std::vector<Group> gr
     std::vector<Cell> row = g->head;
     if (with_share) row.push_back(Cell::Fixed(all > 0 ? 100.0 * s.total / all : 0.0, 1));
     auto value = [&](double v, bool extreme) {
-      return extreme && integral_extremes ? Cell::Int(static_cast<int64_t>(v))
+      return extreme && integral_extremes ? Cell::Int(SaturatingInt64(v))
                                           : Cell::Fixed(v, value_decimals);
     };
-    row.push_back(integral_extremes ? Cell::Int(static_cast<int64_t>(s.total))
+    row.push_back(integral_extremes ? Cell::Int(SaturatingInt64(s.total))
                                     : Cell::Fixed(s.total, value_decimals));
     row.push_back(Cell::Int(s.count));
     row.push_back(Cell::Fixed(s.avg, value_decimals < 0 ? 1 : value_decimals));
@@ -212,8 +213,8 @@ AnalysisRows NvtxKernelSummary(const Trace& trace, const NsysEvents& e) {
          launched ? Cell::Text(Pid(trace, key.track)) : Cell::Empty(),
          launched ? Cell::Text(Tid(trace, key.track)) : Cell::Empty(),
          ranged ? Cell::Int(distinct) : Cell::Empty(), Cell::Int(s.count),
-         Cell::Int(static_cast<int64_t>(s.total)), Cell::Fixed(s.avg, 1), Cell::Fixed(s.med, 1),
-         Cell::Int(static_cast<int64_t>(s.min)), Cell::Int(static_cast<int64_t>(s.max)),
+         Cell::Int(SaturatingInt64(s.total)), Cell::Fixed(s.avg, 1), Cell::Fixed(s.med, 1),
+         Cell::Int(SaturatingInt64(s.min)), Cell::Int(SaturatingInt64(s.max)),
          Cell::Fixed(s.stddev, 1), Cell::Text(std::string(trace.str(key.kernel_name)))});
   }
   // By range name (kernels outside any range first), then most time first.
@@ -288,14 +289,14 @@ AnalysisRows NvtxGpuProjection(const Trace& trace, const NsysEvents& e) {
   for (auto& [name, acc] : order) {
     Summary s = Summarize(acc->projected);
     double n = static_cast<double>(s.count);
-    rows.rows.push_back(
-        {Cell::Text(std::string(trace.str(name))), Cell::Text("PushPop"),
-         Cell::Int(static_cast<int64_t>(s.total)), Cell::Int(static_cast<int64_t>(acc->range_time)),
-         Cell::Int(s.count), Cell::Fixed(s.avg, 1), Cell::Fixed(s.med, 1),
-         Cell::Int(static_cast<int64_t>(s.min)), Cell::Int(static_cast<int64_t>(s.max)),
-         Cell::Fixed(s.stddev, 1), Cell::Int(static_cast<int64_t>(acc->gpu_ops)),
-         Cell::Fixed(acc->gpu_ops / n, 1), Cell::Fixed(acc->levels / n, 1),
-         Cell::Fixed(acc->children / n, 1)});
+    rows.rows.push_back({Cell::Text(std::string(trace.str(name))), Cell::Text("PushPop"),
+                         Cell::Int(SaturatingInt64(s.total)),
+                         Cell::Int(SaturatingInt64(acc->range_time)), Cell::Int(s.count),
+                         Cell::Fixed(s.avg, 1), Cell::Fixed(s.med, 1),
+                         Cell::Int(SaturatingInt64(s.min)), Cell::Int(SaturatingInt64(s.max)),
+                         Cell::Fixed(s.stddev, 1), Cell::Int(SaturatingInt64(acc->gpu_ops)),
+                         Cell::Fixed(acc->gpu_ops / n, 1), Cell::Fixed(acc->levels / n, 1),
+                         Cell::Fixed(acc->children / n, 1)});
   }
   return rows;
 }

@@ -11,6 +11,7 @@
 
 #include "engine/analysis/arg_reader.h"
 #include "engine/analysis/gpu_events.h"
+#include "engine/util/saturating.h"
 
 namespace profsh {
 
@@ -169,8 +170,8 @@ class DiffSide {
   std::pair<int64_t, int64_t> Rounded(size_t i) const {
     const EventTable& ev = trace_.events;
     const double ts_us = MicrosAsPythonFloat(ev.ts(i));
-    return {static_cast<int64_t>(std::ceil(ts_us)),
-            static_cast<int64_t>(std::floor(ts_us + static_cast<double>(ev.dur(i)) / 1000.0))};
+    return {SaturatingInt64(std::ceil(ts_us)),
+            SaturatingInt64(std::floor(ts_us + static_cast<double>(ev.dur(i)) / 1000.0))};
   }
 
   int64_t Int(ArgRef args, size_t key) const {

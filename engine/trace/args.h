@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engine/util/large_vector.h"
+#include "engine/util/saturating.h"
 
 namespace profsh {
 
@@ -26,15 +27,6 @@ enum class ArgType : uint8_t {
   kString = 5,  // decoded UTF-8, a string pool id
   kJson = 6,    // an array or object, kept as compact JSON text (string pool id)
 };
-
-// A double as int64 without undefined behaviour: truncated, saturating outside int64's range,
-// NaN giving 0.
-inline int64_t SaturatingInt64(double v) {
-  if (v != v) return 0;
-  if (v >= 9223372036854775808.0) return INT64_MAX;  // 2^63
-  if (v < -9223372036854775808.0) return INT64_MIN;
-  return static_cast<int64_t>(v);
-}
 
 struct ArgValue {
   ArgType type = ArgType::kNull;

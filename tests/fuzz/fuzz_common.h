@@ -1,7 +1,7 @@
 // What every fuzz target does with a trace that loaded: every analysis a user can ask for (the
 // operator table by name, shapes and stack, the memory timeline, HTA's device-time analyses,
-// nsys' reports, PyProf's kernel table). A reader or an analysis
-// that crashes, hangs or leaks on what another reader accepted is a bug either way.
+// nsys' reports, PyProf's kernel table, HTA's TraceDiff of the trace against itself). A reader or
+// an analysis that crashes, hangs or leaks on what another reader accepted is a bug either way.
 #pragma once
 
 #include <unistd.h>
@@ -20,6 +20,7 @@
 #include "engine/analysis/key_averages.h"
 #include "engine/analysis/memory_timeline.h"
 #include "engine/analysis/nsys_stats.h"
+#include "engine/analysis/trace_diff.h"
 #include "engine/io/input_source.h"
 #include "engine/load/trace_loader.h"
 #include "engine/trace/trace.h"
@@ -63,6 +64,7 @@ inline void AnalyseDevice(const Trace& trace) {
     (void)CounterSeries(g, trace);
   }
   for (const std::string& report : NsysReportNames()) (void)NsysStatsReport(trace, report);
+  (void)DiffTraces(trace, trace, TraceDiffOptions{});
   (void)KernelTable(trace);
 }
 
