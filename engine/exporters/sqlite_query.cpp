@@ -1,6 +1,7 @@
 // SQLite handles, queries whose rows come back as AnalysisRows (`profsh sql`), and the "sqlite"
 // exporter: the database is built in memory and its bytes go through AtomicWriter, so a failed
 // export leaves no half-written file.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -72,7 +73,17 @@ Result<AnalysisRows> Query(const sqlite::Database& db, const std::string& sql) {
   if (tail != nullptr && !OnlySpaceOrSemicolons(tail)) return fail("one statement at a time");
   AnalysisRows rows;
   const int columns = sqlite3_column_count(raw);
-  for (int c = 0; c < columns; ++c) rows.columns.emplace_back(sqlite3_column_name(raw, c));
+  // Rows reach Lua as tables keyed by column name: a name given twice (a join's two `name`s)
+  // becomes `name_2`, and so on, so that no column hides another.
+  for (int c = 0; c < columns; ++c) {
+    const char* given = sqlite3_column_name(raw, c);
+    std::string name = given != nullptr ? given : "column_" + std::to_string(c + 1);
+    const std::string base = name;
+    for (int n = 2; std::find(rows.columns.begin(), rows.columns.end(), name) != rows.columns.end();
+         ++n)
+      name = base + "_" + std::to_string(n);
+    rows.columns.push_back(std::move(name));
+  }
   int rc;
   std::vector<Cell> row;
   while ((rc = sqlite3_step(raw)) == SQLITE_ROW) {

@@ -1,5 +1,7 @@
 #include "engine/torch_plugin/torch_form_stack.h"
 
+#include <cstdio>
+
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -176,10 +178,32 @@ const std::string* FrameText(Tracer& t, Entry& e) {
   return e.text;
 }
 
+// Whether this thread's profile hook is still ours. Once anything replaced it (cProfile,
+// torch.profiler's own with_stack, sys.setprofile(None), code restoring what sys.getprofile()
+// returned, which is None for a C hook), frames return without our seeing it: the kept stack
+// would point at freed frames, so it is dropped and this thread gets no more stacks.
+bool HookStillOurs(Tracer& t) {
+  if (!t_traced) return false;
+  PyThreadState* ts = PyGILState_GetThisThreadState();
+  if (ts != nullptr && ts->c_profilefunc == &OnProfileEvent) return true;
+  t_traced = false;
+  t.stack.clear();
+  return false;
+}
+
 }  // namespace
 
 void StartTorchFormStacks(const volatile uint8_t* off_flag) {
   PyGILState_STATE gil = PyGILState_Ensure();
+  PyThreadState* ts = PyGILState_GetThisThreadState();
+  if (ts != nullptr && ts->c_profilefunc != nullptr) {
+    // A profiler of the user's (cProfile, yappi, pyinstrument) runs already: it is not replaced.
+    std::fprintf(stderr,
+                 "profsh: --with-stack=torch: this thread already has a Python profiler "
+                 "(sys.setprofile); it is left alone and operators get no torch-form stacks\n");
+    PyGILState_Release(gil);
+    return;
+  }
   Tracer& t = TheTracer();
   t.off_flag = off_flag;
   t_traced = true;
@@ -203,9 +227,8 @@ void StartTorchFormStacks(const volatile uint8_t* off_flag) {
 
 uint32_t TorchFormStack() {
   if (!t_traced) return 0;
-  PyThreadState* ts = PyGILState_GetThisThreadState();
-  if (ts == nullptr || ts->c_profilefunc != &OnProfileEvent) return 0;  // someone else's now
   Tracer& t = TheTracer();
+  if (!HookStillOurs(t)) return 0;
   Sync(t);
   std::string stack;
   for (auto it = t.stack.rbegin(); it != t.stack.rend(); ++it) {
@@ -218,7 +241,9 @@ uint32_t TorchFormStack() {
 }
 
 void NoteRecordingState() {
-  if (t_traced) Sync(TheTracer());
+  if (!t_traced) return;
+  Tracer& t = TheTracer();
+  if (HookStillOurs(t)) Sync(t);
 }
 
 }  // namespace profsh_torch

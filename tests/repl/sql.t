@@ -6,3 +6,6 @@ profsh> rows[1].slices, rows[1].ranges
 profsh> t:sql("SELECT nme FROM slice")
 stdin:1: SQLite: no such column: nme
   in: SELECT nme FROM slice
+profsh> both = t:sql("SELECT p.pid, t.tid, p.pid FROM thread t JOIN process p USING (upid) ORDER BY t.tid LIMIT 1")
+profsh> table.concat(both.columns, " "), both[1].pid == both[1].pid_2
+pid tid pid_2	true

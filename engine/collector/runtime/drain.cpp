@@ -366,10 +366,12 @@ namespace {
 // The workload closed the stream's descriptor (and may have reused its number for a file of
 // its own, which is left alone): the stream is opened again by its path and goes on at its end.
 bool ReopenStream() {
+  const dev_t device = g_stream.device;
+  const ino_t inode = g_stream.inode;
   const int fd = open(g_stream.path, O_WRONLY | O_APPEND | O_CLOEXEC);
   if (fd < 0) return false;
-  AdoptStreamFd(fd);
-  if (StreamFdIsOurs()) return true;
+  AdoptStreamFd(fd);  // remembers the file it opened: compared with the stream's below
+  if (g_stream.device == device && g_stream.inode == inode) return true;
   // Not our file any more (the session folder was replaced): nothing of it is ours to write.
   close(g_stream.fd);
   g_stream.fd = -1;
@@ -403,7 +405,9 @@ bool FlushBlocks() {
       // A partial block would end the stream in the middle of one: the stream is cut back to
       // where this round (or this flush) began, which also gives its space back.
       const uint64_t keep = g_stream.in_round ? g_stream.round_start : flush_start;
-      if (ftruncate(g_stream.fd, static_cast<off_t>(keep)) == 0 &&
+      // Checked again: the workload may have closed our number and reused it since the check
+      // above, and its file is not ours to cut.
+      if (StreamFdIsOurs() && ftruncate(g_stream.fd, static_cast<off_t>(keep)) == 0 &&
           lseek(g_stream.fd, static_cast<off_t>(keep), SEEK_SET) >= 0) {
         g_stream.written = keep;
       }

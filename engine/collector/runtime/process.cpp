@@ -309,28 +309,34 @@ void FinalFlush(uint8_t reason) {
 
 void BeforeFork() {
   if (!g.active) return;
-  registry().LockForFork();
-  LockStepsForFork();
+  const int saved_errno = errno;
+  // The stream's mutex first, then the registry and steps locks: the drain thread holds the
+  // mutex when it takes the steps lock (PollControl), so the other order could hang a fork. The
+  // parent's stream is brought up to the fork before the spin locks are taken (threads at a step
+  // boundary do not spin through the drain): a parent that ends without running exit handlers
+  // or our _exit (daemon(3) ends it with libc's own) loses nothing it recorded.
   pthread_mutex_lock(&g_stream.mutex);
-  // The parent's stream is brought up to the fork: a parent that ends without running exit
-  // handlers or our _exit (daemon(3) ends it with libc's own) loses nothing it recorded.
   if (!Closed()) {
     const bool was_drain_thread = t_is_drain_thread;
     t_is_drain_thread = true;  // the drain's buffers are not the workload's memory
     DrainOnce();
     t_is_drain_thread = was_drain_thread;
   }
+  registry().LockForFork();
+  LockStepsForFork();
+  errno = saved_errno;
 }
 
 void AfterForkParent() {
   if (!g.active) return;
-  pthread_mutex_unlock(&g_stream.mutex);
   UnlockStepsAfterFork();
   registry().UnlockAfterFork();
+  pthread_mutex_unlock(&g_stream.mutex);
 }
 
 void AfterForkChild() {
   if (!g.active) return;
+  const int saved_errno = errno;  // fork succeeded; what the program reads next is its own
   // Only the forking thread exists here; the parent writes what the rings held at the fork.
   pthread_mutex_init(&g_stream.mutex, nullptr);
   ResetStepLog();
@@ -371,9 +377,11 @@ void AfterForkChild() {
     // Sources that read the off flag directly (the PyTorch operator source) stop working too.
     g.off.fetch_or(kOffStopped, std::memory_order_relaxed);
     g.active = false;
+    errno = saved_errno;
     return;
   }
   StartDrainThread();
+  errno = saved_errno;
 }
 
 void SaveEnvironment() {
@@ -464,20 +472,24 @@ void Shutdown(uint8_t reason) {
 
 void ExecFailed() {
   if (!g.active || getpid() != g_pid) return;
+  const int exec_errno = errno;  // why exec failed, which the caller reads next
   pthread_mutex_lock(&g_stream.mutex);
   stream::AppendBlockTo(PendingBlocks(), stream::ExecFailedBlock{});
   FlushBlocks();
   pthread_mutex_unlock(&g_stream.mutex);
+  errno = exec_errno;
 }
 
 void BeforeExec(const char* path) {
   if (!g.active || getpid() != g_pid) return;
+  const int saved_errno = errno;
   Shutdown(stream::kEndExec);
   pthread_mutex_lock(&g_stream.mutex);
   stream::AppendBlockTo(PendingBlocks(),
                         stream::ExecBlock{std::string_view(path, strnlen(path, 4000))});
   FlushBlocks();
   pthread_mutex_unlock(&g_stream.mutex);
+  errno = saved_errno;
 }
 
 // "LD_PRELOAD=<this library> <the rest>" when a new environment dropped us from the list.
