@@ -438,10 +438,14 @@ void AppendLossNotice() {
   stream::AppendBlockTo(g_out, stream::NoticeBlock{std::string_view(
                                    text, std::min(static_cast<size_t>(length), sizeof text - 1))});
   g_stream.write_failed = false;  // once more, for the notice and the end block behind it
+  // The cut took back blocks this round's drain state counts as written (thread, string and
+  // metadata blocks); an event round after it could name what the stream no longer defines.
+  g_stream.rounds_refused = true;
 }
 
 double DrainOnce(bool yield) {
   double fullest = 0;
+  if (g_stream.rounds_refused) return fullest;  // after a loss notice: the end and exec only
   g_stream.in_round = true;
   g_stream.round_start = g_stream.written;
   g_round_events = 0;

@@ -58,6 +58,7 @@ struct StreamState {
   bool in_round = false;
   int write_errno = 0;
   uint64_t unwritten_events = 0;  // encoded but not written since a write failed
+  bool rounds_refused = false;    // a loss notice was written: no event round follows it
   uint32_t drain_ms = 20;
   // Threads waiting in FinalFlush for the mutex: the drain thread's rounds stop early and do
   // not follow each other without a wait, so that a busy drain cannot keep the final flush out.

@@ -184,6 +184,7 @@ bool OpenStream(const char* session) {
   if (g_stream.fd < 0) return false;
   g_stream.write_failed = false;
   g_stream.written = g_stream.round_start = g_stream.unwritten_events = 0;
+  g_stream.rounds_refused = false;
   const stream::FileHeader header = stream::MakeFileHeader();
   stream::PutBytes(PendingBlocks(), &header, sizeof header);
 
