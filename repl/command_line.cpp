@@ -8,6 +8,11 @@
 
 namespace profsh::repl {
 
+int CommandFailed(const char* command, const std::string& message) {
+  std::fprintf(stderr, "profsh %s: %s\n", command, message.c_str());
+  return 1;
+}
+
 CommandLine::CommandLine(std::string command, int argc, char** argv,
                          std::vector<std::string> options)
     : command_(std::move(command)), argc_(argc), argv_(argv), options_(std::move(options)) {}

@@ -11,6 +11,10 @@ namespace profsh::repl {
 // Exit status of every usage error, as getopt-based tools use.
 inline constexpr int kUsageError = 2;
 
+// A command that was used right but failed (a trace that does not load, a query SQLite
+// rejects): "profsh COMMAND: MESSAGE" on stderr; returns the exit status, 1.
+int CommandFailed(const char* command, const std::string& message);
+
 class CommandLine {
  public:
   // `command` names the command in messages ("profsh run"); `options` lists every option it

@@ -31,11 +31,6 @@ constexpr char kExportUsage[] =
     "Writes TRACE (any trace profsh loads) as a SQLite database OUT with Perfetto trace\n"
     "processor's tables (see profsh sql --help). OUT appears atomically.\n";
 
-int Fail(const char* command, const std::string& message) {
-  std::fprintf(stderr, "profsh %s: %s\n", command, message.c_str());
-  return 1;
-}
-
 }  // namespace
 
 int RunSqlCommand(int argc, char** argv) {
@@ -70,10 +65,10 @@ int RunSqlCommand(int argc, char** argv) {
     rows = QueryDatabaseFile(input, query);
   } else {
     auto trace = LoadTrace(input);
-    if (!trace.ok()) return Fail("sql", trace.error().message);
+    if (!trace.ok()) return CommandFailed("sql", trace.error().message);
     rows = QueryTrace(*trace.value(), query);
   }
-  if (!rows.ok()) return Fail("sql", rows.error().message);
+  if (!rows.ok()) return CommandFailed("sql", rows.error().message);
   std::string text = format == "csv" ? rows.value().FormatCsv() : rows.value().FormatTable();
   std::fwrite(text.data(), 1, text.size(), stdout);
   return 0;
@@ -101,9 +96,9 @@ int RunExportCommand(int argc, char** argv) {
   if (output.empty()) cl.Fail("no format given (--sqlite OUT)");
   if (input.empty()) cl.Fail("no trace given");
   auto trace = LoadTrace(input);
-  if (!trace.ok()) return Fail("export", trace.error().message);
+  if (!trace.ok()) return CommandFailed("export", trace.error().message);
   Status s = ExportTrace(*trace.value(), "sqlite", output);
-  if (!s.ok()) return Fail("export", output + ": " + s.message());
+  if (!s.ok()) return CommandFailed("export", output + ": " + s.message());
   return 0;
 }
 

@@ -7,6 +7,7 @@
 #include "engine/analysis/kernel_table.h"
 #include "engine/analysis/nsys_stats.h"
 #include "engine/load/trace_loader.h"
+#include "repl/command_line.h"
 
 namespace profsh::repl {
 
@@ -27,11 +28,6 @@ constexpr char kKernelsUsage[] =
     "Prints PyProf's kernel table of TRACE: one row per kernel with the operator and layer that\n"
     "launched it, its parameters, silicon time (ns), tensor-core use, launch configuration, the\n"
     "operator's FLOPs and bytes, and the achieved TFLOP/s, GB/s and FLOP/B.\n";
-
-int Fail(const char* command, const std::string& message) {
-  std::fprintf(stderr, "profsh %s: %s\n", command, message.c_str());
-  return 1;
-}
 
 void Print(const AnalysisRows& rows, const std::string& format) {
   std::string text = format == "csv" ? rows.FormatCsv() : rows.FormatTable();
@@ -54,19 +50,19 @@ int ParseArguments(const char* command, const char* usage, bool takes_report, in
       return 0;
     }
     if (a == "--format" || (takes_report && a == "--report")) {
-      if (i + 1 >= argc) return Fail(command, a + " needs a value");
+      if (i + 1 >= argc) return CommandFailed(command, a + " needs a value");
       (a == "--report" ? out->report : out->format) = argv[++i];
     } else if (!a.empty() && a[0] == '-') {
-      return Fail(command, "unknown option " + a + "\n" + usage);
+      return CommandFailed(command, "unknown option " + a + "\n" + usage);
     } else if (out->input.empty()) {
       out->input = a;
     } else {
-      return Fail(command, "one trace at a time (got " + out->input + " and " + a + ")");
+      return CommandFailed(command, "one trace at a time (got " + out->input + " and " + a + ")");
     }
   }
-  if (out->input.empty()) return Fail(command, std::string("no trace given\n") + usage);
+  if (out->input.empty()) return CommandFailed(command, std::string("no trace given\n") + usage);
   if (out->format != "table" && out->format != "csv")
-    return Fail(command, "unknown format '" + out->format + "' (table or csv)");
+    return CommandFailed(command, "unknown format '" + out->format + "' (table or csv)");
   return -1;
 }
 
@@ -87,15 +83,15 @@ int RunStatsCommand(int argc, char** argv) {
         if (!list.empty()) list += ", ";
         list += k;
       }
-      return Fail("stats", "unknown report '" + r + "' (known: " + list + ")");
+      return CommandFailed("stats", "unknown report '" + r + "' (known: " + list + ")");
     }
   }
   auto trace = LoadTrace(args.input);
-  if (!trace.ok()) return Fail("stats", trace.error().message);
+  if (!trace.ok()) return CommandFailed("stats", trace.error().message);
   bool first = true;
   for (const std::string& r : reports) {
     auto rows = NsysStatsReport(*trace.value(), r);
-    if (!rows.ok()) return Fail("stats", rows.error().message);
+    if (!rows.ok()) return CommandFailed("stats", rows.error().message);
     if (reports.size() > 1) std::printf("%s ** %s:\n\n", first ? "" : "\n", r.c_str());
     first = false;
     Print(*rows, args.format);
@@ -108,7 +104,7 @@ int RunKernelsCommand(int argc, char** argv) {
   if (int status = ParseArguments("kernels", kKernelsUsage, false, argc, argv, &args); status >= 0)
     return status;
   auto trace = LoadTrace(args.input);
-  if (!trace.ok()) return Fail("kernels", trace.error().message);
+  if (!trace.ok()) return CommandFailed("kernels", trace.error().message);
   Print(KernelTable(*trace.value()), args.format);
   return 0;
 }

@@ -13,6 +13,8 @@ import sys
 import tempfile
 import time
 
+from check_collector import workload_of  # profsh's child, once it has one
+
 failures = []
 
 
@@ -120,17 +122,7 @@ def check_on_demand(profsh, nvtx):
         run = subprocess.Popen([profsh, "run", "--on-demand", "--step-marker", "^step$", "--no-table", "--",
                                 nvtx, "steps", "400", "5"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=d)
-        workload = None
-        for _ in range(200):
-            try:
-                with open("/proc/%d/task/%d/children" % (run.pid, run.pid)) as f:
-                    kids = f.read().split()
-                if kids:
-                    workload = int(kids[0])
-                    break
-            except OSError:
-                pass
-            time.sleep(0.01)
+        workload = workload_of(run)
         check(workload is not None, "found the on-demand workload")
         if workload is None:
             run.kill()

@@ -213,17 +213,7 @@ def check_on_demand(t):
     run = subprocess.Popen([t.profsh, "run", "--on-demand", "--step-marker", "^step$", "--drain-ms", "1", "--no-table",
                             "--", t.workload, "steps", "300", "10", "5"],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=t.work, env=t.env())
-    workload = None
-    for _ in range(500):
-        try:
-            with open("/proc/%d/task/%d/children" % (run.pid, run.pid)) as f:
-                kids = f.read().split()
-            if kids:
-                workload = int(kids[0])
-                break
-        except OSError:
-            pass
-        time.sleep(0.01)
+    workload = check_collector.workload_of(run)
     check(workload is not None, "on demand: found the workload")
     if workload is None:
         run.kill()
