@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "engine/analysis/kernel_table.h"
 #include "engine/analysis/nsys_stats.h"
@@ -36,33 +37,47 @@ void Print(const AnalysisRows& rows, const std::string& format) {
     for (const std::string& note : rows.notes) std::fprintf(stderr, "note: %s\n", note.c_str());
 }
 
-// What both commands take: a trace, --format, and (for stats) --report. Returns -1 to go on, or
-// the exit status when the arguments were a help request or wrong.
+// What both commands take: a trace, --format, and (for stats) --report.
 struct Arguments {
   std::string input, report, format = "table";
 };
+// With the shared command-line conventions (`--opt=value`, "did you mean", usage errors exit 2).
+// Returns the exit status when the command is done (a help request), -1 to go on.
 int ParseArguments(const char* command, const char* usage, bool takes_report, int argc, char** argv,
                    Arguments* out) {
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
+  std::vector<std::string> options = {"--format", "--help"};
+  if (takes_report) options.push_back("--report");
+  CommandLine cl(std::string("profsh ") + command, argc, argv, options);
+  while (cl.Next()) {
+    const std::string& a = cl.arg();
     if (a == "-h" || a == "--help") {
       std::fputs(usage, stdout);
       return 0;
     }
-    if (a == "--format" || (takes_report && a == "--report")) {
-      if (i + 1 >= argc) return CommandFailed(command, a + " needs a value");
-      (a == "--report" ? out->report : out->format) = argv[++i];
-    } else if (!a.empty() && a[0] == '-') {
-      return CommandFailed(command, "unknown option " + a + "\n" + usage);
+    if (a == "--format") {
+      out->format = cl.Value("table or csv");
+    } else if (takes_report && a == "--report") {
+      out->report = cl.Value("a report name");
+    } else if (cl.IsOption()) {
+      cl.Unknown();
     } else if (out->input.empty()) {
       out->input = a;
     } else {
-      return CommandFailed(command, "one trace at a time (got " + out->input + " and " + a + ")");
+      cl.Fail("one trace at a time (got " + out->input + " and " + a + ")");
     }
   }
-  if (out->input.empty()) return CommandFailed(command, std::string("no trace given\n") + usage);
+  if (out->input.empty()) cl.Fail("no trace given");
   if (out->format != "table" && out->format != "csv")
-    return CommandFailed(command, "unknown format '" + out->format + "' (table or csv)");
+    cl.Fail("unknown format '" + out->format + "' (table or csv)");
+  if (!out->report.empty()) {
+    // Checked before the work of loading.
+    const auto& known = NsysReportNames();
+    if (std::find(known.begin(), known.end(), out->report) == known.end()) {
+      std::string list;
+      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      cl.Fail("unknown report '" + out->report + "' (known: " + list + ")");
+    }
+  }
   return -1;
 }
 
@@ -74,18 +89,6 @@ int RunStatsCommand(int argc, char** argv) {
     return status;
   std::vector<std::string> reports =
       args.report.empty() ? NsysReportNames() : std::vector<std::string>{args.report};
-  // Check the report names before the work of loading.
-  for (const std::string& r : reports) {
-    const auto& known = NsysReportNames();
-    if (std::find(known.begin(), known.end(), r) == known.end()) {
-      std::string list;
-      for (const auto& k : known) {
-        if (!list.empty()) list += ", ";
-        list += k;
-      }
-      return CommandFailed("stats", "unknown report '" + r + "' (known: " + list + ")");
-    }
-  }
   auto trace = LoadTrace(args.input);
   if (!trace.ok()) return CommandFailed("stats", trace.error().message);
   bool first = true;

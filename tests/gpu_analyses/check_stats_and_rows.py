@@ -94,11 +94,15 @@ with tempfile.TemporaryDirectory() as tmp:
                                                  "(ns)", "StdDev", "(ns)", "Name"],
            "stats table header", r.stdout)
 
-    # Bad input: a clear message naming what is wrong, exit status 1.
+    # Bad input: a clear message naming what is wrong; usage errors exit 2 (as every profsh
+    # command), a trace that does not load 1.
     r = run("stats", trace, "--report", "cuda_gpu_sum")
-    expect(r.returncode == 1 and "unknown report 'cuda_gpu_sum'" in r.stderr, "unknown report", r.stderr)
+    expect(r.returncode == 2 and "unknown report 'cuda_gpu_sum'" in r.stderr, "unknown report", r.stderr)
     r = run("stats", trace, "--format", "xml")
-    expect(r.returncode == 1 and "unknown format 'xml'" in r.stderr, "unknown format", r.stderr)
+    expect(r.returncode == 2 and "unknown format 'xml'" in r.stderr, "unknown format", r.stderr)
+    r = run("stats", trace, "--format=csv", "--repotr", "nvtx_sum")
+    expect(r.returncode == 2 and "did you mean '--report'" in r.stderr and r.stderr.count("\n") == 2,
+           "a mistyped option: one line with a suggestion, and the hint", r.stderr)
     missing = os.path.join(tmp, "missing.json")
     r = run("stats", missing)
     expect(r.returncode == 1 and "missing.json" in r.stderr, "missing trace named", r.stderr)
