@@ -56,6 +56,10 @@ int TraceQueueLengthSummary(lua_State* L);
 int TraceCounters(lua_State* L);
 int TraceStats(lua_State* L);        // Nsight Systems' reports
 int TraceKernelTable(lua_State* L);  // PyProf's kernel table
+// torch.compile's regions, graph breaks and kernel provenance (lua_compile.cpp).
+int TraceCompileRegions(lua_State* L);
+int TraceGraphBreaks(lua_State* L);
+int TraceKernelProvenance(lua_State* L);
 // A named selection of a result's rows (their indices): a list of the same row tables.
 struct RowsSelection {
   const char* name;

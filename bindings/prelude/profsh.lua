@@ -24,7 +24,7 @@ profsh — a programmable profiling shell.
 Help topics: load, key_averages, table, avg, trace, events, gpu, processes, threads,
 export_chrome_trace, export_stacks, save, to_sqlite, sql, flamegraph, flamegraph_diff,
 diff, speedscope, profile, run, pytorch, memory_timeline, schedule, record_function, on_demand,
-tensorboard_trace_handler, gpu, repl.
+tensorboard_trace_handler, gpu_events, compile, repl.
 Type :help TOPIC]]
 
 topics.load = [[
@@ -68,7 +68,7 @@ Fields of an averages element (times in microseconds):
 topics.trace = [[
 Trace fields: duration (us), start (absolute us), path, format, event_count, warnings,
 metadata.  Methods: key_averages, table via averages, events, processes, threads,
-launcher, kernels (:help gpu), export_chrome_trace, export_stacks, save, to_sqlite, sql,
+launcher, kernels (:help gpu_events), export_chrome_trace, export_stacks, save, to_sqlite, sql,
 flamegraph, export_speedscope.
 #trace is the number of events.]]
 
@@ -84,7 +84,7 @@ trace:events{name=, pattern=, kind=, cat=, ph=, pid=, tid=, from=, to=, limit=} 
   gpu_user_annotation, ac2g (flows); profsh's own recordings nvtx, itt, torch domains.
   ph: "X" complete, "i" instant, "C" counter, "M" metadata, "s"/"f" flows.]]
 
-topics.gpu = [[
+topics.gpu_events = [[
 GPU traces (Kineto, recorded with ProfilerActivity.CUDA):
   kernels, copies and sets run on a stream: pid = the device, tid = the stream
   (t:threads() lists them); each has args "correlation" (its runtime call) and, in newer
@@ -98,6 +98,22 @@ GPU traces (Kineto, recorded with ProfilerActivity.CUDA):
   where joining on External id finds nothing). key_averages adds each kernel's time to its
   op's self_cuda_time_total; rows with device_type "CUDA" are the kernels themselves.
   scripts/gpu_kernels.lua: device time per op, top kernels, who launched the longest.]]
+
+topics.compile = [[
+What torch.compile did (PyTorch 2.2+ traces; docs/ANALYSIS.md defines every column):
+  t:compile_regions()   per "Torch-Compiled Region: F/R", pass (forward/backward) and step:
+                        calls, cpu_time, compile_time, kernels, gpu_busy, gpu_idle, depth
+                        (>= 1: a graph break), host_wait_share, mean_launch_delay,
+                        short_kernels, verdict ("CPU-bound: consider CUDA graphs ...")
+  g = t:graph_breaks()  per step: compile_time, run_time, guard_time, regions, graph_breaks,
+                        recompiles, eager_islands, eager_time
+    g.islands           runs of eager operators: step, tid, start, duration, op_time, ops,
+                        first_op, last_op, region, stack
+    g.recompiles        frame, recompile, region, step, start, compile_time
+  t:kernel_provenance() kernel time by origin: inductor pointwise/reduction/persistent/template,
+                        ATen fallbacks, cuBLAS, cuDNN, CUTLASS, flash attention, NCCL, CUDA
+                        graph replays; Inductor's C++ kernels on the CPU
+  Recipe: scripts/torch_compile.lua]]
 
 topics.processes = [[
 trace:processes() -> list of {pid, name, labels, sort_index, threads={{tid, name, events}}}]]

@@ -1,0 +1,677 @@
+#include "engine/analysis/compile_analysis.h"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+
+#include "engine/analysis/arg_reader.h"
+
+namespace profsh {
+namespace {
+
+constexpr std::string_view kRegionPrefix = "Torch-Compiled Region: ";
+constexpr std::string_view kCompileWorkSuffix = "(dynamo_timed)";
+constexpr std::string_view kGuardName = "TorchDynamo Cache Lookup";
+constexpr std::string_view kBackwardName = "CompiledFunctionBackward";
+
+enum class Role : uint8_t {
+  kOther,
+  kRegion,        // Torch-Compiled Region: F/R
+  kForward,       // CompiledFunction
+  kBackward,      // CompiledFunctionBackward
+  kCompileWork,   // ... (dynamo_timed)
+  kGuard,         // TorchDynamo Cache Lookup
+  kCppKernel,     // an Inductor C++ kernel (cpp_fused_*), recorded with enable_kernel_profile
+  kTritonLaunch,  // the CPU side of an Inductor triton kernel's launch (its device work counts)
+};
+
+Role RoleOfName(std::string_view n) {
+  if (n.starts_with(kRegionPrefix)) return Role::kRegion;
+  if (n == kBackwardName) return Role::kBackward;
+  if (n == "CompiledFunction") return Role::kForward;
+  if (n.ends_with(kCompileWorkSuffix)) return Role::kCompileWork;
+  if (n == kGuardName) return Role::kGuard;
+  if (n.find("cpp_fused_") != std::string_view::npos) return Role::kCppKernel;
+  if (n.starts_with("triton_")) return Role::kTritonLaunch;
+  return Role::kOther;
+}
+
+bool IsCompiledCode(Role r) {
+  return r == Role::kForward || r == Role::kBackward || r == Role::kCppKernel ||
+         r == Role::kTritonLaunch;
+}
+
+// "0/1" -> frame 0, recompile 1; -1 where the text is not a number.
+void ParseRegion(std::string_view name, int64_t* frame, int64_t* recompile) {
+  std::string_view rest = name.substr(kRegionPrefix.size());
+  *frame = *recompile = -1;
+  const char* end = rest.data() + rest.size();
+  auto [p, ec] = std::from_chars(rest.data(), end, *frame);
+  if (ec != std::errc() || p == end || *p != '/') {
+    *frame = -1;
+    return;
+  }
+  if (std::from_chars(p + 1, end, *recompile).ec != std::errc()) *recompile = -1;
+}
+
+double Micros(int64_t ns) {
+  return static_cast<double>(ns) / 1000.0;
+}
+
+struct Step {
+  int64_t number, ts, end;
+};
+
+// ProfilerStep#N ranges of the trace, by start.
+std::vector<Step> StepsOf(const Trace& trace) {
+  std::vector<Step> steps;
+  constexpr std::string_view kPrefix = "ProfilerStep#";
+  for (size_t i = 0; i < trace.events.size(); ++i) {
+    if (trace.events.phase(i) != 'X') continue;
+    std::string_view n = trace.str(trace.events.name(i));
+    if (!n.starts_with(kPrefix)) continue;
+    int64_t number = 0;
+    std::string_view digits = n.substr(kPrefix.size());
+    if (std::from_chars(digits.data(), digits.data() + digits.size(), number).ec != std::errc())
+      continue;
+    steps.push_back(Step{number, trace.events.ts(i), trace.events.end(i)});
+  }
+  std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.ts < b.ts; });
+  return steps;
+}
+
+// The step whose range holds `ts`; -1 outside every step.
+int64_t StepAt(const std::vector<Step>& steps, int64_t ts) {
+  auto it = std::upper_bound(steps.begin(), steps.end(), ts,
+                             [](int64_t t, const Step& s) { return t < s.ts; });
+  if (it == steps.begin()) return -1;
+  --it;
+  return ts < it->end ? it->number : -1;
+}
+
+struct DeviceWork {
+  int64_t ts, end, launch_ts, launch_end;  // launch_*: the runtime call, -1 when unknown
+  bool graph_replay;
+};
+
+// One call of a compiled region (its forward), or one CompiledFunctionBackward.
+struct Instance {
+  uint32_t event;        // index in FunctionEvents
+  int32_t region_event;  // the region it belongs to (itself for a forward call); -1 unknown
+  bool backward;
+  int64_t step;
+  int64_t ts, end;
+  int64_t kernels = 0;
+  int64_t compile_ns = 0;  // top-level compile work inside it
+  std::vector<DeviceWork> work;
+};
+
+struct WorkStats {
+  int64_t busy = 0, idle = 0, host_wait = 0;
+  int64_t launch_delay_sum = 0, launch_delays = 0, short_kernels = 0, graph_replays = 0;
+};
+
+// Busy, idle and host wait of one instance's device work: idle inside the span from its first
+// start to its last end; a gap is a host wait when the launch of the work after it began only
+// after the device had run out of work.
+void AddWorkStats(std::vector<DeviceWork>& work, WorkStats* s) {
+  if (work.empty()) return;
+  std::sort(work.begin(), work.end(),
+            [](const DeviceWork& a, const DeviceWork& b) { return a.ts < b.ts; });
+  int64_t covered_end = work.front().ts;
+  for (const DeviceWork& w : work) {
+    if (w.ts > covered_end) {
+      const int64_t gap = w.ts - covered_end;
+      s->idle += gap;
+      if (w.launch_ts >= 0 && w.launch_ts >= covered_end) s->host_wait += gap;
+    }
+    if (w.end > covered_end) {
+      s->busy += w.end - std::max(w.ts, covered_end);
+      covered_end = w.end;
+    }
+    if (w.launch_ts >= 0) {
+      s->launch_delay_sum += w.ts - w.launch_ts;
+      ++s->launch_delays;
+      if (w.end - w.ts < w.launch_end - w.launch_ts) ++s->short_kernels;
+    }
+    if (w.graph_replay) ++s->graph_replays;
+  }
+}
+
+// The launch-overhead verdict of a region: CPU-bound when the device waited for launches for
+// most of its idle time, or when most kernels ran shorter than their launch call and the device
+// was busy for less time than the host spent running the region.
+std::string Verdict(int64_t device_items, const WorkStats& s, int64_t host_run_ns) {
+  if (device_items == 0) return "no device work";
+  if (s.graph_replays * 2 >= device_items) return "CUDA graphs in use";
+  const bool waits_for_host = s.idle > s.busy && s.host_wait * 2 >= s.idle;
+  const bool short_launches =
+      s.launch_delays > 0 && s.short_kernels * 2 >= s.launch_delays && s.busy < host_run_ns;
+  if (waits_for_host || short_launches)
+    return "CPU-bound: consider CUDA graphs (mode='reduce-overhead')";
+  if (s.idle > s.busy) return "GPU idle, not waiting for launches";
+  return "GPU-bound";
+}
+
+class Analyzer {
+ public:
+  Analyzer(const Trace& trace, const FunctionEvents& f)
+      : trace_(trace), f_(f), seq_reader_(trace, {"Sequence number"}) {}
+
+  CompileAnalysis Run() {
+    Classify();
+    steps_ = StepsOf(trace_);
+    CollectInstances();
+    AttachDeviceWork();
+    CompileAnalysis out;
+    out.regions = RegionRows();
+    out.recompiles = RecompileRows();
+    out.islands = IslandRows();
+    out.steps = StepRows();
+    out.provenance = ProvenanceRows();
+    return out;
+  }
+
+ private:
+  bool Live(size_t i) const {
+    return !f_.removed(i) && f_.device(i) == DeviceType::kCpu && f_.kind(i) != EventKind::kMemory &&
+           f_.kind(i) != EventKind::kRuntime;
+  }
+  std::string_view Name(size_t i) const { return f_.strings.Get(f_.name(i)); }
+  int64_t SequenceOf(size_t i) const {
+    auto t = f_.trace_event(i);
+    int64_t seq = -1;
+    if (t) seq_reader_.GetInt(trace_.events.args(*t), 0, &seq);
+    return seq;
+  }
+
+  void Classify() {
+    const size_t n = f_.size();
+    role_.assign(n, Role::kOther);
+    region_depth_.assign(n, 0);
+    enclosing_region_.assign(n, -1);
+    in_compiled_.assign(n, 0);
+    in_compile_work_.assign(n, 0);
+    in_guard_.assign(n, 0);
+    contains_compiled_.assign(n, 0);
+    compiling_track_.assign(trace_.tracks.size(), 0);
+    for (size_t i = 0; i < n; ++i) {
+      if (Live(i)) role_[i] = RoleOfName(Name(i));
+    }
+    // Within a thread parents come before their children (FunctionEvents' order), so one pass
+    // in index order sees every parent's context first; threads are contiguous.
+    for (size_t i = 0; i < n; ++i) {
+      if (!Live(i)) continue;
+      const int32_t p = f_.parent(i);
+      if (p >= 0 && static_cast<size_t>(p) < i) {
+        region_depth_[i] = region_depth_[p] + (role_[p] == Role::kRegion ? 1 : 0);
+        enclosing_region_[i] = role_[p] == Role::kRegion ? p : enclosing_region_[p];
+        in_compiled_[i] = in_compiled_[p] || IsCompiledCode(role_[p]);
+        in_compile_work_[i] = in_compile_work_[p] || role_[p] == Role::kCompileWork;
+        in_guard_[i] = in_guard_[p] || role_[p] == Role::kGuard;
+      }
+      if (role_[i] != Role::kOther) compiling_track_[f_.track(i)] = 1;
+      if (role_[i] == Role::kRegion || IsCompiledCode(role_[i]) || role_[i] == Role::kCompileWork) {
+        for (int32_t a = f_.parent(i); a >= 0 && !contains_compiled_[a]; a = f_.parent(a))
+          contains_compiled_[a] = 1;
+      }
+    }
+  }
+
+  void CollectInstances() {
+    // Forward calls of CompiledFunction by sequence number (the latest one wins: numbers
+    // repeat across threads, and a backward follows its forward).
+    std::unordered_map<int64_t, std::vector<uint32_t>> forward_by_seq;
+    for (size_t i = 0; i < f_.size(); ++i) {
+      if (role_[i] == Role::kForward) {
+        int64_t seq = SequenceOf(i);
+        if (seq >= 0) forward_by_seq[seq].push_back(static_cast<uint32_t>(i));
+      }
+    }
+    instance_of_.assign(f_.size(), -1);
+    for (size_t i = 0; i < f_.size(); ++i) {
+      if (role_[i] == Role::kRegion) {
+        Instance in{static_cast<uint32_t>(i),
+                    static_cast<int32_t>(i),
+                    false,
+                    StepAt(steps_, f_.start_ns(i)),
+                    f_.start_ns(i),
+                    f_.end_ns(i),
+                    0,
+                    0,
+                    {}};
+        instance_of_[i] = static_cast<int32_t>(instances_.size());
+        instances_.push_back(std::move(in));
+      } else if (role_[i] == Role::kBackward) {
+        int32_t region = -1;
+        auto it = forward_by_seq.find(SequenceOf(i));
+        if (it != forward_by_seq.end()) {
+          uint32_t best = UINT32_MAX;
+          for (uint32_t fwd : it->second) {
+            if (f_.start_ns(fwd) <= f_.start_ns(i) &&
+                (best == UINT32_MAX || f_.start_ns(fwd) > f_.start_ns(best)))
+              best = fwd;
+          }
+          if (best != UINT32_MAX) region = enclosing_region_[best];
+        }
+        Instance in{static_cast<uint32_t>(i),
+                    region,
+                    true,
+                    StepAt(steps_, f_.start_ns(i)),
+                    f_.start_ns(i),
+                    f_.end_ns(i),
+                    0,
+                    0,
+                    {}};
+        instance_of_[i] = static_cast<int32_t>(instances_.size());
+        instances_.push_back(std::move(in));
+      }
+    }
+    // Inductor's C++ kernels and compile work count for the innermost instance around them.
+    for (size_t i = 0; i < f_.size(); ++i) {
+      const bool top_compile = role_[i] == Role::kCompileWork && !in_compile_work_[i];
+      if (role_[i] != Role::kCppKernel && !top_compile) continue;
+      int32_t in = InstanceAround(static_cast<int32_t>(i));
+      if (in < 0) continue;
+      if (top_compile) {
+        instances_[in].compile_ns += f_.end_ns(i) - f_.start_ns(i);
+      } else {
+        ++instances_[in].kernels;
+      }
+    }
+  }
+
+  int32_t InstanceAround(int32_t e) const {
+    for (int32_t a = e; a >= 0; a = f_.parent(a)) {
+      if (instance_of_[a] >= 0) return instance_of_[a];
+    }
+    return -1;
+  }
+
+  bool IsGraphLaunch(int32_t runtime) const {
+    if (runtime < 0) return false;
+    return Name(runtime).starts_with("cudaGraphLaunch") ||
+           Name(runtime).starts_with("hipGraphLaunch");
+  }
+
+  void AttachDeviceWork() {
+    for (const FunctionEvents::Launch& l : f_.launches) {
+      int32_t op = l.op;
+      if (op < 0 && l.runtime >= 0) op = f_.parent(l.runtime);
+      const int32_t in = op >= 0 ? InstanceAround(op) : -1;
+      if (in < 0) continue;
+      DeviceWork w{f_.start_ns(l.device), f_.end_ns(l.device), -1, -1, IsGraphLaunch(l.runtime)};
+      if (l.runtime >= 0) {
+        w.launch_ts = f_.start_ns(l.runtime);
+        w.launch_end = f_.end_ns(l.runtime);
+      }
+      ++instances_[in].kernels;
+      instances_[in].work.push_back(w);
+    }
+  }
+
+  std::string RegionName(int32_t region_event) const {
+    return region_event >= 0 ? std::string(Name(region_event)) : std::string(kBackwardName);
+  }
+
+  AnalysisRows RegionRows() {
+    AnalysisRows rows;
+    rows.columns = {"region",   "pass",     "frame",           "recompile",         "step",
+                    "calls",    "cpu_time", "compile_time",    "kernels",           "gpu_busy",
+                    "gpu_idle", "depth",    "host_wait_share", "mean_launch_delay", "short_kernels",
+                    "verdict"};
+    struct Group {
+      int32_t region_event;
+      bool backward;
+      int64_t step;
+      int64_t calls = 0, cpu_ns = 0, compile_ns = 0, kernels = 0, device_items = 0, depth = 0;
+      WorkStats work;
+    };
+    // Grouped by (step, region name, pass) in the order groups first appear.
+    std::map<std::tuple<int64_t, std::string, bool>, size_t> index;
+    std::vector<Group> groups;
+    for (Instance& in : instances_) {
+      auto key = std::make_tuple(in.step, RegionName(in.region_event), in.backward);
+      auto [it, fresh] = index.emplace(key, groups.size());
+      if (fresh) {
+        Group g{in.region_event, in.backward, in.step, 0, 0, 0, 0, 0, 0, {}};
+        g.depth = in.region_event >= 0 ? region_depth_[in.region_event] : 0;
+        groups.push_back(g);
+      }
+      Group& g = groups[it->second];
+      ++g.calls;
+      g.cpu_ns += in.end - in.ts;
+      g.compile_ns += in.compile_ns;
+      g.kernels += in.kernels;
+      g.device_items += static_cast<int64_t>(in.work.size());
+      AddWorkStats(in.work, &g.work);
+    }
+    std::vector<size_t> order(groups.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return groups[a].step < groups[b].step; });
+    for (size_t gi : order) {
+      const Group& g = groups[gi];
+      int64_t frame = -1, recompile = -1;
+      if (g.region_event >= 0) ParseRegion(Name(g.region_event), &frame, &recompile);
+      const WorkStats& w = g.work;
+      rows.rows.push_back({
+          Cell::Text(RegionName(g.region_event)),
+          Cell::Text(g.backward ? "backward" : "forward"),
+          frame >= 0 ? Cell::Int(frame) : Cell::Empty(),
+          recompile >= 0 ? Cell::Int(recompile) : Cell::Empty(),
+          g.step >= 0 ? Cell::Int(g.step) : Cell::Empty(),
+          Cell::Int(g.calls),
+          Cell::Fixed(Micros(g.cpu_ns), 3),
+          Cell::Fixed(Micros(g.compile_ns), 3),
+          Cell::Int(g.kernels),
+          Cell::Fixed(Micros(w.busy), 3),
+          Cell::Fixed(Micros(w.idle), 3),
+          Cell::Int(g.depth),
+          w.idle > 0 ? Cell::Double(RoundDecimal(static_cast<double>(w.host_wait) / w.idle, 4))
+                     : Cell::Empty(),
+          w.launch_delays > 0
+              ? Cell::Fixed(Micros(w.launch_delay_sum) / static_cast<double>(w.launch_delays), 3)
+              : Cell::Empty(),
+          Cell::Int(w.short_kernels),
+          Cell::Text(Verdict(g.device_items, w, g.cpu_ns - g.compile_ns)),
+      });
+    }
+    if (instances_.empty())
+      rows.notes.push_back(
+          "no compiled regions: the trace has no \"Torch-Compiled Region\" or "
+          "CompiledFunction events (PyTorch 2.2 or later records them)");
+    bool unmatched = std::any_of(instances_.begin(), instances_.end(), [](const Instance& in) {
+      return in.backward && in.region_event < 0;
+    });
+    if (unmatched)
+      rows.notes.push_back(
+          "some CompiledFunctionBackward calls name no forward call in the "
+          "trace (its sequence number is missing): their region is unknown");
+    return rows;
+  }
+
+  // The latest top-level compile event on the track that ended by `ts`.
+  int64_t CompileTimeBefore(uint32_t track, int64_t ts) const {
+    int64_t best_end = INT64_MIN, dur = 0;
+    for (uint32_t c : top_compile_events_) {
+      if (f_.track(c) != track || f_.end_ns(c) > ts) continue;
+      if (f_.end_ns(c) > best_end) {
+        best_end = f_.end_ns(c);
+        dur = f_.end_ns(c) - f_.start_ns(c);
+      }
+    }
+    return dur;
+  }
+
+  AnalysisRows RecompileRows() {
+    for (size_t i = 0; i < f_.size(); ++i) {
+      if (role_[i] == Role::kCompileWork && !in_compile_work_[i])
+        top_compile_events_.push_back(static_cast<uint32_t>(i));
+    }
+    AnalysisRows rows;
+    rows.columns = {"frame", "recompile", "region", "step", "start", "compile_time"};
+    std::map<std::pair<int64_t, int64_t>, bool> seen;
+    for (const Instance& in : instances_) {
+      if (in.backward) continue;
+      int64_t frame, recompile;
+      ParseRegion(Name(in.event), &frame, &recompile);
+      if (recompile < 1 || !seen.emplace(std::make_pair(frame, recompile), true).second) continue;
+      recompile_steps_.push_back(in.step);
+      rows.rows.push_back({Cell::Int(frame), Cell::Int(recompile),
+                           Cell::Text(std::string(Name(in.event))),
+                           in.step >= 0 ? Cell::Int(in.step) : Cell::Empty(),
+                           Cell::Fixed(Micros(in.ts - trace_.begin_ns()), 3),
+                           Cell::Fixed(Micros(CompileTimeBefore(f_.track(in.event), in.ts)), 3)});
+    }
+    return rows;
+  }
+
+  bool IsEagerTop(size_t i) const {
+    if (!Live(i) || role_[i] != Role::kOther || f_.kind(i) != EventKind::kCpuOp) return false;
+    if (in_compiled_[i] || in_compile_work_[i] || in_guard_[i] || contains_compiled_[i])
+      return false;
+    if (!compiling_track_[f_.track(i)]) return false;
+    // Outermost only: an eager op inside another eager op belongs to it.
+    for (int32_t a = f_.parent(i); a >= 0; a = f_.parent(a)) {
+      if (role_[a] == Role::kOther && f_.kind(a) == EventKind::kCpuOp && !contains_compiled_[a])
+        return false;
+    }
+    return true;
+  }
+
+  std::string StackText(size_t i) const {
+    std::string out;
+    for (uint32_t frame : f_.stacks.Get(f_.stack(i))) {
+      if (!out.empty()) out += ';';
+      out += f_.strings.Get(frame);
+    }
+    return out;
+  }
+
+  AnalysisRows IslandRows() {
+    AnalysisRows rows;
+    rows.columns = {"step", "tid",      "start",   "duration", "op_time",
+                    "ops",  "first_op", "last_op", "region",   "stack"};
+    // Starts of compiled code and compile work per track: an island ends where one begins.
+    std::unordered_map<uint32_t, std::vector<int64_t>> boundaries;
+    std::vector<uint32_t> tops;
+    for (size_t i = 0; i < f_.size(); ++i) {
+      if (!Live(i)) continue;
+      if (role_[i] != Role::kOther) boundaries[f_.track(i)].push_back(f_.start_ns(i));
+      if (IsEagerTop(i)) tops.push_back(static_cast<uint32_t>(i));
+    }
+    for (auto& [track, starts] : boundaries) std::sort(starts.begin(), starts.end());
+    std::stable_sort(tops.begin(), tops.end(), [&](uint32_t a, uint32_t b) {
+      if (f_.track(a) != f_.track(b)) return f_.track(a) < f_.track(b);
+      return f_.start_ns(a) < f_.start_ns(b);
+    });
+    struct Island {
+      std::vector<uint32_t> ops;
+      int64_t step;
+    };
+    std::vector<Island> islands;
+    for (uint32_t op : tops) {
+      const int64_t step = StepAt(steps_, f_.start_ns(op));
+      bool joins = false;
+      if (!islands.empty()) {
+        const Island& last = islands.back();
+        const uint32_t prev = last.ops.back();
+        if (f_.track(prev) == f_.track(op) && last.step == step &&
+            enclosing_region_[prev] == enclosing_region_[op]) {
+          const std::vector<int64_t>& b = boundaries[f_.track(op)];
+          auto from = std::lower_bound(b.begin(), b.end(), f_.end_ns(prev));
+          joins = from == b.end() || *from >= f_.start_ns(op);
+        }
+      }
+      if (joins) {
+        islands.back().ops.push_back(op);
+      } else {
+        islands.push_back(Island{{op}, step});
+      }
+    }
+    std::stable_sort(islands.begin(), islands.end(), [&](const Island& a, const Island& b) {
+      return f_.start_ns(a.ops.front()) < f_.start_ns(b.ops.front());
+    });
+    for (const Island& island : islands) {
+      const uint32_t first = island.ops.front(), last = island.ops.back();
+      int64_t op_ns = 0, end = f_.end_ns(first);
+      std::string stack;
+      for (uint32_t op : island.ops) {
+        op_ns += f_.end_ns(op) - f_.start_ns(op);
+        end = std::max(end, f_.end_ns(op));
+        if (stack.empty()) stack = StackText(op);
+      }
+      const int32_t region = enclosing_region_[first];
+      island_time_[island.step] += op_ns;
+      ++island_count_[island.step];
+      rows.rows.push_back(
+          {island.step >= 0 ? Cell::Int(island.step) : Cell::Empty(),
+           Cell::Text(trace_.FormatIdent(trace_.tracks[f_.track(first)].tid)),
+           Cell::Fixed(Micros(f_.start_ns(first) - trace_.begin_ns()), 3),
+           Cell::Fixed(Micros(end - f_.start_ns(first)), 3), Cell::Fixed(Micros(op_ns), 3),
+           Cell::Int(static_cast<int64_t>(island.ops.size())), Cell::Text(std::string(Name(first))),
+           Cell::Text(std::string(Name(last))),
+           Cell::Text(region >= 0 ? std::string(Name(region)) : std::string()),
+           Cell::Text(std::move(stack))});
+    }
+    return rows;
+  }
+
+  AnalysisRows StepRows() {
+    AnalysisRows rows;
+    rows.columns = {"step",    "step_time",    "compile_time", "run_time",      "guard_time",
+                    "regions", "graph_breaks", "recompiles",   "eager_islands", "eager_time"};
+    struct PerStep {
+      int64_t compile_ns = 0, guard_ns = 0, regions = 0, breaks = 0, recompiles = 0;
+    };
+    std::map<int64_t, PerStep> per;
+    for (const Step& s : steps_) per[s.number];
+    for (uint32_t c : top_compile_events_)
+      per[StepAt(steps_, f_.start_ns(c))].compile_ns += f_.end_ns(c) - f_.start_ns(c);
+    for (size_t i = 0; i < f_.size(); ++i) {
+      if (role_[i] == Role::kGuard && !in_guard_[i])
+        per[StepAt(steps_, f_.start_ns(i))].guard_ns += f_.end_ns(i) - f_.start_ns(i);
+    }
+    for (const Instance& in : instances_) {
+      if (in.backward) continue;
+      PerStep& p = per[in.step];
+      ++p.regions;
+      if (region_depth_[in.event] > 0) ++p.breaks;
+    }
+    for (int64_t step : recompile_steps_) ++per[step].recompiles;
+    for (const auto& [step, count] : island_count_) per[step];
+    if (instances_.empty() && top_compile_events_.empty()) return rows;
+    for (const auto& [step, p] : per) {
+      int64_t step_ns = 0;
+      if (step >= 0) {
+        for (const Step& s : steps_)
+          if (s.number == step) step_ns = s.end - s.ts;
+      }
+      const bool whole = step < 0;
+      if (whole && p.regions == 0 && p.compile_ns == 0 && island_count_.count(step) == 0) continue;
+      rows.rows.push_back(
+          {whole ? Cell::Empty() : Cell::Int(step),
+           whole ? Cell::Empty() : Cell::Fixed(Micros(step_ns), 3),
+           Cell::Fixed(Micros(p.compile_ns), 3),
+           whole ? Cell::Empty() : Cell::Fixed(Micros(step_ns - p.compile_ns), 3),
+           Cell::Fixed(Micros(p.guard_ns), 3), Cell::Int(p.regions), Cell::Int(p.breaks),
+           Cell::Int(p.recompiles),
+           Cell::Int(island_count_.count(step) ? island_count_.at(step) : 0),
+           Cell::Fixed(Micros(island_time_.count(step) ? island_time_.at(step) : 0), 3)});
+    }
+    return rows;
+  }
+
+  AnalysisRows ProvenanceRows() {
+    AnalysisRows rows;
+    rows.columns = {"device", "provenance", "kernels", "time", "percentage"};
+    struct Sum {
+      int64_t count = 0, ns = 0;
+    };
+    std::map<std::string, Sum> gpu, cpu;
+    int64_t gpu_total = 0, cpu_total = 0;
+    for (const FunctionEvents::Launch& l : f_.launches) {
+      const size_t d = l.device;
+      std::string p;
+      if (f_.kind(d) == EventKind::kCopy) {
+        p = "memcpy";
+      } else if (f_.kind(d) == EventKind::kSet) {
+        p = "memset";
+      } else if (IsGraphLaunch(l.runtime)) {
+        p = "CUDA graph replay";
+      } else {
+        p = KernelProvenanceOfName(Name(d));
+        if (p == "ATen") {
+          int32_t op = l.op;
+          if (op < 0 && l.runtime >= 0) op = f_.parent(l.runtime);
+          p = op >= 0 && InstanceAround(op) >= 0 ? "ATen fallback in compiled code" : "ATen eager";
+        }
+      }
+      Sum& s = gpu[p];
+      ++s.count;
+      s.ns += f_.end_ns(d) - f_.start_ns(d);
+      gpu_total += f_.end_ns(d) - f_.start_ns(d);
+    }
+    // On the CPU, compiled code is Inductor's C++ kernels and the ATen calls it makes itself
+    // (extern kernels such as aten::mm): the operators directly inside CompiledFunction(Backward).
+    for (size_t i = 0; i < f_.size(); ++i) {
+      if (!Live(i)) continue;
+      const int32_t p = f_.parent(i);
+      const bool kernel = role_[i] == Role::kCppKernel;
+      const bool extern_call = p >= 0 &&
+                               (role_[p] == Role::kForward || role_[p] == Role::kBackward) &&
+                               role_[i] == Role::kOther && f_.kind(i) == EventKind::kCpuOp;
+      if (!kernel && !extern_call) continue;
+      Sum& s = cpu[kernel ? "inductor C++ kernel" : "ATen fallback in compiled code"];
+      ++s.count;
+      s.ns += f_.end_ns(i) - f_.start_ns(i);
+      cpu_total += f_.end_ns(i) - f_.start_ns(i);
+    }
+    auto emit = [&](const char* device, const std::map<std::string, Sum>& sums, int64_t total) {
+      std::vector<std::pair<std::string, Sum>> sorted(sums.begin(), sums.end());
+      std::stable_sort(sorted.begin(), sorted.end(),
+                       [](const auto& a, const auto& b) { return a.second.ns > b.second.ns; });
+      for (const auto& [name, s] : sorted) {
+        rows.rows.push_back(
+            {Cell::Text(device), Cell::Text(name), Cell::Int(s.count), Cell::Fixed(Micros(s.ns), 3),
+             Cell::Double(total > 0 ? RoundDecimal(100.0 * static_cast<double>(s.ns) / total, 2)
+                                    : 0.0)});
+      }
+    };
+    emit("gpu", gpu, gpu_total);
+    emit("cpu", cpu, cpu_total);
+    if (rows.rows.empty())
+      rows.notes.push_back(
+          "no kernels: the trace has no device work and no Inductor C++ kernels "
+          "(recorded with torch._inductor.config.cpp.enable_kernel_profile)");
+    return rows;
+  }
+
+  const Trace& trace_;
+  const FunctionEvents& f_;
+  ArgReader seq_reader_;
+  std::vector<Role> role_;
+  std::vector<int32_t> region_depth_, enclosing_region_, instance_of_;
+  std::vector<uint8_t> in_compiled_, in_compile_work_, in_guard_, contains_compiled_;
+  std::vector<uint8_t> compiling_track_;  // by trace track: the thread runs compiled code
+  std::vector<Step> steps_;
+  std::vector<Instance> instances_;
+  std::vector<uint32_t> top_compile_events_;
+  std::vector<int64_t> recompile_steps_;
+  std::map<int64_t, int64_t> island_time_, island_count_;
+};
+
+bool Contains(std::string_view s, std::string_view what) {
+  return s.find(what) != std::string_view::npos;
+}
+
+}  // namespace
+
+const char* KernelProvenanceOfName(std::string_view n) {
+  if (n.starts_with("triton_poi_")) return "inductor pointwise";
+  if (n.starts_with("triton_red_")) return "inductor reduction";
+  if (n.starts_with("triton_per_")) return "inductor persistent reduction";
+  if (n.starts_with("triton_tem_")) return "inductor template";
+  if (n.starts_with("triton_")) return "triton";
+  if (Contains(n, "nccl")) return "NCCL";
+  if (Contains(n, "flash") || Contains(n, "fmha")) return "flash attention";
+  if (Contains(n, "cudnn") || Contains(n, "_fprop") || Contains(n, "_dgrad") ||
+      Contains(n, "_wgrad") || Contains(n, "implicit_convolve"))
+    return "cuDNN";
+  if (Contains(n, "cutlass")) return "CUTLASS";
+  if (Contains(n, "gemm") || Contains(n, "gemv") || Contains(n, "cublas") ||
+      n.starts_with("ampere_") || n.starts_with("volta_") || n.starts_with("turing_") ||
+      n.starts_with("sm90_xmma") || n.starts_with("sm80_xmma"))
+    return "cuBLAS";
+  return "ATen";
+}
+
+CompileAnalysis AnalyzeCompile(const Trace& trace, const FunctionEvents& events) {
+  return Analyzer(trace, events).Run();
+}
+
+}  // namespace profsh
