@@ -93,20 +93,36 @@ Result<AnchorFile> ReadAnchorFile(const std::string& path) {
   return a;
 }
 
-// torch's time (absolute ns of its trace: origin + ts) -> the collector's realtime ns: the
-// anchors' midpoints paired with their events' midpoints; the rate from the first and the last
-// pair when they are far enough apart to measure it.
+// A torch time (absolute ns of its trace: origin + ts) paired with a realtime ns, and how far
+// apart the realtime readings around it were (the pair's uncertainty).
+struct ClockPair {
+  int64_t torch_ns = 0, real_ns = 0, width_ns = 0;
+};
+
+// torch's time -> the collector's realtime ns: the anchors' midpoints paired with their events'
+// midpoints. The offset from the narrowest pair at the start, the rate from it and the narrowest
+// at the end only over a long run (over a short one the pairs' microseconds of uncertainty would
+// make a worse rate than assuming torch's clock runs at realtime's).
 class ClockMap {
  public:
-  bool Fit(const std::vector<std::pair<int64_t, int64_t>>& pairs) {  // (torch ns, realtime ns)
+  bool Fit(const std::vector<ClockPair>& pairs) {
     if (pairs.empty()) return false;
-    torch0_ = pairs.front().first;
-    real0_ = pairs.front().second;
-    const auto& [t1, r1] = pairs.back();
-    if (pairs.size() >= 2 && t1 - torch0_ > 1000000) {
+    // The anchors come in two groups: at start and at exit.
+    const int64_t middle =
+        pairs.front().torch_ns + (pairs.back().torch_ns - pairs.front().torch_ns) / 2;
+    const ClockPair* first = nullptr;
+    const ClockPair* last = nullptr;
+    for (const ClockPair& p : pairs) {
+      const ClockPair*& best = p.torch_ns <= middle ? first : last;
+      if (!best || p.width_ns < best->width_ns) best = &p;
+    }
+    torch0_ = first->torch_ns;
+    real0_ = first->real_ns;
+    if (last && last->torch_ns - torch0_ > int64_t{10} * 1000000000) {
+      const int64_t t1 = last->torch_ns, r1 = last->real_ns;
       const double slope = static_cast<double>(r1 - real0_) / static_cast<double>(t1 - torch0_);
-      // A clock running more than 1 % off is a mismatch of the pairs, not a clock.
-      if (slope > 0.99 && slope < 1.01) slope_ = slope;
+      // A clock running more than 0.1 % off is a mismatch of the pairs, not a clock.
+      if (slope > 0.999 && slope < 1.001) slope_ = slope;
     }
     return true;
   }
@@ -149,13 +165,14 @@ void MergeOne(const std::string& json_path, const AnchorFile& anchor_file,
     if (IsName(from, i, kAnchorName)) anchor_events.push_back(i);
   std::sort(anchor_events.begin(), anchor_events.end(),
             [&](size_t a, size_t b) { return from.events.ts(a) < from.events.ts(b); });
-  std::vector<std::pair<int64_t, int64_t>> pairs;
+  std::vector<ClockPair> pairs;
   std::map<int64_t, int64_t> os_tid;  // torch's thread number -> OS tid
   for (size_t k = 0; k < anchor_events.size() && k < anchor_file.anchors.size(); ++k) {
     const size_t i = anchor_events[k];
     const Anchor& a = anchor_file.anchors[k];
-    pairs.emplace_back(from.origin_ns + from.events.ts(i) + from.events.dur(i) / 2,
-                       a.before_ns + (a.after_ns - a.before_ns) / 2);
+    pairs.push_back(ClockPair{from.origin_ns + from.events.ts(i) + from.events.dur(i) / 2,
+                              a.before_ns + (a.after_ns - a.before_ns) / 2,
+                              a.after_ns - a.before_ns - from.events.dur(i)});
     const Ident& tid = from.tracks[from.events.track(i)].tid;
     if (!tid.is_string) os_tid[tid.number] = a.tid;
   }
