@@ -8,6 +8,7 @@
 
 #include <cstring>
 
+#include "engine/session/torch_fallback.h"
 #include "engine/stream/stream_format.h"
 #include "engine/util/json_text.h"
 
@@ -169,6 +170,13 @@ Result<std::vector<WindowTrace>> LiveSession::Finish() {
   }
   std::vector<WindowTrace> out = std::move(last.value());
   for (WindowTrace& w : sink_->TakeDone()) out.push_back(std::move(w));
+  summary_.operator_sources = OperatorSources(folder_);
+  if (HasTorchTraces(folder_)) {
+    warnings_.push_back(
+        "torch.profiler recorded the operators (the fallback), and its trace is written when the "
+        "process exits: windows handed over while the workload ran do not hold them (profsh run "
+        "without a window output, or profsh.load of the kept session folder, merges them)");
+  }
   return out;
 }
 

@@ -99,6 +99,8 @@ std::string DescribeRecording(const SessionSummary& s) {
                     std::to_string(s.dropped_events + s.events_without_slot) +
                     " other events dropped"
               : "; nothing dropped";
+  for (size_t i = 0; i < s.operator_sources.size(); ++i)
+    out += (i == 0 ? "; operators: " : ", ") + s.operator_sources[i];
   return out;
 }
 

@@ -13,6 +13,7 @@
 
 #include "engine/session/stream_clock.h"
 #include "engine/session/stream_decoder.h"
+#include "engine/session/torch_fallback.h"
 #include "engine/stream/stream_format.h"
 #include "engine/trace/trace_builder.h"
 #include "engine/util/json_text.h"
@@ -47,7 +48,6 @@ Result<StreamFile> OpenStreamFile(const std::string& path) {
   f.clock = FitClock(f.outline.clocks, f.outline.process.clock_kind);
   return f;
 }
-
 
 std::string ProfshMetadata(const std::vector<StreamFile>& files, const SessionSummary& sum,
                            const std::string& path) {
@@ -169,7 +169,8 @@ Result<SessionLoad> LoadSession(const std::string& path) {
   trace.origin_ns = origin;
   trace.has_origin = true;
   SessionSummary& sum = out.summary;
-  // Every window of every process goes into the one trace.
+  // Every window of every process goes into the one trace; their spans are kept for torch's
+  // profiler's traces, cut to the same windows.
   class MergedSink final : public WindowSink {
    public:
     MergedSink(TraceBuilder& b, int64_t origin) : builder_(b), origin_(origin) {}
@@ -177,7 +178,10 @@ Result<SessionLoad> LoadSession(const std::string& path) {
       *origin_ns = origin_;
       return builder_;
     }
-    void Sealed(const WindowInfo&) override {}
+    void Sealed(const WindowInfo& w) override {
+      windows.push_back(RecordingWindow{w.pid, w.begin_ns, w.end_ns, w.reason == "whole run"});
+    }
+    std::vector<RecordingWindow> windows;
 
    private:
     TraceBuilder& builder_;
@@ -205,6 +209,10 @@ Result<SessionLoad> LoadSession(const std::string& path) {
                          std::to_string(f.outline.cut_at) +
                          " (the process was killed while writing); everything before it is read");
     }
+  }
+  if (folder) {
+    MergeTorchTraces(path, sink.windows, origin, builder, sum, warnings);
+    sum.operator_sources = OperatorSources(path);
   }
   for (const SummaryCount& c : kSummaryCounts) {
     if (int64_t n = c.Value(sum); c.IsLoss() && n > 0)

@@ -34,6 +34,9 @@ struct SessionSummary {
   uint64_t cut_streams = 0;          // streams without an end block (killed, or still running)
   uint64_t stream_bytes = 0;
   std::vector<std::string> notices;
+  // Which path recorded the PyTorch operators ("profsh operator source (...)", "torch.profiler
+  // (fallback: why)"), one text per distinct path (the processes' operators-<pid>.txt notes).
+  std::vector<std::string> operator_sources;
 };
 
 // One count: its name for people and scripts, and, for what a session lost or had to repair,

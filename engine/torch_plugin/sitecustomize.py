@@ -53,23 +53,42 @@ class _TorchWatcher(importlib.abc.MetaPathFinder):
         return spec
 
 
+def _fall_back(reason):
+    """torch's own profiler records the operators instead (profsh_torch_fallback.py)."""
+    try:
+        import profsh_torch_fallback
+        profsh_torch_fallback.start(reason)
+    except Exception as e:
+        print("profsh: operators not recorded (%s), and the fallback failed: %r" % (reason, e), file=sys.stderr)
+
+
 def _attach():
     plugin = os.environ.get("PROFSH_TORCH_PLUGIN")
     if not plugin:
+        return
+    # PROFSH_TORCH_OPERATORS=torch.profiler: the user asks for torch's profiler (also how the
+    # tests reach the fallback where the plugin would load).
+    if os.environ.get("PROFSH_TORCH_OPERATORS") == "torch.profiler":
+        _fall_back("PROFSH_TORCH_OPERATORS=torch.profiler")
         return
     python = "%d.%d" % sys.version_info[:2]
     torch = sys.modules.get("torch")
     version = str(getattr(torch, "__version__", ""))
     if python != _BUILT_FOR_PYTHON or not (version == _BUILT_FOR_TORCH or version.startswith(_BUILT_FOR_TORCH + ".")):
-        print("profsh: operators not recorded: profsh's PyTorch source was built for Python %s and torch %s, "
-              "this is Python %s with torch %s" % (_BUILT_FOR_PYTHON, _BUILT_FOR_TORCH, python, version or "?"),
-              file=sys.stderr)
+        _fall_back("profsh's PyTorch source was built for Python %s and torch %s, this is Python %s with torch %s"
+                   % (_BUILT_FOR_PYTHON, _BUILT_FOR_TORCH, python, version or "?"))
         return
     try:
         import ctypes
         ctypes.CDLL(plugin, mode=ctypes.RTLD_GLOBAL)
     except OSError as e:
-        print("profsh: cannot attach to torch (%s): %s" % (plugin, e), file=sys.stderr)
+        _fall_back("cannot attach to torch (%s): %s" % (plugin, e))
+        return
+    try:
+        import profsh_torch_fallback
+        profsh_torch_fallback.note_operator_source("profsh operator source (%s)" % plugin)
+    except Exception:
+        pass
 
 
 if os.environ.get("PROFSH_TORCH_PLUGIN"):
