@@ -20,6 +20,8 @@ namespace profsh::lua {
 
 // What a Trace userdata holds: the trace and, once asked for, its operator view.
 struct LaunchIndex;
+struct RankLoadInfo;
+struct RankPart;
 
 struct TraceHandle {
   std::shared_ptr<Trace> trace;
@@ -28,6 +30,10 @@ struct TraceHandle {
   std::shared_ptr<const FunctionEvents> Events();
   // The device-side model, per include_last_profiler_step (+1) and exact_rounding (+2).
   std::shared_ptr<const GpuEvents> gpu_events[4];
+  // A job's ranks (profsh.load_ranks): where each came from and its alignment; null otherwise.
+  std::shared_ptr<const RankLoadInfo> rank_info;
+  // Each rank's part of a multi-rank trace, made by the first per-rank analysis (lua_ranks.cpp).
+  std::shared_ptr<const std::vector<RankPart>> rank_parts;
 };
 
 void OpenProfsh(lua_State* L);
@@ -60,6 +66,12 @@ int TraceKernelTable(lua_State* L);  // PyProf's kernel table
 int TraceCompileRegions(lua_State* L);
 int TraceGraphBreaks(lua_State* L);
 int TraceKernelProvenance(lua_State* L);
+// A distributed job's ranks (lua_ranks.cpp): profsh.load_ranks, trace:collectives(), trace.ranks.
+void RegisterRanks(lua_State* L);  // expects the profsh table on top of the stack
+int TraceCollectives(lua_State* L);
+void PushTraceRanks(lua_State* L, TraceHandle* h);
+// The ranks of a trace with two or more (each with its own Trace, made once); empty for one.
+const std::vector<RankPart>& RankParts(TraceHandle* h);
 // A named selection of a result's rows (their indices): a list of the same row tables.
 struct RowsSelection {
   const char* name;

@@ -1,6 +1,7 @@
 // The trace's device-time analyses (HTA's): trace:temporal_breakdown{...} and the others. The
 // engine computes the rows (engine/analysis/gpu_*); this file reads options and pushes rows.
 #include "bindings/lua_api.h"
+#include "bindings/lua_ranks.h"
 #include "bindings/lua_support.h"
 #include "engine/analysis/gpu_analyses.h"
 #include "engine/analysis/kernel_table.h"
@@ -16,17 +17,66 @@ TraceHandle* CheckTraceArg(lua_State* L, const char* function) {
   return CheckUserdata<TraceHandle>(L, 1, kTraceType, function);
 }
 
+GpuEventOptions GpuOptions(const Options& opts) {
+  GpuEventOptions options;
+  options.include_last_profiler_step = opts.Bool("include_last_profiler_step", false);
+  options.exact_rounding = opts.Bool("exact_rounding", false);
+  return options;
+}
+
 const GpuEvents& GpuEventsOf(TraceHandle* h, const Options& opts) {
-  bool include_last = opts.Bool("include_last_profiler_step", false);
-  bool exact = opts.Bool("exact_rounding", false);
-  auto& slot = h->gpu_events[(include_last ? 1 : 0) + (exact ? 2 : 0)];
-  if (!slot) {
-    GpuEventOptions options;
-    options.include_last_profiler_step = include_last;
-    options.exact_rounding = exact;
-    slot = std::make_shared<const GpuEvents>(BuildGpuEvents(*h->trace, options));
-  }
+  const GpuEventOptions options = GpuOptions(opts);
+  auto& slot = h->gpu_events[(options.include_last_profiler_step ? 1 : 0) +
+                             (options.exact_rounding ? 2 : 0)];
+  if (!slot) slot = std::make_shared<const GpuEvents>(BuildGpuEvents(*h->trace, options));
   return *slot;
+}
+
+// The rows of every rank, in rank order, with a rank column first where the rows have none.
+AnalysisRows ConcatRanks(std::vector<AnalysisRows> results, const std::vector<RankPart>& parts) {
+  AnalysisRows out;
+  const bool has_rank = results.front().Column("rank") != SIZE_MAX;
+  if (!has_rank) out.columns.push_back("rank");
+  for (const std::string& c : results.front().columns) out.columns.push_back(c);
+  for (size_t k = 0; k < results.size(); ++k) {
+    AnalysisRows& r = results[k];
+    for (size_t i = 0; i < r.rows.size(); ++i) {
+      std::vector<Cell> row = r.rows[i];
+      if (!has_rank) row.insert(row.begin(), Cell::Int(parts[k].rank));
+      out.rows.push_back(row);
+    }
+    for (const std::string& note : r.notes)
+      out.notes.push_back("rank " + std::to_string(parts[k].rank) + ": " + note);
+  }
+  return out;
+}
+
+// An analysis with `outputs` results, run on each rank of a multi-rank trace alone (HTA reads
+// one rank's trace at a time) and concatenated; on the whole trace when it has one rank.
+// `analysis(gpu_events, trace)` returns the results.
+template <typename Analysis>
+std::vector<AnalysisRows> PerRank(TraceHandle* h, const Options& opts, Analysis analysis) {
+  const std::vector<RankPart>& parts = RankParts(h);
+  if (parts.empty()) return analysis(GpuEventsOf(h, opts), *h->trace);
+  std::vector<std::vector<AnalysisRows>> per_rank;
+  for (const RankPart& p : parts)
+    per_rank.push_back(analysis(BuildGpuEvents(*p.trace, GpuOptions(opts)), *p.trace));
+  std::vector<AnalysisRows> out;
+  for (size_t k = 0; k < per_rank.front().size(); ++k) {
+    std::vector<AnalysisRows> results;
+    for (auto& r : per_rank) results.push_back(std::move(r[k]));
+    out.push_back(ConcatRanks(std::move(results), parts));
+  }
+  return out;
+}
+
+template <typename Analysis>
+AnalysisRows PerRankOne(TraceHandle* h, const Options& opts, Analysis analysis) {
+  return std::move(PerRank(h, opts, [&](const GpuEvents& g, const Trace& t) {
+                     std::vector<AnalysisRows> v;
+                     v.push_back(analysis(g, t));
+                     return v;
+                   }).front());
 }
 
 double Ratio(const Options& opts, const char* key, double fallback, const char* function) {
@@ -74,7 +124,12 @@ int TraceTemporalBreakdown(lua_State* L) {
     TraceHandle* h = CheckTraceArg(L, "temporal_breakdown");
     Options opts(L, 2, "temporal_breakdown",
                  {"by_step", "include_last_profiler_step", "exact_rounding"});
-    PushRows(L, TemporalBreakdown(GpuEventsOf(h, opts), opts.Bool("by_step", false)), {});
+    const bool by_step = opts.Bool("by_step", false);
+    PushRows(
+        L,
+        PerRankOne(h, opts,
+                   [&](const GpuEvents& g, const Trace&) { return TemporalBreakdown(g, by_step); }),
+        {});
     return 1;
   });
 }
@@ -83,7 +138,9 @@ int TraceCommCompOverlap(lua_State* L) {
   return Protect(L, [&] {
     TraceHandle* h = CheckTraceArg(L, "comm_comp_overlap");
     Options opts(L, 2, "comm_comp_overlap", {"include_last_profiler_step", "exact_rounding"});
-    PushRows(L, CommCompOverlap(GpuEventsOf(h, opts)), {});
+    PushRows(
+        L, PerRankOne(h, opts, [](const GpuEvents& g, const Trace&) { return CommCompOverlap(g); }),
+        {});
     return 1;
   });
 }
@@ -99,9 +156,15 @@ int TraceKernelBreakdown(lua_State* L) {
     options.duration_ratio = Ratio(opts, "duration_ratio", 0.8, fn);
     options.num_kernels = NonNegative(opts, "num_kernels", 10, fn);
     options.include_memory_kernels = opts.Bool("include_memory_kernels", true);
-    KernelBreakdown b = ComputeKernelBreakdown(GpuEventsOf(h, opts), options, *h->trace);
-    PushRows(L, std::move(b.by_type), {});
-    PushRows(L, std::move(b.by_kernel), {});
+    auto b = PerRank(h, opts, [&](const GpuEvents& g, const Trace& t) {
+      KernelBreakdown k = ComputeKernelBreakdown(g, options, t);
+      std::vector<AnalysisRows> v;
+      v.push_back(std::move(k.by_type));
+      v.push_back(std::move(k.by_kernel));
+      return v;
+    });
+    PushRows(L, std::move(b[0]), {});
+    PushRows(L, std::move(b[1]), {});
     return 2;
   });
 }
@@ -126,7 +189,12 @@ int TraceAnnotationBreakdown(lua_State* L) {
       options.allowlist_patterns->emplace_back(lua_tostring(L, -1));
       return true;
     });
-    PushRows(L, AnnotationBreakdown(GpuEventsOf(h, opts), *h->trace, options), {});
+    PushRows(L,
+             PerRankOne(h, opts,
+                        [&](const GpuEvents& g, const Trace& t) {
+                          return AnnotationBreakdown(g, t, options);
+                        }),
+             {});
     return 1;
   });
 }
@@ -145,9 +213,15 @@ int TraceIdleTimeBreakdown(lua_State* L) {
       options.streams.push_back(lua_tointeger(L, -1));
       return true;
     });
-    IdleTimeBreakdown b = ComputeIdleTimeBreakdown(GpuEventsOf(h, opts), options);
-    PushRows(L, std::move(b.breakdown), {});
-    PushRows(L, std::move(b.interval_stats), {});
+    auto b = PerRank(h, opts, [&](const GpuEvents& g, const Trace&) {
+      IdleTimeBreakdown i = ComputeIdleTimeBreakdown(g, options);
+      std::vector<AnalysisRows> v;
+      v.push_back(std::move(i.breakdown));
+      v.push_back(std::move(i.interval_stats));
+      return v;
+    });
+    PushRows(L, std::move(b[0]), {});
+    PushRows(L, std::move(b[1]), {});
     return 2;
   });
 }
@@ -163,14 +237,28 @@ int TraceKernelLaunchStats(lua_State* L) {
     options.runtime_cutoff = NonNegative(opts, "runtime_cutoff", 50, fn);
     options.launch_delay_cutoff = NonNegative(opts, "launch_delay_cutoff", 100, fn);
     options.include_memory_events = opts.Bool("include_memory_events", true);
-    LaunchStats s = ComputeLaunchStats(GpuEventsOf(h, opts), options, *h->trace);
+    // The selections are row indices: each rank's are moved past the rows before it.
+    std::vector<uint32_t> short_kernels, long_launches, long_delays;
+    uint32_t launches_before = 0;
+    auto s = PerRank(h, opts, [&](const GpuEvents& g, const Trace& t) {
+      LaunchStats ls = ComputeLaunchStats(g, options, t);
+      const uint32_t offset = launches_before;
+      for (uint32_t i : ls.short_kernels) short_kernels.push_back(offset + i);
+      for (uint32_t i : ls.long_launches) long_launches.push_back(offset + i);
+      for (uint32_t i : ls.long_delays) long_delays.push_back(offset + i);
+      launches_before += static_cast<uint32_t>(ls.launches.rows.size());
+      std::vector<AnalysisRows> v;
+      v.push_back(std::move(ls.launches));
+      v.push_back(std::move(ls.aten_op_delays));
+      return v;
+    });
     std::vector<std::pair<const char*, AnalysisRows>> lists;
-    lists.emplace_back("aten_op_delays", std::move(s.aten_op_delays));
+    lists.emplace_back("aten_op_delays", std::move(s[1]));
     std::vector<RowsSelection> selections;
-    selections.push_back({"short_kernels", std::move(s.short_kernels)});
-    selections.push_back({"long_launches", std::move(s.long_launches)});
-    selections.push_back({"long_delays", std::move(s.long_delays)});
-    PushRows(L, std::move(s.launches), std::move(lists), std::move(selections));
+    selections.push_back({"short_kernels", std::move(short_kernels)});
+    selections.push_back({"long_launches", std::move(long_launches)});
+    selections.push_back({"long_delays", std::move(long_delays)});
+    PushRows(L, std::move(s[0]), std::move(lists), std::move(selections));
     return 1;
   });
 }
@@ -179,7 +267,11 @@ int TraceQueueLengthSummary(lua_State* L) {
   return Protect(L, [&] {
     TraceHandle* h = CheckTraceArg(L, "queue_length_summary");
     Options opts(L, 2, "queue_length_summary", {"include_last_profiler_step", "exact_rounding"});
-    PushRows(L, QueueLengthSummary(GpuEventsOf(h, opts), *h->trace), {});
+    PushRows(
+        L,
+        PerRankOne(h, opts,
+                   [](const GpuEvents& g, const Trace& t) { return QueueLengthSummary(g, t); }),
+        {});
     return 1;
   });
 }
@@ -188,7 +280,10 @@ int TraceCounters(lua_State* L) {
   return Protect(L, [&] {
     TraceHandle* h = CheckTraceArg(L, "counters");
     Options opts(L, 2, "counters", {"include_last_profiler_step", "exact_rounding"});
-    PushRows(L, CounterSeries(GpuEventsOf(h, opts), *h->trace), {});
+    PushRows(
+        L,
+        PerRankOne(h, opts, [](const GpuEvents& g, const Trace& t) { return CounterSeries(g, t); }),
+        {});
     return 1;
   });
 }

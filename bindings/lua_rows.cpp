@@ -5,6 +5,7 @@
 // holds now (sorted, filtered or edited), and a result of a million rows is not kept twice.
 #include "bindings/lua_api.h"
 #include "bindings/lua_support.h"
+#include "engine/analysis/ranks.h"
 
 namespace profsh::lua {
 
@@ -119,6 +120,15 @@ int RowsToCsv(lua_State* L) {
   });
 }
 
+// rows:across_ranks(): one row per key with min / median / max and the rank of the max of every
+// numeric column (engine/analysis/ranks.h).
+int RowsAcrossRanks(lua_State* L) {
+  return Protect(L, [&] {
+    PushRows(L, CrossRankView(ReadRows(L, "across_ranks")), {});
+    return 1;
+  });
+}
+
 void PushCell(lua_State* L, const Cell& cell) {
   switch (cell.kind) {
     case Cell::Kind::kEmpty:
@@ -186,6 +196,9 @@ void SetRowsMetatable(lua_State* L, RowsFormat format, bool with_fields) {
   lua_pushvalue(L, -1);
   lua_pushcclosure(L, RowsToCsv, 1);
   lua_setfield(L, -3, "to_csv");
+  lua_pushvalue(L, -1);
+  lua_pushcclosure(L, RowsAcrossRanks, 1);
+  lua_setfield(L, -3, "across_ranks");
   lua_pushcclosure(L, RowsToString, 1);  // takes the userdata off the stack
   lua_setfield(L, -3, "__tostring");
   lua_setfield(L, -2, "__index");

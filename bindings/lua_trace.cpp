@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "bindings/lua_api.h"
+#include "bindings/lua_ranks.h"
 #include "bindings/lua_support.h"
 #include "engine/analysis/function_events.h"
 #include "engine/analysis/memory_timeline.h"
@@ -553,6 +554,8 @@ int TraceField(lua_State* L) {
       lua_rawseti(L, -2, 1);
       lua_pushinteger(L, t.last_step);
       lua_rawseti(L, -2, 2);
+    } else if (key == "ranks") {
+      PushTraceRanks(L, h);
     } else if (key == "step_num") {
       // torch's prof.step_num when on_trace_ready runs: the step after the window's last.
       if (!t.has_steps) return 0;
@@ -622,7 +625,7 @@ std::string FormatDuration(int64_t ns) {
 }
 
 void PushTrace(lua_State* L, std::shared_ptr<Trace> trace) {
-  NewUserdata(L, kTraceType, TraceHandle{std::move(trace), nullptr, nullptr, {}});
+  NewUserdata(L, kTraceType, TraceHandle{std::move(trace), nullptr, nullptr, {}, nullptr, nullptr});
 }
 
 TraceHandle* TestTrace(lua_State* L, int index) {
@@ -658,13 +661,15 @@ void RegisterTrace(lua_State* L) {
        {"kernel_table", TraceKernelTable},
        {"compile_regions", TraceCompileRegions},
        {"graph_breaks", TraceGraphBreaks},
-       {"kernel_provenance", TraceKernelProvenance}},
+       {"kernel_provenance", TraceKernelProvenance},
+       {"collectives", TraceCollectives}},
       TraceField,
       {"duration", "start", "path", "format", "event_count", "warnings", "metadata", "steps",
-       "step_num"},
+       "step_num", "ranks"},
       {{"__gc", GcUserdata<TraceHandle>}, {"__tostring", TraceToString}, {"__len", TraceLen}});
   lua_pushcfunction(L, Load);
   lua_setfield(L, -2, "load");
+  RegisterRanks(L);
 }
 
 }  // namespace profsh::lua

@@ -128,6 +128,8 @@ class EventTable {
   // not inserted one by one.
   void SetDurations(const std::vector<LongDuration>& durations);
   void SetPhase(size_t i, char phase);
+  // Moves an event in time (ranks of a job aligned after loading).
+  void ShiftTs(size_t i, int64_t delta_ns) { ts_[i] += delta_ns; }
   void AddFlags(size_t i, uint8_t f);
   // Removes the events marked in `drop`, keeping the order of the rest.
   void Compact(const std::vector<bool>& drop);

@@ -59,9 +59,9 @@ size_t AppendEvents(const Trace& from, TraceBuilder& to, const PlaceEvent& place
     e.name = from.str(from.events.name(i));
     e.category = from.category_name(from.events.category(i));
     e.flags = from.events.flags(i);
-    // String idents are interned in the destination's pool.
-    if (pid.is_string) pid.str = to.InternString(from.str(pid.str));
-    if (tid.is_string) tid.str = to.InternString(from.str(tid.str));
+    // String idents are interned in the destination's pool (those `place` replaced already are).
+    if (pid.is_string && pid == track.pid) pid.str = to.InternString(from.str(pid.str));
+    if (tid.is_string && tid == track.tid) tid.str = to.InternString(from.str(tid.str));
     e.pid = pid;
     e.tid = tid;
     const ArgRef args = from.events.args(i);

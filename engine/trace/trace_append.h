@@ -13,8 +13,9 @@
 namespace profsh {
 
 // Where one event of `from` goes: `ts` is its start in ns relative to the destination's origin
-// (to be set), `pid` and `tid` its track (idents of `from`: string ids are `from`'s). False
-// leaves the event out.
+// (to be set), `pid` and `tid` its track (idents of `from`: string ids are `from`'s; a string
+// ident `place` replaces must be interned in the destination already). False leaves the event
+// out.
 using PlaceEvent = std::function<bool(size_t event, int64_t* ts, Ident* pid, Ident* tid)>;
 
 // Appends the events `place` keeps, in `from`'s order; returns how many.

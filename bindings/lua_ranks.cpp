@@ -1,0 +1,176 @@
+// A distributed job's ranks in Lua: profsh.load_ranks(dir_or_glob_or_list, {align=...}),
+// trace.ranks, trace:collectives(), and each rank's part of a multi-rank trace for the
+// per-rank analyses (engine/load/rank_loader.h, engine/analysis/ranks.h).
+#include "bindings/lua_ranks.h"
+
+#include <map>
+
+#include "bindings/lua_api.h"
+#include "bindings/lua_support.h"
+#include "engine/analysis/ranks.h"
+#include "engine/load/rank_loader.h"
+#include "engine/trace/trace_append.h"
+#include "engine/trace/trace_builder.h"
+
+namespace profsh::lua {
+
+namespace {
+
+const char* const kTraceType = "profsh.Trace";
+
+// The files: a folder or glob pattern (a string), or a list of paths.
+std::vector<std::string> PathsArg(lua_State* L) {
+  if (lua_type(L, 1) == LUA_TSTRING) {
+    auto paths = ResolveRankPaths(lua_tostring(L, 1));
+    if (!paths.ok()) throw LuaError("load_ranks: " + paths.error().message);
+    return std::move(paths.value());
+  }
+  if (!lua_istable(L, 1))
+    throw LuaError(
+        "bad argument #1 to 'load_ranks' (a folder, a glob pattern or a list of "
+        "paths expected, got " +
+        std::string(luaL_typename(L, 1)) + ")");
+  std::vector<std::string> paths;
+  const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, 1));
+  for (lua_Integer i = 1; i <= n; ++i) {
+    lua_rawgeti(L, 1, i);
+    if (lua_type(L, -1) != LUA_TSTRING)
+      throw LuaError("bad argument #1 to 'load_ranks' (item " + std::to_string(i) +
+                     " is not a path)");
+    paths.emplace_back(lua_tostring(L, -1));
+    lua_pop(L, 1);
+  }
+  return paths;
+}
+
+int LoadRanksFunction(lua_State* L) {
+  return Protect(L, [&] {
+    RankLoadOptions options;
+    options.paths = PathsArg(L);
+    Options opts(L, 2, "load_ranks", {"align", "ranks", "allow_missing", "threads"});
+    if (auto align = opts.String("align")) {
+      auto a = ParseRankAlignment(*align);
+      if (!a.ok()) throw LuaError("bad option 'align' to 'load_ranks' (" + a.error().message + ")");
+      options.align = a.value();
+    }
+    options.allow_missing = opts.Bool("allow_missing", false);
+    const int64_t threads = opts.Int("threads", 0);
+    if (threads < 0) throw LuaError("bad option 'threads' to 'load_ranks' (must be >= 0)");
+    options.threads = static_cast<unsigned>(threads);
+    opts.Push("ranks");
+    if (lua_istable(L, -1)) {
+      lua_pushnil(L);
+      while (lua_next(L, -2) != 0) {
+        if (lua_type(L, -2) != LUA_TSTRING || !lua_isinteger(L, -1))
+          throw LuaError("bad option 'ranks' to 'load_ranks' (a map of file -> rank expected)");
+        options.ranks[lua_tostring(L, -2)] = lua_tointeger(L, -1);
+        lua_pop(L, 1);
+      }
+    } else if (!lua_isnil(L, -1)) {
+      throw LuaError("bad option 'ranks' to 'load_ranks' (a map of file -> rank expected)");
+    }
+    lua_pop(L, 1);
+    auto loaded = LoadRanks(options);
+    if (!loaded.ok()) throw LuaError(loaded.error().message);
+    auto info = std::make_shared<RankLoadInfo>();
+    info->ranks = loaded->ranks;
+    info->align = options.align;
+    info->residual_skew_median_us = loaded->residual_skew_median_us;
+    info->residual_skew_max_us = loaded->residual_skew_max_us;
+    info->matched_collectives = loaded->matched_collectives;
+    PushTrace(L, std::shared_ptr<Trace>(std::move(loaded->trace)));
+    TestTrace(L, -1)->rank_info = std::move(info);
+    return 1;
+  });
+}
+
+// One rank's events as a trace of their own, with that rank as its distributedInfo.
+std::shared_ptr<Trace> RankTrace(const Trace& whole, const std::vector<int32_t>& rank_of,
+                                 int32_t rank) {
+  auto part = std::make_shared<Trace>();
+  TraceBuilder builder(*part);
+  builder.SetFormat(whole.source_format);
+  for (const auto& [key, json] : whole.metadata) {
+    if (key != "distributedInfo") builder.AddMetadata(key, json);
+  }
+  builder.AddMetadata("distributedInfo", "{\"rank\": " + std::to_string(rank) + "}");
+  part->origin_ns = whole.origin_ns;
+  part->has_origin = whole.has_origin;
+  AppendEvents(whole, builder, [&](size_t i, int64_t*, Ident*, Ident*) {
+    return rank_of[whole.events.track(i)] == rank;
+  });
+  Status s = builder.Finish();
+  if (!s.ok()) throw LuaError(s.message());
+  part->source_path = whole.source_path;
+  return part;
+}
+
+}  // namespace
+
+const std::vector<RankPart>& RankParts(TraceHandle* h) {
+  if (!h->rank_parts) {
+    auto parts = std::make_shared<std::vector<RankPart>>();
+    const std::vector<int32_t> rank_of = RankOfTrack(*h->trace);
+    const std::vector<int32_t> ranks = RanksOf(rank_of);
+    if (ranks.size() >= 2) {
+      for (int32_t r : ranks) parts->push_back(RankPart{r, RankTrace(*h->trace, rank_of, r)});
+    }
+    h->rank_parts = std::move(parts);
+  }
+  return *h->rank_parts;
+}
+
+void PushTraceRanks(lua_State* L, TraceHandle* h) {
+  const std::vector<int32_t> ranks = RanksOf(RankOfTrack(*h->trace));
+  lua_createtable(L, static_cast<int>(ranks.size()), 2);
+  std::map<int32_t, const RankSource*> sources;
+  if (h->rank_info) {
+    for (const RankSource& s : h->rank_info->ranks) sources[s.rank] = &s;
+  }
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    lua_createtable(L, 0, 4);
+    lua_pushinteger(L, ranks[i]);
+    lua_setfield(L, -2, "rank");
+    if (auto it = sources.find(ranks[i]); it != sources.end()) {
+      lua_pushstring(L, it->second->path.c_str());
+      lua_setfield(L, -2, "path");
+      lua_pushnumber(L, static_cast<double>(it->second->offset_ns) / 1000.0);
+      lua_setfield(L, -2, "offset");
+      lua_pushinteger(L, static_cast<lua_Integer>(it->second->events));
+      lua_setfield(L, -2, "events");
+    }
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  if (h->rank_info) {
+    static const char* const kAlign[] = {"abs", "min", "step", "collective"};
+    lua_pushstring(L, kAlign[static_cast<int>(h->rank_info->align)]);
+    lua_setfield(L, -2, "align");
+    if (h->rank_info->matched_collectives > 0) {
+      lua_pushnumber(L, h->rank_info->residual_skew_median_us);
+      lua_setfield(L, -2, "skew_median");
+      lua_pushnumber(L, h->rank_info->residual_skew_max_us);
+      lua_setfield(L, -2, "skew_max");
+    }
+  }
+}
+
+int TraceCollectives(lua_State* L) {
+  return Protect(L, [&] {
+    TraceHandle* h = CheckUserdata<TraceHandle>(L, 1, kTraceType, "collectives");
+    Options opts(L, 2, "collectives", {});
+    CollectiveAnalysis a = AnalyzeCollectives(*h->trace);
+    PushRows(L, std::move(a.calls), {{"ranks", std::move(a.ranks)}});
+    if (a.straggler >= 0) {
+      lua_pushinteger(L, a.straggler);
+      lua_setfield(L, -2, "straggler");
+    }
+    return 1;
+  });
+}
+
+void RegisterRanks(lua_State* L) {
+  lua_pushcfunction(L, LoadRanksFunction);
+  lua_setfield(L, -2, "load_ranks");
+}
+
+}  // namespace profsh::lua

@@ -1,0 +1,60 @@
+// The ranks of a distributed job in one Trace: which rank each track belongs to, the collectives
+// each rank called, matched across ranks, and the cross-rank view of any analysis's rows.
+// docs/ANALYSIS.md ("Many ranks") defines every column.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/analysis/analysis_rows.h"
+#include "engine/trace/trace.h"
+
+namespace profsh {
+
+// The "rank N" label profsh gives each process of a rank (the process_labels metadata that
+// load_ranks writes and `profsh run` writes from the launcher's RANK); -1 when absent.
+int64_t RankOfLabels(std::string_view labels);
+
+// The trace's own rank: "distributedInfo": {"rank": N}; -1 when it names none.
+int64_t DistributedRank(const Trace& trace);
+
+// The rank of every track: its process's "rank N" label, else the trace's distributedInfo rank,
+// else 0.
+std::vector<int32_t> RankOfTrack(const Trace& trace);
+
+// The distinct ranks of a trace, ascending.
+std::vector<int32_t> RanksOf(const std::vector<int32_t>& rank_of_track);
+
+// One call of a collective on one rank. On a GPU trace NCCL's kernels (ncclKernel_*,
+// ncclDevKernel_*) are the collectives; otherwise the CPU operators that run them (gloo:*,
+// nccl:*, record_param_comms).
+struct CollectiveCall {
+  int32_t rank;
+  std::string group;  // process group: the "Process Group Name" argument, else "default"
+  std::string name;   // the collective ("all_reduce", "AllReduce", ...)
+  int64_t seq;        // the "Seq" argument, else its position among the rank's calls of
+                      // (group, name, device or host)
+  int64_t ts, end;    // ns
+  bool device;
+};
+std::vector<CollectiveCall> CollectiveCalls(const Trace& trace,
+                                            const std::vector<int32_t>& rank_of_track);
+
+struct CollectiveAnalysis {
+  // Per matched collective and rank: group, name, seq, rank, start, end, duration,
+  // arrival_skew (its start after the first rank's), wait (the last rank's start after its
+  // own: time spent waiting for the others), last (1 for the rank that arrived last).
+  AnalysisRows calls;
+  // Per rank: rank, collectives, last_arrivals, mean_arrival_skew, max_arrival_skew,
+  // total_wait; ordered by last_arrivals (the straggler first).
+  AnalysisRows ranks;
+  int32_t straggler = -1;  // the rank that arrived last most often; -1 without collectives
+};
+CollectiveAnalysis AnalyzeCollectives(const Trace& trace);
+
+// Rows with a "rank" column as one row per key (the other text columns): for every numeric
+// column, its min, median, max and the rank of the max over ranks ("<col>_min", ...).
+AnalysisRows CrossRankView(const AnalysisRows& rows);
+
+}  // namespace profsh

@@ -1,0 +1,424 @@
+#include "engine/load/rank_loader.h"
+
+#include <glob.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <filesystem>
+#include <map>
+#include <thread>
+#include <tuple>
+
+#include "engine/analysis/ranks.h"
+#include "engine/load/trace_loader.h"
+#include "engine/trace/kineto_schema.h"
+#include "engine/trace/trace_append.h"
+#include "engine/trace/trace_builder.h"
+
+namespace profsh {
+
+Result<RankAlignment> ParseRankAlignment(const std::string& name) {
+  if (name == "abs") return RankAlignment::kAbsolute;
+  if (name == "min") return RankAlignment::kMin;
+  if (name == "step") return RankAlignment::kStep;
+  if (name == "collective") return RankAlignment::kCollective;
+  return Error{"unknown alignment '" + name + "' (abs, min, step or collective expected)"};
+}
+
+namespace {
+
+bool IsTraceFile(const std::string& name) {
+  return name.ends_with(".json") || name.ends_with(".json.gz") || name.ends_with(".profsh");
+}
+
+std::string BaseName(const std::string& path) {
+  return std::filesystem::path(path).filename().string();
+}
+
+std::string AlignName(RankAlignment a) {
+  switch (a) {
+    case RankAlignment::kAbsolute:
+      return "abs";
+    case RankAlignment::kMin:
+      return "min";
+    case RankAlignment::kStep:
+      return "step";
+    case RankAlignment::kCollective:
+      break;
+  }
+  return "collective";
+}
+
+// Numeric pids of rank r become r * 2^32 + pid, so that equal pids of two ranks (GPU 0 on every
+// node, the same OS pid on two hosts) stay apart; string pids get a "rank r: " prefix.
+constexpr int64_t kRankPidStride = int64_t{1} << 32;
+
+struct LoadedFile {
+  std::unique_ptr<Trace> trace;
+  Error error;
+};
+
+}  // namespace
+
+int64_t RankInFileName(const std::string& path) {
+  std::string name = BaseName(path);
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (size_t p = name.find("rank"); p != std::string::npos; p = name.find("rank", p + 1)) {
+    size_t d = p + 4;
+    if (d < name.size() && (name[d] == '-' || name[d] == '_')) ++d;
+    int64_t rank = -1;
+    auto [end, ec] = std::from_chars(name.data() + d, name.data() + name.size(), rank);
+    if (ec == std::errc() && rank >= 0) return rank;
+  }
+  return -1;
+}
+
+Result<std::vector<std::string>> ResolveRankPaths(const std::string& dir_or_glob) {
+  std::vector<std::string> paths;
+  struct stat st {};
+  if (stat(dir_or_glob.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(dir_or_glob, ec)) {
+      const std::string name = entry.path().filename().string();
+      if (IsTraceFile(name)) paths.push_back(entry.path().string());
+    }
+    if (ec) return Error{dir_or_glob + ": " + ec.message()};
+    if (paths.empty())
+      return Error{dir_or_glob + ": no trace files (.json, .json.gz, .profsh) in this folder"};
+  } else {
+    glob_t g{};
+    const int rc = glob(dir_or_glob.c_str(), 0, nullptr, &g);
+    if (rc == 0) {
+      for (size_t i = 0; i < g.gl_pathc; ++i) paths.emplace_back(g.gl_pathv[i]);
+    }
+    globfree(&g);
+    if (paths.empty()) return Error{dir_or_glob + ": no such folder, and no file matches it"};
+  }
+  std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
+namespace {
+
+class RankMerger {
+ public:
+  RankMerger() : trace_(std::make_unique<Trace>()), builder_(*trace_) {
+    builder_.SetFormat("ranks");
+  }
+
+  void Add(const Trace& from, int32_t rank, const std::string& path) {
+    if (first_) {
+      first_ = false;
+      origin_ns_ = from.origin_ns;
+      trace_->origin_ns = from.origin_ns;
+      trace_->has_origin = from.has_origin;
+      for (const auto& [key, json] : from.metadata) {
+        if (key != "distributedInfo") builder_.AddMetadata(key, json);
+      }
+    }
+    trace_->has_origin = trace_->has_origin && from.has_origin;
+    const int64_t shift = from.origin_ns - origin_ns_;
+    const uint32_t process_name = from.strings.Find(kineto::kProcessName).value_or(UINT32_MAX);
+    const uint32_t process_labels = from.strings.Find(kineto::kProcessLabels).value_or(UINT32_MAX);
+    const uint32_t process_sort = from.strings.Find(kineto::kProcessSortIndex).value_or(UINT32_MAX);
+    // Processes of this rank, in the order the file names them.
+    for (const ProcessInfo& p : from.processes()) {
+      Ident pid = RankPid(from, p.pid, rank);
+      std::string name = "rank " + std::to_string(rank);
+      if (p.name != 0) name += ": " + std::string(from.str(p.name));
+      pending_.push_back(Pending{pid, std::move(name), rank, pending_rank_count_[rank]++});
+    }
+    for (const auto& w : from.warnings) trace_->warnings.push_back(path + ": " + w);
+    const size_t events =
+        AppendEvents(from, builder_, [&](size_t i, int64_t* ts, Ident* pid, Ident*) {
+          if (from.events.phase(i) == 'M') {
+            const uint32_t n = from.events.name(i);
+            if (n == process_name || n == process_labels || n == process_sort) return false;
+          }
+          *ts += shift;
+          *pid = RankPid(from, *pid, rank);
+          return true;
+        });
+    events_[rank] = events;
+  }
+
+  size_t events(int32_t rank) const {
+    auto it = events_.find(rank);
+    return it == events_.end() ? 0 : it->second;
+  }
+
+  // Names and sort order of every rank's processes, then the trace.
+  Result<std::unique_ptr<Trace>> Finish() {
+    for (const Pending& p : pending_) {
+      Meta(p.pid, kineto::kProcessName, "name", p.name);
+      Meta(p.pid, kineto::kProcessLabels, "labels", "rank " + std::to_string(p.rank));
+      EventFields e;
+      e.phase = 'M';
+      e.name = kineto::kProcessSortIndex;
+      e.pid = p.pid;
+      builder_.BeginArgs();
+      builder_.AddIntArg("sort_index", static_cast<int64_t>(p.rank) * 1000 + p.index);
+      builder_.AddEvent(e, builder_.BuildSchema(), {});
+    }
+    Status s = builder_.Finish();
+    if (!s.ok()) return Error{s.message()};
+    return std::move(trace_);
+  }
+
+ private:
+  struct Pending {
+    Ident pid;
+    std::string name;
+    int32_t rank;
+    int64_t index;
+  };
+
+  Ident RankPid(const Trace& from, Ident pid, int32_t rank) {
+    if (!pid.is_string) {
+      pid.number =
+          static_cast<int64_t>(rank) * kRankPidStride + (pid.number & (kRankPidStride - 1));
+      return pid;
+    }
+    // A string pid: "rank r: <pid>", interned in the destination and marked as already so.
+    const std::string text = "rank " + std::to_string(rank) + ": " + std::string(from.str(pid.str));
+    pid.number = 0;
+    pid.str = builder_.InternString(text);
+    pid.is_string = true;
+    return pid;
+  }
+
+  void Meta(const Ident& pid, std::string_view name, std::string_view key,
+            const std::string& value) {
+    EventFields e;
+    e.phase = 'M';
+    e.name = name;
+    e.pid = pid;
+    builder_.BeginArgs();
+    builder_.AddStringArg(key, value);
+    builder_.AddEvent(e, builder_.BuildSchema(), {});
+  }
+
+  std::unique_ptr<Trace> trace_;
+  TraceBuilder builder_;
+  bool first_ = true;
+  int64_t origin_ns_ = 0;
+  std::vector<Pending> pending_;
+  std::map<int32_t, int64_t> pending_rank_count_;
+  std::map<int32_t, size_t> events_;
+};
+
+// ProfilerStep#N starts per rank.
+std::map<int32_t, std::map<int64_t, int64_t>> StepStarts(const Trace& t,
+                                                         const std::vector<int32_t>& rank_of) {
+  std::map<int32_t, std::map<int64_t, int64_t>> starts;
+  constexpr std::string_view kPrefix = "ProfilerStep#";
+  for (size_t i = 0; i < t.events.size(); ++i) {
+    if (t.events.phase(i) != 'X') continue;
+    std::string_view n = t.str(t.events.name(i));
+    if (!n.starts_with(kPrefix)) continue;
+    int64_t step = 0;
+    if (std::from_chars(n.data() + kPrefix.size(), n.data() + n.size(), step).ec != std::errc())
+      continue;
+    auto& m = starts[rank_of[t.events.track(i)]];
+    auto [it, fresh] = m.emplace(step, t.events.ts(i));
+    if (!fresh) it->second = std::min(it->second, t.events.ts(i));
+  }
+  return starts;
+}
+
+// Matched collectives: their ends per rank, for every collective each rank called once.
+std::vector<std::map<int32_t, int64_t>> MatchedCollectiveEnds(const Trace& t,
+                                                              const std::vector<int32_t>& rank_of,
+                                                              size_t rank_count) {
+  std::map<std::tuple<std::string, std::string, int64_t>, std::map<int32_t, int64_t>> by_key;
+  std::map<std::tuple<std::string, std::string, int64_t>, size_t> calls;
+  for (const CollectiveCall& c : CollectiveCalls(t, rank_of)) {
+    auto key = std::make_tuple(c.group, c.name, c.seq);
+    by_key[key][c.rank] = c.end;
+    ++calls[key];
+  }
+  std::vector<std::map<int32_t, int64_t>> out;
+  for (auto& [key, ends] : by_key) {
+    if (ends.size() == rank_count && calls[key] == rank_count) out.push_back(ends);
+  }
+  return out;
+}
+
+double MedianOf(std::vector<int64_t> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? static_cast<double>(v[n / 2]) : (static_cast<double>(v[n / 2 - 1]) + v[n / 2]) / 2;
+}
+
+Status Align(LoadedRanks& out) {
+  Trace& t = *out.trace;
+  const std::vector<int32_t> rank_of = RankOfTrack(t);
+  std::map<int32_t, int64_t> offset;
+  for (const RankSource& r : out.ranks) offset[r.rank] = 0;
+  const int32_t reference = out.ranks.front().rank;
+  switch (out.align) {
+    case RankAlignment::kAbsolute:
+      break;
+    case RankAlignment::kMin: {
+      std::map<int32_t, int64_t> begin;
+      for (size_t i = 0; i < t.events.size(); ++i) {
+        if (t.events.phase(i) == 'M') continue;
+        const int32_t r = rank_of[t.events.track(i)];
+        auto [it, fresh] = begin.emplace(r, t.events.ts(i));
+        if (!fresh) it->second = std::min(it->second, t.events.ts(i));
+      }
+      for (auto& [r, o] : offset) {
+        if (begin.count(r) && begin.count(reference)) o = begin[reference] - begin[r];
+      }
+      break;
+    }
+    case RankAlignment::kStep: {
+      auto starts = StepStarts(t, rank_of);
+      int64_t common = -1;
+      if (starts.count(reference)) {
+        for (const auto& [step, ts] : starts[reference]) {
+          bool everywhere = true;
+          for (const RankSource& r : out.ranks)
+            everywhere = everywhere && starts[r.rank].count(step) > 0;
+          if (everywhere) {
+            common = step;
+            break;
+          }
+        }
+      }
+      if (common < 0) return Error{"align=\"step\": no ProfilerStep#N is in every rank's trace"};
+      for (auto& [r, o] : offset) o = starts[reference][common] - starts[r][common];
+      break;
+    }
+    case RankAlignment::kCollective: {
+      auto matched = MatchedCollectiveEnds(t, rank_of, out.ranks.size());
+      if (matched.empty())
+        return Error{
+            "align=\"collective\": no collective was called by every rank (no NCCL "
+            "kernels, record_param_comms, gloo: or nccl: operators to match)"};
+      for (auto& [r, o] : offset) {
+        std::vector<int64_t> d;
+        for (const auto& ends : matched) d.push_back(ends.at(reference) - ends.at(r));
+        o = static_cast<int64_t>(MedianOf(d));
+      }
+      break;
+    }
+  }
+  for (size_t i = 0; i < t.events.size(); ++i) {
+    const int64_t o = offset[rank_of[t.events.track(i)]];
+    if (o != 0) t.events.ShiftTs(i, o);
+  }
+  t.RebuildDerived();
+  for (RankSource& r : out.ranks) r.offset_ns = offset[r.rank];
+  // What is left: how far apart matched collectives end.
+  auto matched = MatchedCollectiveEnds(t, rank_of, out.ranks.size());
+  out.matched_collectives = matched.size();
+  if (!matched.empty()) {
+    std::vector<int64_t> spread;
+    for (const auto& ends : matched) {
+      int64_t lo = INT64_MAX, hi = INT64_MIN;
+      for (const auto& [r, e] : ends) {
+        lo = std::min(lo, e);
+        hi = std::max(hi, e);
+      }
+      spread.push_back(hi - lo);
+    }
+    out.residual_skew_median_us = MedianOf(spread) / 1000.0;
+    out.residual_skew_max_us =
+        static_cast<double>(*std::max_element(spread.begin(), spread.end())) / 1000.0;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<LoadedRanks> LoadRanks(const RankLoadOptions& options) {
+  if (options.paths.empty()) return Error{"load_ranks: no trace files given"};
+  unsigned threads = options.threads;
+  if (threads == 0) threads = std::min(8u, std::max(1u, std::thread::hardware_concurrency()));
+  LoadedRanks out;
+  out.align = options.align;
+  RankMerger merger;
+  std::map<int64_t, std::string> seen;  // rank -> path
+  // Files load `threads` at a time and are merged in order, so that at most that many whole
+  // traces are in memory beside the merged one.
+  for (size_t begin = 0; begin < options.paths.size(); begin += threads) {
+    const size_t end = std::min(options.paths.size(), begin + threads);
+    std::vector<LoadedFile> batch(end - begin);
+    std::vector<std::thread> workers;
+    for (size_t k = begin; k < end; ++k) {
+      workers.emplace_back([&, k] {
+        auto r = LoadTrace(options.paths[k]);
+        if (r.ok()) {
+          batch[k - begin].trace = std::move(r.value());
+        } else {
+          batch[k - begin].error = r.error();
+        }
+      });
+    }
+    for (std::thread& w : workers) w.join();
+    for (size_t k = begin; k < end; ++k) {
+      LoadedFile& f = batch[k - begin];
+      const std::string& path = options.paths[k];
+      if (!f.trace) return f.error;
+      int64_t rank = DistributedRank(*f.trace);
+      if (rank < 0) rank = RankInFileName(path);
+      if (rank < 0) {
+        auto it = options.ranks.find(path);
+        if (it == options.ranks.end()) it = options.ranks.find(BaseName(path));
+        if (it != options.ranks.end()) rank = it->second;
+      }
+      if (rank < 0 || rank > INT32_MAX) {
+        return Error{path +
+                     ": cannot tell its rank (no distributedInfo.rank in the trace, no "
+                     "rank-N in its name); give it: ranks = {[\"" +
+                     BaseName(path) + "\"] = N}"};
+      }
+      auto [it, fresh] = seen.emplace(rank, path);
+      if (!fresh)
+        return Error{"rank " + std::to_string(rank) + " twice: " + it->second + " and " + path};
+      merger.Add(*f.trace, static_cast<int32_t>(rank), path);
+      out.ranks.push_back(RankSource{static_cast<int32_t>(rank), path, 0,
+                                     merger.events(static_cast<int32_t>(rank))});
+      f.trace.reset();
+    }
+  }
+  if (!options.allow_missing) {
+    std::string missing;
+    int64_t expected = 0;
+    for (const auto& [rank, path] : seen) {
+      for (; expected < rank; ++expected)
+        missing += (missing.empty() ? "" : ", ") + std::to_string(expected);
+      expected = rank + 1;
+    }
+    if (!missing.empty()) {
+      std::string loaded;
+      for (const auto& [rank, path] : seen)
+        loaded += "\n  rank " + std::to_string(rank) + ": " + path;
+      return Error{"ranks missing: " + missing +
+                   " (allow_missing=true loads them anyway); loaded:" + loaded};
+    }
+  }
+  std::sort(out.ranks.begin(), out.ranks.end(),
+            [](const RankSource& a, const RankSource& b) { return a.rank < b.rank; });
+  auto trace = merger.Finish();
+  if (!trace.ok()) return trace.error();
+  out.trace = std::move(trace.value());
+  out.trace->source_path = options.paths.front();
+  Status aligned = Align(out);
+  if (!aligned.ok()) return Error{aligned.message()};
+  std::string note = "ranks aligned by \"" + AlignName(out.align) + "\"";
+  if (out.matched_collectives > 0) {
+    char buf[160];
+    std::snprintf(buf, sizeof(buf),
+                  "; %zu matched collectives end %.3f us apart (median), %.3f us at most",
+                  out.matched_collectives, out.residual_skew_median_us, out.residual_skew_max_us);
+    note += buf;
+  }
+  out.trace->warnings.push_back(note);
+  return out;
+}
+
+}  // namespace profsh

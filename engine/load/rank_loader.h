@@ -1,0 +1,61 @@
+// Every trace of a distributed job in one Trace (profsh.load_ranks): the rank of each file, its
+// processes renamed "rank r: ..." and labelled "rank r" (so that every analysis can tell the
+// ranks apart, and the Chrome export groups them), and the ranks' clocks aligned.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/trace/trace.h"
+#include "engine/util/result.h"
+
+namespace profsh {
+
+enum class RankAlignment {
+  kAbsolute,    // "abs": the times as recorded (each rank's own clock)
+  kMin,         // "min": every rank starts at the same instant (HTA's alignment)
+  kStep,        // "step": the first ProfilerStep every rank has starts at the same instant
+  kCollective,  // "collective": matched collectives end at the same instant (median)
+};
+Result<RankAlignment> ParseRankAlignment(const std::string& name);
+
+struct RankLoadOptions {
+  std::vector<std::string> paths;
+  RankAlignment align = RankAlignment::kMin;
+  // Ranks of files that name none (no distributedInfo.rank, no rank-N in the name), by path or
+  // by file name.
+  std::map<std::string, int64_t> ranks;
+  bool allow_missing = false;  // ranks 0..max need not all be there
+  unsigned threads = 0;        // files loaded at once; 0: one per core (at most 8)
+};
+
+struct RankSource {
+  int32_t rank;
+  std::string path;
+  int64_t offset_ns = 0;  // added to the rank's times by the alignment
+  size_t events = 0;
+};
+
+struct LoadedRanks {
+  std::unique_ptr<Trace> trace;
+  std::vector<RankSource> ranks;  // by rank
+  RankAlignment align = RankAlignment::kMin;
+  // After alignment, the spread of matched collectives' ends across ranks (µs); -1 without
+  // collectives.
+  double residual_skew_median_us = -1, residual_skew_max_us = -1;
+  size_t matched_collectives = 0;
+};
+
+// A folder (its .json, .json.gz and .profsh files) or a glob pattern, as a sorted list of
+// files; an error names the pattern that matched nothing.
+Result<std::vector<std::string>> ResolveRankPaths(const std::string& dir_or_glob);
+
+// The rank in a file name: rank-N, rank_N or rankN (any case); -1 when none.
+int64_t RankInFileName(const std::string& path);
+
+Result<LoadedRanks> LoadRanks(const RankLoadOptions& options);
+
+}  // namespace profsh
