@@ -1,18 +1,15 @@
 # profsh's start-up hook for Python processes of a profiled workload. profsh puts this folder
 # first on PYTHONPATH; Python imports this module at start-up. It waits for `import torch`,
-# then loads profsh's operator source (libprofsh_torch.so) into the process. Any other
-# sitecustomize on the path runs too, as if this one were not there. The user's code is not
-# changed and does not know.
+# then loads profsh's operator source (libprofsh_torch.so) into the process: the one built with
+# profsh when it was built for this very torch and Python, else one built for them on first use
+# and cached (profsh_torch_build.py). Any other sitecustomize on the path runs too, as if this
+# one were not there. The user's code is not changed and does not know.
 import importlib.abc
 import importlib.util
 import os
 import sys
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-# What the operator source was built against (filled in by CMake): it reads this Python's frames
-# and links this torch, so any other would crash or load a second torch.
-_BUILT_FOR_PYTHON = "@PROFSH_PYTHON_SERIES@"
-_BUILT_FOR_TORCH = "@PROFSH_TORCH_SERIES@"
 
 
 def _run_next_sitecustomize():
@@ -53,25 +50,40 @@ class _TorchWatcher(importlib.abc.MetaPathFinder):
         return spec
 
 
+def _fallback():
+    """The torch-profiler path (profsh_torch_fallback.py beside this file), or None."""
+    try:
+        import profsh_torch_fallback
+        return profsh_torch_fallback
+    except ImportError:
+        return None
+
+
 def _attach():
-    plugin = os.environ.get("PROFSH_TORCH_PLUGIN")
-    if not plugin:
-        return
-    python = "%d.%d" % sys.version_info[:2]
-    torch = sys.modules.get("torch")
-    version = str(getattr(torch, "__version__", ""))
-    if python != _BUILT_FOR_PYTHON or not (version == _BUILT_FOR_TORCH or version.startswith(_BUILT_FOR_TORCH + ".")):
-        print("profsh: operators not recorded: profsh's PyTorch source was built for Python %s and torch %s, "
-              "this is Python %s with torch %s" % (_BUILT_FOR_PYTHON, _BUILT_FOR_TORCH, python, version or "?"),
-              file=sys.stderr)
+    try:
+        import profsh_torch_build
+        plugin, how = profsh_torch_build.find_or_build(sys.modules["torch"])
+    except Exception as e:  # a bug of ours must not stop the user's program
+        plugin, how = None, "profsh's operator source could not be found or built: %r" % (e,)
+    fallback = _fallback()
+    if plugin is None:
+        print("profsh: operators not recorded by profsh's operator source: %s" % how, file=sys.stderr)
+        if fallback is not None:
+            fallback.start(how)
         return
     try:
         import ctypes
         ctypes.CDLL(plugin, mode=ctypes.RTLD_GLOBAL)
     except OSError as e:
-        print("profsh: cannot attach to torch (%s): %s" % (plugin, e), file=sys.stderr)
+        reason = "cannot load %s: %s" % (plugin, e)
+        print("profsh: operators not recorded by profsh's operator source: %s" % reason, file=sys.stderr)
+        if fallback is not None:
+            fallback.start(reason)
+        return
+    if fallback is not None and hasattr(fallback, "note_operator_source"):
+        fallback.note_operator_source(how)
 
 
-if os.environ.get("PROFSH_TORCH_PLUGIN"):
+if os.environ.get("PROFSH_TORCH_PLUGIN") is not None:
     sys.meta_path.insert(0, _TorchWatcher())
 _run_next_sitecustomize()
