@@ -33,6 +33,9 @@ _PREBUILT_PYTHON = "@PROFSH_PREBUILT_PYTHON@"  # "3.11"
 _PREBUILT_ABI = "@PROFSH_PREBUILT_ABI@"  # "0" or "1"
 _PREBUILT_LIBTORCH = "@PROFSH_PREBUILT_LIBTORCH@"  # libtorch_cpu's real path
 _SOURCES = os.path.join(os.path.dirname(_HERE), "torch_plugin_src")
+# As a release build of torch's: NDEBUG also compiles out torch's debug-only asserts in its
+# headers (RecordFunction::inputs() asserts on ranges whose inputs torch did not keep).
+_FLAGS = ["-std=c++17", "-O2", "-DNDEBUG", "-fPIC", "-shared", "-w"]
 
 
 class BuildFailed(Exception):
@@ -88,8 +91,7 @@ def _build_command(torch, abi, output, sources):
     compiler = _compiler()
     if compiler is None:
         raise BuildFailed("no C++ compiler ($CXX, c++ or g++ on PATH)")
-    command = compiler + ["-std=c++17", "-O2", "-fPIC", "-shared", "-w", "-D_GLIBCXX_USE_CXX11_ABI=%s" % abi,
-                          "-I" + _SOURCES]
+    command = compiler + _FLAGS + ["-D_GLIBCXX_USE_CXX11_ABI=%s" % abi, "-I" + _SOURCES]
     command += ["-I" + d for d in includes] + ["-I" + python_include]
     command += [s for s in sources if s.endswith(".cpp")]
     for d in libraries:
@@ -143,7 +145,7 @@ def find_or_build(torch):
     sources = _source_files()
     if not sources:
         return None, "the operator source's sources are missing (%s)" % _SOURCES
-    digest = hashlib.sha256(libtorch.encode())
+    digest = hashlib.sha256((libtorch + " ".join(_FLAGS)).encode())
     for path in sources:
         digest.update(os.path.relpath(path, _SOURCES).encode())
         with open(path, "rb") as f:
