@@ -21,7 +21,8 @@ libtorch-dev python3-torch python3-torchvision libsqlite3-dev"
 # The flamegraph test runs the SVG's script in a headless Chromium; the collector's race tests
 # build it with clang's ThreadSanitizer (llvm-symbolizer names the frames of a report); the
 # SQLite export is checked with the sqlite3 client.
-TEST_PACKAGES="chromium clang llvm sqlite3"
+# debootstrap makes the Debian 13 root with PyTorch 2.6 for the torch tests' second environment.
+TEST_PACKAGES="chromium clang llvm sqlite3 debootstrap"
 # The flamegraph benchmark measures peak memory with GNU time and fetches flamegraph.pl.
 BENCH_PACKAGES="time perl curl ca-certificates"
 
@@ -54,6 +55,10 @@ case "${1:-run}" in
     ;;
   test)
     install_packages $PACKAGES $TEST_PACKAGES
+    # The Debian 13 root (PyTorch 2.6) for the torch tests' second environment, made once and
+    # reused; when it cannot be made the tests that need it say so and are skipped.
+    "$ROOT/tests/torch2/debian13_root.sh" >/dev/null ||
+      echo "build.sh: no Debian 13 root: the torch 2.6 tests will be skipped" >&2
     build "$ROOT/build"
     (cd "$ROOT/build" && ctest --output-on-failure -j "$JOBS")
     # The same suite under AddressSanitizer and UndefinedBehaviorSanitizer (the live recording

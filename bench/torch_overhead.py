@@ -4,7 +4,10 @@ one thread): the time unprofiled, under torch.profiler with record_shapes, and u
 run with --record-shapes, in one run; medians of REPS runs each, then the added time per
 operator for both profilers.
 
-  python3 bench/torch_overhead.py BUILD_DIR [REPS]        (Debian's /usr/bin/python3 for torch)
+  python3 bench/torch_overhead.py BUILD_DIR [REPS] [--with-stack]   (Debian's /usr/bin/python3)
+
+--with-stack adds Python stacks to both (torch's with_stack=True, profsh's --with-stack: each
+operator takes the GIL to read the frames).
 """
 import os
 import statistics
@@ -28,7 +31,7 @@ with torch.no_grad():
     start = time.perf_counter()
     if mode == "torch":
         from torch.profiler import ProfilerActivity, profile
-        with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+        with profile(activities=[ProfilerActivity.CPU], record_shapes=True, with_stack=len(sys.argv) > 2) as prof:
             run()
         ops = len(prof.events())
     else:
@@ -39,8 +42,10 @@ with torch.no_grad():
 
 
 def main():
-    build = os.path.abspath(sys.argv[1])
-    reps = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+    stack = "--with-stack" in sys.argv
+    args = [a for a in sys.argv[1:] if a != "--with-stack"]
+    build = os.path.abspath(args[0])
+    reps = int(args[1]) if len(args) > 1 else 5
     python = "/usr/bin/python3"
     with tempfile.TemporaryDirectory() as work:
         script = os.path.join(work, "resnet_inference.py")
@@ -52,9 +57,10 @@ def main():
             for mode in ("plain", "torch", "profsh"):
                 if mode == "profsh":
                     cmd = [os.path.join(build, "profsh"), "run", "--activities", "torch", "--record-shapes", "--no-table",
-                           "-o", os.path.join(work, "t.profsh"), "--", python, script, "plain"]
+                           "-o", os.path.join(work, "t.profsh")] + (["--with-stack"] if stack else []) + \
+                          ["--", python, script, "plain"]
                 else:
-                    cmd = [python, script, mode]
+                    cmd = [python, script, mode] + (["stack"] if stack else [])
                 r = subprocess.run(cmd, capture_output=True, text=True, cwd=work)
                 seconds, n = r.stdout.split()[-2:]
                 times[mode].append(float(seconds))
@@ -66,7 +72,8 @@ def main():
                             ranges = int(part.split(",")[2].split()[0])
     m = {k: statistics.median(v) for k, v in times.items()}
     added_torch, added_profsh = m["torch"] - m["plain"], m["profsh"] - m["plain"]
-    print("resnet18 inference, 2x3x32x32, 300 iterations, one thread (medians of %d runs):" % reps)
+    print("resnet18 inference, 2x3x32x32, 300 iterations, one thread (medians of %d runs)%s:"
+          % (reps, ", with Python stacks" if stack else ""))
     print("  unprofiled                     %.3f s" % m["plain"])
     print("  torch.profiler, record_shapes  %.3f s (%.2fx; +%.3f s)" % (m["torch"], m["torch"] / m["plain"], added_torch))
     print("  profsh run --record-shapes     %.3f s (%.2fx; +%.3f s)" % (m["profsh"], m["profsh"] / m["plain"], added_profsh))

@@ -220,11 +220,13 @@ Result<LaunchResult> RunWorkload(const LaunchOptions& options) {
   std::string preload_entry = "LD_PRELOAD=" + ours;
   if (preload && *preload) preload_entry.append(" ").append(preload);
   env.push_back(std::move(preload_entry));
-  // PyTorch: a start-up hook on the Python path loads the operator source once torch is imported.
+  // PyTorch: a start-up hook on the Python path loads the operator source once torch is imported:
+  // the one built here (PROFSH_TORCH_PLUGIN, which may be absent) when it fits that torch and
+  // Python, else one it builds for them on first use (python/profsh_torch_build.py).
   const bool torch = std::find(options.activities.begin(), options.activities.end(), "torch") !=
                      options.activities.end();
   const std::string plugin = dir + "/libprofsh_torch.so";
-  if (torch && IsFile(plugin) && IsFile(dir + "/python/sitecustomize.py")) {
+  if (torch && IsFile(dir + "/python/sitecustomize.py")) {
     const char* pythonpath = getenv("PYTHONPATH");
     std::string path_entry = "PYTHONPATH=" + dir + "/python";
     if (pythonpath && *pythonpath) path_entry.append(":").append(pythonpath);
@@ -237,8 +239,9 @@ Result<LaunchResult> RunWorkload(const LaunchOptions& options) {
   } else if (torch && (options.record_shapes || options.with_stack != StackForm::kNone ||
                        options.with_flops)) {
     result.notices.push_back(
-        "record_shapes, with_stack and with_flops need the PyTorch operator source (" + plugin +
-        "), which was not built: libtorch or Python headers were missing");
+        "record_shapes, with_stack and with_flops need the PyTorch operator source's start-up "
+        "hook (" +
+        dir + "/python/sitecustomize.py), which is missing");
   }
   const bool nvtx = std::find(options.activities.begin(), options.activities.end(), "nvtx") !=
                     options.activities.end();

@@ -15,6 +15,7 @@
 
 #include <ATen/record_function.h>
 #include <torch/csrc/profiler/util.h>
+#include <torch/version.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -119,12 +120,21 @@ struct Signature {
 };
 thread_local std::unordered_map<uint64_t, Signature> t_signatures;
 
+// The same formatting under two names: dtypesToStr until torch 2.0, strListToStr since.
+std::string TypesText(const std::vector<std::string>& types) {
+#if TORCH_VERSION_MAJOR >= 2
+  return torch::profiler::impl::strListToStr(types);
+#else
+  return torch::profiler::impl::dtypesToStr(types);
+#endif
+}
+
 Signature Inputs(const at::RecordFunction& fn, const char* name) {
   uint64_t key = InputSignature(fn, name);
   auto it = t_signatures.find(key);
   if (it != t_signatures.end()) return it->second;
   Signature s{Intern(torch::profiler::impl::shapesToStr(torch::profiler::impl::inputSizes(fn))),
-              Intern(torch::profiler::impl::dtypesToStr(torch::profiler::impl::inputTypes(fn)))};
+              Intern(TypesText(torch::profiler::impl::inputTypes(fn)))};
   if (t_signatures.size() > 100000) t_signatures.clear();  // a bound, not a cache policy
   t_signatures.emplace(key, s);
   return s;
@@ -226,7 +236,7 @@ struct Attach {
       stack_form = std::strcmp(form, "torch") == 0 ? StackForm::kTorch : StackForm::kExecutingLine;
     }
     with_flops = EnvFlag("PROFSH_WITH_FLOPS");
-    if (stack_form != StackForm::kNone) profsh_torch::LoadPathPrefixes();
+    if (stack_form != StackForm::kNone) profsh_torch::LoadPythonNames();
     if (stack_form == StackForm::kTorch) profsh_torch::StartTorchFormStacks(off_flag);
     pthread_atfork(&LockForFork, &UnlockAfterFork, &UnlockAfterFork);
     if (EnvFlag("PROFSH_PROFILE_MEMORY")) {

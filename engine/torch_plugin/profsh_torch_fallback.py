@@ -94,6 +94,15 @@ def _activities(torch):
     return activities
 
 
+def _release(torch):
+    """(major, minor) of torch's version; (0, 0) when it cannot be read."""
+    try:
+        major, minor = str(torch.__version__).split(".")[:2]
+        return int(major), int("".join(c for c in minor if c.isdigit()) or 0)
+    except Exception:
+        return (0, 0)
+
+
 def start(reason):
     """Starts torch's profiler for the rest of this process; its trace is written at exit."""
     global _profiler, _started_pid, _reason
@@ -103,9 +112,15 @@ def start(reason):
         import atexit
         import torch
         from torch.profiler import profile
+        with_stack = _flag("PROFSH_WITH_STACK")
+        if with_stack and sys.version_info >= (3, 13) and _release(torch) < (2, 7):
+            # torch before 2.7 crashes the process in its Python tracer on 3.13
+            # (pytorch/pytorch#144094): no stacks rather than a dead workload.
+            with_stack = False
+            _say("no Python stacks: torch %s's with_stack crashes on Python 3.13" % torch.__version__)
         options = dict(activities=_activities(torch),
                        record_shapes=_flag("PROFSH_RECORD_SHAPES"),
-                       with_stack=_flag("PROFSH_WITH_STACK"),
+                       with_stack=with_stack,
                        with_flops=_flag("PROFSH_WITH_FLOPS"),
                        profile_memory=_flag("PROFSH_PROFILE_MEMORY"))
         profiler = profile(**options)

@@ -1,8 +1,8 @@
-// Torch ops usually run with the GIL released (the Python bindings drop it), so stacks are read
-// from this thread's interpreter frames directly (CPython 3.11's frame layout), the way sampling
-// profilers read them: the frames belong to this thread, which is below them in C code, so they
-// cannot change while we read. Nothing is created or reference-counted: code objects' names, and
-// for module calls `self` and its type's name, which live at least as long as the frame.
+// Torch ops usually run with the GIL released (the Python bindings drop it), so reading the
+// stack takes it back (PyGILState_Ensure) and walks the frames with the public frame API
+// (PyThreadState_GetFrame, PyFrame_GetBack, PyFrame_GetCode, PyFrame_GetLineNumber), which hands
+// out references that are given back at once: the frames belong to this thread, which is below
+// them in C code, so they stay alive while we read.
 #include "engine/torch_plugin/python_frames.h"
 
 #include <algorithm>
@@ -20,6 +20,7 @@ namespace {
 // this file's globals would be constructed.
 struct Caches {
   std::vector<std::string> path_prefixes;
+  PyObject* module_call_code = nullptr;  // torch.nn.Module.__call__.__code__ (a reference kept)
   std::unordered_map<PyCodeObject*, std::string> code_files;  // code -> "trimmed/file.py"
   std::unordered_map<PyCodeObject*, std::string> code_names;  // code -> function name
   // Module names of the executing-line form, keyed by the object's address as torch keys them
@@ -32,7 +33,8 @@ Caches& TheCaches() {
   return caches;
 }
 
-// An ASCII (or already UTF-8 encoded) str's text without creating anything (no GIL needed).
+// A str's UTF-8 text from the fields CPython's public header gives (compact ASCII data, or the
+// UTF-8 form once made), without creating anything, so that it needs no GIL.
 std::string StrText(PyObject* s) {
   if (s == nullptr || !PyUnicode_Check(s)) return "?";
   if (PyUnicode_IS_COMPACT_ASCII(s)) {
@@ -46,9 +48,9 @@ std::string StrText(PyObject* s) {
 }
 
 // "nn.Module: Linear_0": the class name and the index of the instance among its class's, in the
-// order they are first met. `self` is the first local of Module._call_impl.
-std::string ModuleEntry(_PyInterpreterFrame* f) {
-  PyObject* self = f->localsplus[0];
+// order they are first met.
+std::string ModuleEntry(PyFrameObject* frame) {
+  PyObject* self = FrameSelf(frame);
   if (self == nullptr) return "";
   Caches& c = TheCaches();
   auto it = c.module_names.find(self);
@@ -62,9 +64,9 @@ std::string ModuleEntry(_PyInterpreterFrame* f) {
 
 }  // namespace
 
-// sys.path entries, longest first. Read with the GIL (the plugin is loaded from Python).
-void LoadPathPrefixes() {
-  std::vector<std::string>& prefixes = TheCaches().path_prefixes;
+void LoadPythonNames() {
+  Caches& c = TheCaches();
+  std::vector<std::string>& prefixes = c.path_prefixes;
   PyGILState_STATE gil = PyGILState_Ensure();
   PyObject* path = PySys_GetObject("path");  // borrowed
   if (path != nullptr && PyList_Check(path)) {
@@ -75,6 +77,17 @@ void LoadPathPrefixes() {
       if (s && *s)
         prefixes.emplace_back(std::string(s) + (s[std::strlen(s) - 1] == '/' ? "" : "/"));
     }
+  }
+  // torch is imported already (the hook loads the plugin right after), so this runs nothing new.
+  if (PyObject* nn = PyImport_ImportModule("torch.nn")) {
+    if (PyObject* module = PyObject_GetAttrString(nn, "Module")) {
+      if (PyObject* call = PyObject_GetAttrString(module, "__call__")) {
+        c.module_call_code = PyObject_GetAttrString(call, "__code__");
+        Py_DECREF(call);
+      }
+      Py_DECREF(module);
+    }
+    Py_DECREF(nn);
   }
   PyErr_Clear();
   PyGILState_Release(gil);
@@ -104,9 +117,33 @@ const std::string& CodeName(PyCodeObject* code) {
 }
 
 bool IsModuleCall(PyCodeObject* code) {
-  const std::string& file = CodeFile(code);
-  return CodeName(code) == "_call_impl" && file.size() >= 20 &&
-         file.compare(file.size() - 20, 20, "nn/modules/module.py") == 0;
+  return code != nullptr && reinterpret_cast<PyObject*>(code) == TheCaches().module_call_code;
+}
+
+PyObject* FrameSelf(PyFrameObject* frame) {
+#if PY_VERSION_HEX >= 0x030C0000
+  PyObject* self = PyFrame_GetVarString(frame, "self");  // a new reference
+  if (self == nullptr) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  Py_DECREF(self);  // the frame's local keeps it
+  return self;
+#elif PY_VERSION_HEX >= 0x030B0000
+  // 3.11 has no public access to one local: the frame's locals dict (made once per frame,
+  // refreshed on each call) holds it.
+  PyObject* locals = PyFrame_GetLocals(frame);  // a new reference
+  if (locals == nullptr) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  PyObject* self = PyDict_Check(locals) ? PyDict_GetItemString(locals, "self") : nullptr;
+  Py_DECREF(locals);  // the frame keeps its dict
+  return self;
+#else
+  // 3.9 and 3.10 define the frame object in their public header: `self` is the first local.
+  return frame->f_localsplus[0];
+#endif
 }
 
 std::string ModuleClassName(PyObject* self) {
@@ -116,25 +153,50 @@ std::string ModuleClassName(PyObject* self) {
 }
 
 uint32_t ExecutingLineStack() {
-  PyThreadState* ts = PyGILState_GetThisThreadState();  // no GIL needed; null: not a Python thread
-  if (ts == nullptr || ts->cframe == nullptr) return 0;
-  std::lock_guard<std::mutex> lock(g_python_mutex);
+  // Null on a thread that never ran Python (torch's own pools): nothing to read, and no thread
+  // state is made for it.
+  if (PyGILState_GetThisThreadState() == nullptr || !Py_IsInitialized()) return 0;
+#if PY_VERSION_HEX >= 0x030D0000
+  if (Py_IsFinalizing()) return 0;
+#endif
+  PyGILState_STATE gil = PyGILState_Ensure();
+  // An operator may run while the thread holds the GIL with an exception set: it is kept.
+#if PY_VERSION_HEX >= 0x030C0000
+  PyObject* pending = PyErr_GetRaisedException();
+#else
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+#endif
   std::string stack;
-  for (_PyInterpreterFrame* f = ts->cframe->current_frame; f != nullptr; f = f->previous) {
-    if (_PyFrame_IsIncomplete(f)) continue;
-    PyCodeObject* code = f->f_code;
-    std::string entry;
-    if (IsModuleCall(code)) {
-      entry = ModuleEntry(f);
-    } else {
-      int line = PyCode_Addr2Line(
-          code, _PyInterpreterFrame_LASTI(f) * static_cast<int>(sizeof(_Py_CODEUNIT)));
-      entry = CodeFile(code) + "(" + std::to_string(line) + "): " + CodeName(code);
+  {
+    std::lock_guard<std::mutex> lock(g_python_mutex);
+    PyFrameObject* frame = PyThreadState_GetFrame(PyThreadState_Get());  // a new reference
+    while (frame != nullptr) {
+      PyCodeObject* code = PyFrame_GetCode(frame);  // a new reference
+      std::string entry;
+      if (IsModuleCall(code)) {
+        entry = ModuleEntry(frame);
+      } else {
+        entry = CodeFile(code) + "(" + std::to_string(PyFrame_GetLineNumber(frame)) +
+                "): " + CodeName(code);
+      }
+      Py_DECREF(code);
+      if (!entry.empty()) {
+        if (!stack.empty()) stack += ';';
+        stack += entry;
+      }
+      PyFrameObject* back = PyFrame_GetBack(frame);  // a new reference, or null
+      Py_DECREF(frame);
+      frame = back;
     }
-    if (entry.empty()) continue;
-    if (!stack.empty()) stack += ';';
-    stack += entry;
   }
+  PyErr_Clear();
+#if PY_VERSION_HEX >= 0x030C0000
+  PyErr_SetRaisedException(pending);
+#else
+  PyErr_Restore(type, value, traceback);
+#endif
+  PyGILState_Release(gil);
   return stack.empty() ? 0 : Intern(stack);
 }
 

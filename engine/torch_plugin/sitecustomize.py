@@ -1,18 +1,15 @@
 # profsh's start-up hook for Python processes of a profiled workload. profsh puts this folder
 # first on PYTHONPATH; Python imports this module at start-up. It waits for `import torch`,
-# then loads profsh's operator source (libprofsh_torch.so) into the process. Any other
-# sitecustomize on the path runs too, as if this one were not there. The user's code is not
-# changed and does not know.
+# then loads profsh's operator source (libprofsh_torch.so) into the process: the one built with
+# profsh when it was built for this very torch and Python, else one built for them on first use
+# and cached (profsh_torch_build.py). Any other sitecustomize on the path runs too, as if this
+# one were not there. The user's code is not changed and does not know.
 import importlib.abc
 import importlib.util
 import os
 import sys
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-# What the operator source was built against (filled in by CMake): it reads this Python's frames
-# and links this torch, so any other would crash or load a second torch.
-_BUILT_FOR_PYTHON = "@PROFSH_PYTHON_SERIES@"
-_BUILT_FOR_TORCH = "@PROFSH_TORCH_SERIES@"
 
 
 def _run_next_sitecustomize():
@@ -54,43 +51,43 @@ class _TorchWatcher(importlib.abc.MetaPathFinder):
 
 
 def _fall_back(reason):
-    """torch's own profiler records the operators instead (profsh_torch_fallback.py)."""
+    """torch's own profiler records the operators instead (profsh_torch_fallback.py beside this
+    file); it says so, with the reason, on one line."""
     try:
         import profsh_torch_fallback
-        profsh_torch_fallback.start(reason)
-    except Exception as e:
-        print("profsh: operators not recorded (%s), and the fallback failed: %r" % (reason, e), file=sys.stderr)
+    except ImportError:
+        print("profsh: operators not recorded: %s" % reason, file=sys.stderr)
+        return
+    profsh_torch_fallback.start(reason)  # never raises
 
 
 def _attach():
-    plugin = os.environ.get("PROFSH_TORCH_PLUGIN")
-    if not plugin:
-        return
     # PROFSH_TORCH_OPERATORS=torch.profiler: the user asks for torch's profiler (also how the
     # tests reach the fallback where the plugin would load).
     if os.environ.get("PROFSH_TORCH_OPERATORS") == "torch.profiler":
         _fall_back("PROFSH_TORCH_OPERATORS=torch.profiler")
         return
-    python = "%d.%d" % sys.version_info[:2]
-    torch = sys.modules.get("torch")
-    version = str(getattr(torch, "__version__", ""))
-    if python != _BUILT_FOR_PYTHON or not (version == _BUILT_FOR_TORCH or version.startswith(_BUILT_FOR_TORCH + ".")):
-        _fall_back("profsh's PyTorch source was built for Python %s and torch %s, this is Python %s with torch %s"
-                   % (_BUILT_FOR_PYTHON, _BUILT_FOR_TORCH, python, version or "?"))
+    try:
+        import profsh_torch_build
+        plugin, how = profsh_torch_build.find_or_build(sys.modules["torch"])
+    except Exception as e:  # a bug of ours must not stop the user's program
+        plugin, how = None, "profsh's operator source could not be found or built: %r" % (e,)
+    if plugin is None:
+        _fall_back(how)
         return
     try:
         import ctypes
         ctypes.CDLL(plugin, mode=ctypes.RTLD_GLOBAL)
     except OSError as e:
-        _fall_back("cannot attach to torch (%s): %s" % (plugin, e))
+        _fall_back("cannot load %s: %s" % (plugin, e))
         return
     try:
         import profsh_torch_fallback
-        profsh_torch_fallback.note_operator_source("profsh operator source (%s)" % plugin)
+        profsh_torch_fallback.note_operator_source(how)
     except Exception:
         pass
 
 
-if os.environ.get("PROFSH_TORCH_PLUGIN"):
+if os.environ.get("PROFSH_TORCH_PLUGIN") is not None:
     sys.meta_path.insert(0, _TorchWatcher())
 _run_next_sitecustomize()

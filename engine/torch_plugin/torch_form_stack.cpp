@@ -39,7 +39,6 @@ struct Tracer {
   uint8_t last_off = 1;
   std::vector<Entry> stack;  // outermost first
   std::unordered_map<CodeLine, std::string, CodeLineHash> lines;
-  std::unordered_map<PyCodeObject*, bool> module_call;
   // Per recording, as torch's caches are per profiling session.
   std::unordered_map<const void*, std::string> c_names;  // PyMethodDef -> first repr met
   std::unordered_map<const void*, std::string> modules;  // module object -> "nn.Module: Name_N"
@@ -57,16 +56,10 @@ bool Recording(const Tracer& t) {
   return t.last_off == 0;
 }
 
-bool IsModuleCallCached(Tracer& t, PyCodeObject* code) {
-  auto it = t.module_call.find(code);
-  if (it != t.module_call.end()) return it->second;
-  std::lock_guard<std::mutex> lock(g_python_mutex);
-  return t.module_call.emplace(code, IsModuleCall(code)).first->second;
-}
-
 // torch numbers a class's modules in the order their calls were entered during the recording.
+// Called with the GIL (the profile function, or the start of a recording seen by it).
 const std::string* ModuleText(Tracer& t, PyFrameObject* frame) {
-  PyObject* self = frame->f_frame->localsplus[0];
+  PyObject* self = FrameSelf(frame);
   if (self == nullptr) return nullptr;
   auto it = t.modules.find(self);
   if (it == t.modules.end()) {
@@ -100,9 +93,10 @@ const std::string* CFunctionText(Tracer& t, PyObject* fn) {
 void PushFrame(Tracer& t, PyFrameObject* frame, int line) {
   Entry e;
   e.frame = frame;
-  e.code = frame->f_frame->f_code;
+  e.code = PyFrame_GetCode(frame);  // a new reference; the running frame keeps its code
+  Py_DECREF(e.code);
   e.line = line;
-  if (Recording(t) && IsModuleCallCached(t, e.code)) e.text = ModuleText(t, frame);
+  if (Recording(t) && IsModuleCall(e.code)) e.text = ModuleText(t, frame);
   t.stack.push_back(e);
 }
 
@@ -118,8 +112,11 @@ void PopFrame(Tracer& t, PyFrameObject* frame) {
 }
 
 // A recording begins: what runs now is shown where it is now, C functions that are running
-// are not shown (torch's tracer starts from the Python frames), and names start afresh.
+// are not shown (torch's tracer starts from the Python frames), and names start afresh. Seen
+// by an operator (whose thread released the GIL) or by the profile function (which holds it):
+// reading frames takes it, which happens once per recording.
 void BeginRecording(Tracer& t) {
+  PyGILState_STATE gil = PyGILState_Ensure();
   t.c_names.clear();
   t.modules.clear();
   t.module_counts.clear();
@@ -127,10 +124,11 @@ void BeginRecording(Tracer& t) {
   for (Entry& e : t.stack) {
     if (e.frame == nullptr) continue;
     e.line = PyFrame_GetLineNumber(e.frame);
-    e.text = IsModuleCallCached(t, e.code) ? ModuleText(t, e.frame) : nullptr;
+    e.text = IsModuleCall(e.code) ? ModuleText(t, e.frame) : nullptr;
     t.stack[kept++] = e;
   }
   t.stack.resize(kept);
+  PyGILState_Release(gil);
 }
 
 void Sync(Tracer& t) {

@@ -8,6 +8,7 @@ The measured region is the "measured" record_function in both cases.
 """
 import contextlib
 import json
+import os
 import sys
 
 import torch
@@ -53,8 +54,10 @@ def main():
     profiler = contextlib.nullcontext()
     if under_torch:
         from torch.profiler import ProfilerActivity, profile
+        # PROFSH_TORCH_WITH_STACK=0: torch 2.6's Python tracer crashes on Python 3.13
+        # (pytorch/pytorch#144094, fixed after 2.6), so there torch records no stacks.
         profiler = profile(activities=[ProfilerActivity.CPU], record_shapes=True, profile_memory=True,
-                           with_stack=True, with_flops=True)
+                           with_stack=os.environ.get("PROFSH_TORCH_WITH_STACK", "1") != "0", with_flops=True)
     # torch's profiler and profsh's capture range ("measured") start on this one line, so that the
     # frames running when recording starts are at the same line in both (torch's form of stacks
     # shows such a frame at the line it was on then, a function called later at its def line).

@@ -4,7 +4,8 @@ operator source is not used, torch's own profiler records the operators inside t
 profsh merges its trace with the NVTX streams. Run on Debian 12 (torch 1.13, no Kineto: the
 legacy profiler; the fallback forced with PROFSH_TORCH_OPERATORS=torch.profiler, since the
 operator source loads there) and in the Debian 13 root (torch 2.6 with Kineto: the fallback is
-taken because the operator source was built for another torch and Python). Checks: operator
+taken because no operator source can be built: a broken compiler, CXX=/bin/false, an empty
+cache and no prebuilt plugin). Checks: operator
 counts per (name, input shapes) equal torch.profiler's own on the same script, with the whole
 run and cut to a capture range; the message line and the summary's path; the range around an
 operator contains it on one timeline (same thread); the workload's stdout and exit status
@@ -121,8 +122,7 @@ def check_killed(env, extra):
           "%s: a killed workload leaves its NVTX ranges and a warning (%s)" % (env.name, r.stderr[-400:]))
 
 
-def check_env(env, forced):
-    extra = {"PROFSH_TORCH_OPERATORS": "torch.profiler"} if forced else {}
+def check_env(env, extra):
     started = time.time()
     # As a user runs it: the whole run.
     trace = os.path.join(env.work, env.name + "-run.profsh")
@@ -193,11 +193,14 @@ def main():
         return 77
     with tempfile.TemporaryDirectory(prefix="profsh_fallback_") as work:
         if have12:
-            check_env(Env("debian12", profsh, nvtx, workload, None, work), forced=True)
+            check_env(Env("debian12", profsh, nvtx, workload, None, work),
+                      {"PROFSH_TORCH_OPERATORS": "torch.profiler"})
         else:
             print("skip: Debian 12: no torch for %s" % PYTHON)
         if root_dir:
-            check_env(Env("debian13", profsh, nvtx, workload, root_dir, work), forced=False)
+            check_env(Env("debian13", profsh, nvtx, workload, root_dir, work),
+                      {"CXX": "/bin/false", "PROFSH_TORCH_PREBUILT": "0",
+                       "PROFSH_CACHE": os.path.join(work, "empty-cache")})
         else:
             print("skip: Debian 13: no root (%s)" % root.stderr.strip()[-200:])
     print("%d failure(s)" % len(failures) if failures else "all passed")
