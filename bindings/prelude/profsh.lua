@@ -24,7 +24,7 @@ profsh — a programmable profiling shell.
 Help topics: load, key_averages, table, avg, trace, events, gpu, processes, threads,
 export_chrome_trace, export_stacks, save, to_sqlite, sql, flamegraph, flamegraph_diff,
 diff, speedscope, profile, run, pytorch, memory_timeline, schedule, record_function, on_demand,
-tensorboard_trace_handler, gpu_events, compile, repl.
+tensorboard_trace_handler, gpu_events, compile, ranks, repl.
 Type :help TOPIC]]
 
 topics.load = [[
@@ -114,6 +114,19 @@ What torch.compile did (PyTorch 2.2+ traces; docs/ANALYSIS.md defines every colu
                         ATen fallbacks, cuBLAS, cuDNN, CUTLASS, flash attention, NCCL, CUDA
                         graph replays; Inductor's C++ kernels on the CPU
   Recipe: scripts/torch_compile.lua]]
+
+topics.ranks = [[
+A distributed job's traces as one (docs/ANALYSIS.md "Many ranks"):
+  t = profsh.load_ranks("dir" | "glob*.json.gz" | {paths}, {align="min", ranks={["f"]=N},
+                        allow_missing=false, threads=0})
+    align: "abs" (recorded clocks), "min" (first events together, as HTA), "step" (the first
+    common ProfilerStep), "collective" (matched collectives end together)
+  t.ranks              {{rank, path, offset, events}, ..., align=, skew_median=, skew_max=}
+  c = t:collectives()  per collective call: group, name, seq, rank, start, end, duration,
+                       arrival_skew, wait, last; c.ranks per rank; c.straggler
+  HTA's analyses give one set of rows per rank; rows:across_ranks() shows min / median / max
+  and the rank of the max of every numeric column. `profsh run` of a torchrun job labels each
+  process with its RANK: the same works on that trace.]]
 
 topics.processes = [[
 trace:processes() -> list of {pid, name, labels, sort_index, threads={{tid, name, events}}}]]

@@ -62,7 +62,8 @@ std::vector<int32_t> RanksOf(const std::vector<int32_t>& rank_of_track) {
 
 namespace {
 
-enum class Source : uint8_t { kNone, kDeviceKernel, kParamComms, kHostOp };
+// In order of preference.
+enum class Source : uint8_t { kNone, kDeviceKernel, kParamComms, kHostOp, kDispatcherOp };
 
 std::string Normalized(std::string_view name) {
   std::string out;
@@ -93,6 +94,9 @@ Source SourceOf(const Trace& trace, size_t i) {
   }
   if (n == "record_param_comms") return Source::kParamComms;
   if (n.starts_with("gloo:") || n.starts_with("nccl:")) return Source::kHostOp;
+  // The dispatcher's c10d ops (c10d::allreduce_, ...) enqueue the work: what profsh's operator
+  // source sees when the backend's own ranges are asynchronous (gloo's run on its threads).
+  if (n.starts_with("c10d::") && n != "c10d::barrier") return Source::kDispatcherOp;
   return Source::kNone;
 }
 
@@ -123,7 +127,7 @@ std::vector<CollectiveCall> CollectiveCalls(const Trace& trace,
     } else if (best == Source::kDeviceKernel) {
       name = Normalized(KernelCollective(n));
     } else {
-      name = Normalized(n.substr(n.find(':') + 1));
+      name = Normalized(n.substr(n.rfind(':') + 1));
     }
     int64_t seq = -1;
     const bool seq_given = args.Get(a, 2, &v) && v.is_number();

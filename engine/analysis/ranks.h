@@ -27,8 +27,8 @@ std::vector<int32_t> RankOfTrack(const Trace& trace);
 std::vector<int32_t> RanksOf(const std::vector<int32_t>& rank_of_track);
 
 // One call of a collective on one rank. On a GPU trace NCCL's kernels (ncclKernel_*,
-// ncclDevKernel_*) are the collectives; otherwise the CPU operators that run them (gloo:*,
-// nccl:*, record_param_comms).
+// ncclDevKernel_*) are the collectives; otherwise the CPU operators that run them
+// (record_param_comms, else gloo:* and nccl:*, else the dispatcher's c10d::* ops).
 struct CollectiveCall {
   int32_t rank;
   std::string group;  // process group: the "Process Group Name" argument, else "default"
