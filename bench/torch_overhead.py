@@ -4,10 +4,14 @@ one thread): the time unprofiled, under torch.profiler with record_shapes, and u
 run with --record-shapes, in one run; medians of REPS runs each, then the added time per
 operator for both profilers.
 
-  python3 bench/torch_overhead.py BUILD_DIR [REPS] [--with-stack]   (Debian's /usr/bin/python3)
+  python3 bench/torch_overhead.py BUILD_DIR [REPS] [--with-stack] [--fallback] [--wrap=CMD]
 
 --with-stack adds Python stacks to both (torch's with_stack=True, profsh's --with-stack: each
-operator takes the GIL to read the frames).
+operator takes the GIL to read the frames). --fallback also times profsh's other path, torch's
+own profiler started inside the workload (PROFSH_TORCH_OPERATORS=torch.profiler). --wrap runs
+every command under a prefix, e.g. --wrap="tests/torch2/in_root.sh ROOT" for the Debian 13 root's
+torch 2.6. One profsh run before the timed ones builds and caches the operator source where the
+workload's torch needs one (outside the figures).
 """
 import os
 import statistics
@@ -43,25 +47,39 @@ with torch.no_grad():
 
 def main():
     stack = "--with-stack" in sys.argv
-    args = [a for a in sys.argv[1:] if a != "--with-stack"]
+    fallback = "--fallback" in sys.argv
+    wrap = []
+    for a in sys.argv[1:]:
+        if a.startswith("--wrap="):
+            wrap = a[len("--wrap="):].split()
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
     build = os.path.abspath(args[0])
     reps = int(args[1]) if len(args) > 1 else 5
     python = "/usr/bin/python3"
     with tempfile.TemporaryDirectory() as work:
         script = os.path.join(work, "resnet_inference.py")
         open(script, "w").write(WORKLOAD)
-        times = {"plain": [], "torch": [], "profsh": []}
+        modes = ("plain", "torch", "profsh") + (("fallback",) if fallback else ())
+        times = {mode: [] for mode in modes}
         ops = 0
         ranges = 0
+
+        def command(mode):
+            if mode in ("profsh", "fallback"):
+                return wrap + [os.path.join(build, "profsh"), "run", "--activities", "torch", "--record-shapes",
+                               "--no-table", "-o", os.path.join(work, "t.profsh")] + \
+                    (["--with-stack"] if stack else []) + ["--", python, script, "plain"]
+            return wrap + [python, script, mode] + (["stack"] if stack else [])
+
+        def env(mode):
+            return dict(os.environ, PROFSH_TORCH_OPERATORS="torch.profiler") if mode == "fallback" else None
+
+        subprocess.run(command("profsh"), capture_output=True, text=True, cwd=work)
         for _ in range(reps):
-            for mode in ("plain", "torch", "profsh"):
-                if mode == "profsh":
-                    cmd = [os.path.join(build, "profsh"), "run", "--activities", "torch", "--record-shapes", "--no-table",
-                           "-o", os.path.join(work, "t.profsh")] + (["--with-stack"] if stack else []) + \
-                          ["--", python, script, "plain"]
-                else:
-                    cmd = [python, script, mode] + (["stack"] if stack else [])
-                r = subprocess.run(cmd, capture_output=True, text=True, cwd=work)
+            for mode in modes:
+                r = subprocess.run(command(mode), capture_output=True, text=True, cwd=work, env=env(mode))
+                if r.returncode != 0 or len(r.stdout.split()) < 2:
+                    sys.exit("%s failed (%d): %s" % (mode, r.returncode, r.stderr[-800:]))
                 seconds, n = r.stdout.split()[-2:]
                 times[mode].append(float(seconds))
                 if mode == "torch":
@@ -78,6 +96,10 @@ def main():
     print("  torch.profiler, record_shapes  %.3f s (%.2fx; +%.3f s)" % (m["torch"], m["torch"] / m["plain"], added_torch))
     print("  profsh run --record-shapes     %.3f s (%.2fx; +%.3f s)" % (m["profsh"], m["profsh"] / m["plain"], added_profsh))
     print("  profsh's added time is %.0f%% of torch.profiler's" % (100 * added_profsh / added_torch))
+    if fallback:
+        added_fallback = m["fallback"] - m["plain"]
+        print("  profsh, torch.profiler path    %.3f s (%.2fx; +%.3f s): %.0f%% of torch.profiler's added time"
+              % (m["fallback"], m["fallback"] / m["plain"], added_fallback, 100 * added_fallback / added_torch))
     if ops:
         print("  per operator: torch.profiler %.2f us, profsh %.2f us (%d operators; profsh recorded %d ranges)"
               % (1e6 * added_torch / ops, 1e6 * added_profsh / ops, ops, ranges))
