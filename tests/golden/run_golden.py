@@ -43,6 +43,8 @@ end
 
 
 def lua_literal(value):
+    if value is None:
+        return "false"  # profsh's table() takes false where torch takes None (no limit)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):
