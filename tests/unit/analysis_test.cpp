@@ -372,7 +372,7 @@ TEST(TorchFormat, TracesWithTorch2ArgumentsAreTorch2s) {
 TEST(TorchFormat, Torch2KeysRowsByUserAnnotationToo) {
   auto trace = testing::MustImport(Trace(
       {X("step", 0, 100, 1, R"({"External id": 1, "Record function id": 0})", "user_annotation"),
-       X("step", 10, 20, 1, R"({"External id": 2, "Record function id": 0})")}));
+       X("step", 200, 20, 1, R"({"External id": 2, "Record function id": 0})")}));
   std::shared_ptr<const FunctionEvents> fe = BuildFunctionEvents(*trace);
   EXPECT_EQ(ComputeKeyAverages(fe, false, 0).rows.size(), 2u);
   EXPECT_EQ(ComputeKeyAverages(fe, false, 0, TorchFormat::k113).rows.size(), 1u);
