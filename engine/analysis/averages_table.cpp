@@ -295,13 +295,24 @@ Result<std::string> BuildAveragesTable(const KeyAverages& averages, const TableO
   };
 
   // torch sums in the printed (sorted) order; with 2.x's float times the order shows in the
-  // last bits.
+  // last bits. Exact times are summed exactly, as 1.13's integers are.
   double sum_self_cpu = 0, sum_self_cuda = 0;
-  for (uint32_t index : order) {
-    const AverageRow& r = all[index];
-    sum_self_cpu += r.self_cpu_time_total_us;
-    if (r.device == DeviceType::kCuda && !r.is_user_annotation)
-      sum_self_cuda += r.self_cuda_time_total_us;
+  if (averages.events->has_float_times()) {
+    for (uint32_t index : order) {
+      const AverageRow& r = all[index];
+      sum_self_cpu += r.self_cpu_time_total_us;
+      if (r.device == DeviceType::kCuda && !r.is_user_annotation)
+        sum_self_cuda += r.self_cuda_time_total_us;
+    }
+  } else {
+    int64_t cpu_ns = 0, cuda_ns = 0;
+    for (const AverageRow& r : all) {
+      cpu_ns += r.self_cpu_time_total_ns;
+      if (r.device == DeviceType::kCuda && !r.is_user_annotation)
+        cuda_ns += r.self_cuda_time_total_ns;
+    }
+    sum_self_cpu = static_cast<double>(cpu_ns) / 1000.0;
+    sum_self_cuda = static_cast<double>(cuda_ns) / 1000.0;
   }
   const auto& unit = options.time_unit;
 
