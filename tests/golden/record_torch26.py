@@ -18,8 +18,8 @@ What is not recorded, and why:
     export_chrome_trace() writes no "flops" argument, so no 2.6 trace carries them and profsh
     cannot print torch's "Total ..FLOPs" column from one (1.13's traces have "flops"; the 1.13
     cases cover the column). The training case is recorded without it.
-  * time_unit: torch 2.6's table() has no such option (it came later); the 1.13 cases cover
-    profsh's own time_unit.
+  * time_unit: torch 2.6's table() has no such option (it came later, and torch 1.13 had none
+    either); profsh's time_unit is checked by its unit tests (AveragesTable.FormatsLikeTorch).
   * group_by_overload_name: not in torch 2.6's key_averages().
 
 Usage: record_torch26.py OUT_DIR [case ...]
