@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -85,6 +86,9 @@ void PushRows(lua_State* L, AnalysisRows rows,
 void PushTrace(lua_State* L, std::shared_ptr<Trace> trace);
 TraceHandle* TestTrace(lua_State* L, int index);
 void PushKeyAverages(lua_State* L, KeyAverages averages);
+class Options;
+// The "torch_format" option of key_averages() and table(): "1.13" or "2"; none when absent.
+std::optional<TorchFormat> ReadTorchFormat(const Options& opts, const char* function);
 bool IsKeyAverages(lua_State* L, int index);
 std::string FormatDuration(int64_t ns);
 

@@ -31,10 +31,6 @@ struct AvgHandle {
   }
 };
 
-double Us(int64_t ns) {
-  return static_cast<double>(ns) / 1000.0;
-}
-
 AveragesHandle* CheckAverages(lua_State* L, int index, const char* function) {
   return CheckUserdata<AveragesHandle>(L, index, kAveragesType, function);
 }
@@ -45,9 +41,10 @@ void PushAvg(lua_State* L, std::shared_ptr<const KeyAverages> parent, const Aver
 }
 
 TableOptions ReadTableOptions(lua_State* L, int index) {
-  Options opts(L, index, "table",
-               {"sort_by", "row_limit", "max_src_column_width", "max_name_column_width",
-                "max_shapes_column_width", "header", "top_level_events_only", "time_unit"});
+  Options opts(
+      L, index, "table",
+      {"sort_by", "row_limit", "max_src_column_width", "max_name_column_width",
+       "max_shapes_column_width", "header", "top_level_events_only", "time_unit", "torch_format"});
   TableOptions t;
   t.sort_by = opts.String("sort_by");
   auto limit = opts.IntOrNone("row_limit", 100);
@@ -62,6 +59,7 @@ TableOptions ReadTableOptions(lua_State* L, int index) {
     throw LuaError("bad option 'time_unit' to 'table' (\"s\", \"ms\" or \"us\" expected, got \"" +
                    *t.time_unit + "\")");
   }
+  t.torch_format = ReadTorchFormat(opts, "table");
   return t;
 }
 
@@ -107,6 +105,10 @@ int TotalAverage(lua_State* L) {
       total.cuda_time_total_ns += r.cuda_time_total_ns;
       total.self_cpu_time_total_ns += r.self_cpu_time_total_ns;
       total.self_cuda_time_total_ns += r.self_cuda_time_total_ns;
+      total.cpu_time_total_us += r.cpu_time_total_us;
+      total.cuda_time_total_us += r.cuda_time_total_us;
+      total.self_cpu_time_total_us += r.self_cpu_time_total_us;
+      total.self_cuda_time_total_us += r.self_cuda_time_total_us;
       total.cpu_memory_usage += r.cpu_memory_usage;
       total.cuda_memory_usage += r.cuda_memory_usage;
       total.self_cpu_memory_usage += r.self_cpu_memory_usage;
@@ -294,15 +296,15 @@ int AvgField(lua_State* L) {
     } else if (key == "count") {
       lua_pushinteger(L, r.count);
     } else if (key == "cpu_time_total") {
-      lua_pushnumber(L, Us(r.cpu_time_total_ns));
+      lua_pushnumber(L, r.cpu_time_total_us);
     } else if (key == "self_cpu_time_total") {
-      lua_pushnumber(L, Us(r.self_cpu_time_total_ns));
+      lua_pushnumber(L, r.self_cpu_time_total_us);
     } else if (key == "cpu_time") {
       lua_pushnumber(L, r.cpu_time_us());
     } else if (key == "cuda_time_total") {
-      lua_pushnumber(L, Us(r.cuda_time_total_ns));
+      lua_pushnumber(L, r.cuda_time_total_us);
     } else if (key == "self_cuda_time_total") {
-      lua_pushnumber(L, Us(r.self_cuda_time_total_ns));
+      lua_pushnumber(L, r.self_cuda_time_total_us);
     } else if (key == "cuda_time") {
       lua_pushnumber(L, r.cuda_time_us());
     } else if (key == "cpu_memory_usage") {
@@ -344,20 +346,28 @@ int AvgToString(lua_State* L) {
     AvgHandle* h = CheckUserdata<AvgHandle>(L, 1, kAvgType, "tostring");
     const AverageRow& r = h->row;
     std::string key(h->Key());
-    std::string s = "<FunctionEventAvg key=" + key +
-                    " self_cpu_time=" + FormatTime(Us(r.self_cpu_time_total_ns)) +
-                    " cpu_time=" + FormatTime(r.cpu_time_us()) +
-                    "  self_cuda_time=" + FormatTime(Us(r.self_cuda_time_total_ns)) +
-                    " cuda_time=" + FormatTime(r.cuda_time_us()) +
-                    " count=" + std::to_string(r.count) +
-                    " cpu_memory_usage=" + std::to_string(r.cpu_memory_usage) +
-                    " cuda_memory_usage=" + std::to_string(r.cuda_memory_usage) + ">";
+    std::string s =
+        "<FunctionEventAvg key=" + key + " self_cpu_time=" + FormatTime(r.self_cpu_time_total_us) +
+        " cpu_time=" + FormatTime(r.cpu_time_us()) +
+        "  self_cuda_time=" + FormatTime(r.self_cuda_time_total_us) +
+        " cuda_time=" + FormatTime(r.cuda_time_us()) + " count=" + std::to_string(r.count) +
+        " cpu_memory_usage=" + std::to_string(r.cpu_memory_usage) +
+        " cuda_memory_usage=" + std::to_string(r.cuda_memory_usage) + ">";
     lua_pushlstring(L, s.data(), s.size());
     return 1;
   });
 }
 
 }  // namespace
+
+std::optional<TorchFormat> ReadTorchFormat(const Options& opts, const char* function) {
+  auto text = opts.String("torch_format");
+  if (!text) return std::nullopt;
+  if (*text == "1.13") return TorchFormat::k113;
+  if (*text == "2") return TorchFormat::k2;
+  throw LuaError(std::string("bad option 'torch_format' to '") + function +
+                 "' (\"1.13\" or \"2\" expected, got \"" + *text + "\")");
+}
 
 void PushKeyAverages(lua_State* L, KeyAverages averages) {
   NewUserdata(L, kAveragesType,

@@ -182,12 +182,14 @@ int Load(lua_State* L) {
 int KeyAveragesMethod(lua_State* L) {
   return Protect(L, [&] {
     TraceHandle* h = CheckTrace(L, 1, "key_averages");
-    Options opts(L, 2, "key_averages", {"group_by_input_shape", "group_by_stack_n"});
+    Options opts(L, 2, "key_averages",
+                 {"group_by_input_shape", "group_by_stack_n", "torch_format"});
     bool by_shape = opts.Bool("group_by_input_shape", false);
     int64_t stack_n = opts.Int("group_by_stack_n", 0);
     if (stack_n < 0)
       throw LuaError("bad option 'group_by_stack_n' to 'key_averages' (must be >= 0)");
-    PushKeyAverages(L, ComputeKeyAverages(h->Events(), by_shape, static_cast<int>(stack_n)));
+    PushKeyAverages(L, ComputeKeyAverages(h->Events(), by_shape, static_cast<int>(stack_n),
+                                          ReadTorchFormat(opts, "key_averages")));
     return 1;
   });
 }

@@ -20,10 +20,6 @@ std::string Printf(const char* fmt, double v) {
   return std::string(buf, static_cast<size_t>(n));
 }
 
-double Us(int64_t ns) {
-  return static_cast<double>(ns) / 1000.0;
-}
-
 // A sort key's value: torch compares ints, floats or strings depending on the attribute.
 using SortValue = std::variant<int64_t, double, std::string_view>;
 
@@ -44,10 +40,14 @@ const std::vector<SortKey>& SortKeyTable() {
     k.push_back({"cuda_time", [](const AverageRow& r, const StringPool&) -> SortValue {
                    return r.cuda_time_us();
                  }});
-    k.push_back({"cpu_time_total", i64(&AverageRow::cpu_time_total_ns)});
-    k.push_back({"cuda_time_total", i64(&AverageRow::cuda_time_total_ns)});
-    k.push_back({"self_cpu_time_total", i64(&AverageRow::self_cpu_time_total_ns)});
-    k.push_back({"self_cuda_time_total", i64(&AverageRow::self_cuda_time_total_ns)});
+    // Times compare as torch's values do: whole microseconds (1.13) or its floats (2.x).
+    auto f64 = [](double AverageRow::*field) {
+      return [field](const AverageRow& r, const StringPool&) -> SortValue { return r.*field; };
+    };
+    k.push_back({"cpu_time_total", f64(&AverageRow::cpu_time_total_us)});
+    k.push_back({"cuda_time_total", f64(&AverageRow::cuda_time_total_us)});
+    k.push_back({"self_cpu_time_total", f64(&AverageRow::self_cpu_time_total_us)});
+    k.push_back({"self_cuda_time_total", f64(&AverageRow::self_cuda_time_total_us)});
     k.push_back({"cpu_memory_usage", i64(&AverageRow::cpu_memory_usage)});
     k.push_back({"cuda_memory_usage", i64(&AverageRow::cuda_memory_usage)});
     k.push_back({"self_cpu_memory_usage", i64(&AverageRow::self_cpu_memory_usage)});
@@ -171,6 +171,7 @@ Result<std::string> BuildAveragesTable(const KeyAverages& averages, const TableO
   const StringPool& strings = averages.events->strings;
   const std::vector<AverageRow>& all = averages.rows;
   if (all.empty()) return std::string();
+  const TorchFormat format = options.torch_format.value_or(averages.torch_format);
 
   std::vector<uint32_t> order(all.size());
   std::iota(order.begin(), order.end(), 0);
@@ -182,7 +183,7 @@ Result<std::string> BuildAveragesTable(const KeyAverages& averages, const TableO
 
   bool has_cuda_time = false, has_cuda_mem = false, has_input_shapes = false;
   for (const AverageRow& r : all) {
-    has_cuda_time |= r.self_cuda_time_total_ns > 0;
+    has_cuda_time |= r.self_cuda_time_total_us > 0;
     has_cuda_mem |= r.self_cuda_memory_usage > 0;
     has_input_shapes |= averages.group_by_input_shape && r.input_shapes != 0;
   }
@@ -293,14 +294,26 @@ Result<std::string> BuildAveragesTable(const KeyAverages& averages, const TableO
     return line;
   };
 
-  int64_t sum_self_cpu_ns = 0, sum_self_cuda_ns = 0;
-  for (const AverageRow& r : all) {
-    sum_self_cpu_ns += r.self_cpu_time_total_ns;
-    if (r.device == DeviceType::kCuda && !r.is_user_annotation)
-      sum_self_cuda_ns += r.self_cuda_time_total_ns;
+  // torch sums in the printed (sorted) order; with 2.x's float times the order shows in the
+  // last bits. Exact times are summed exactly, as 1.13's integers are.
+  double sum_self_cpu = 0, sum_self_cuda = 0;
+  if (averages.events->has_float_times()) {
+    for (uint32_t index : order) {
+      const AverageRow& r = all[index];
+      sum_self_cpu += r.self_cpu_time_total_us;
+      if (r.device == DeviceType::kCuda && !r.is_user_annotation)
+        sum_self_cuda += r.self_cuda_time_total_us;
+    }
+  } else {
+    int64_t cpu_ns = 0, cuda_ns = 0;
+    for (const AverageRow& r : all) {
+      cpu_ns += r.self_cpu_time_total_ns;
+      if (r.device == DeviceType::kCuda && !r.is_user_annotation)
+        cuda_ns += r.self_cuda_time_total_ns;
+    }
+    sum_self_cpu = static_cast<double>(cpu_ns) / 1000.0;
+    sum_self_cuda = static_cast<double>(cuda_ns) / 1000.0;
   }
-  const double sum_self_cpu = Us(sum_self_cpu_ns);
-  const double sum_self_cuda = Us(sum_self_cuda_ns);
   const auto& unit = options.time_unit;
 
   std::string result;
@@ -345,16 +358,16 @@ Result<std::string> BuildAveragesTable(const KeyAverages& averages, const TableO
     }
     std::vector<std::string> values = {
         name,
-        FormatTimeShare(Us(r.self_cpu_time_total_ns), sum_self_cpu),
-        FormatTime(Us(r.self_cpu_time_total_ns), unit),
-        FormatTimeShare(Us(r.cpu_time_total_ns), sum_self_cpu),
-        FormatTime(Us(r.cpu_time_total_ns), unit),
+        FormatTimeShare(r.self_cpu_time_total_us, sum_self_cpu),
+        FormatTime(r.self_cpu_time_total_us, unit),
+        FormatTimeShare(r.cpu_time_total_us, sum_self_cpu),
+        FormatTime(r.cpu_time_total_us, unit),
         FormatTime(r.cpu_time_us(), unit),
     };
     if (has_cuda_time) {
-      values.push_back(FormatTime(Us(r.self_cuda_time_total_ns), unit));
-      values.push_back(FormatTimeShare(Us(r.self_cuda_time_total_ns), sum_self_cuda));
-      values.push_back(FormatTime(Us(r.cuda_time_total_ns), unit));
+      values.push_back(FormatTime(r.self_cuda_time_total_us, unit));
+      values.push_back(FormatTimeShare(r.self_cuda_time_total_us, sum_self_cuda));
+      values.push_back(FormatTime(r.cuda_time_total_us, unit));
       values.push_back(FormatTime(r.cuda_time_us(), unit));
     }
     if (profile_memory) {
@@ -381,7 +394,9 @@ Result<std::string> BuildAveragesTable(const KeyAverages& averages, const TableO
     append(format_row(values));
     if (has_stack) {
       std::vector<std::string> extra(headers.size() - 1);
-      for (size_t f = 1; f < r.stack.size() && f < 5; ++f) {
+      // 1.13 prints at most five frames (MAX_STACK_ENTRY); 2.x prints every one it grouped by.
+      const size_t frames = format == TorchFormat::k2 ? r.stack.size() : 5;
+      for (size_t f = 1; f < r.stack.size() && f < frames; ++f) {
         extra.push_back(trim_path(strings.Get(r.stack[f])));
         append(format_row(extra));
         extra.pop_back();

@@ -1,7 +1,8 @@
-// The text table of EventList.table() in PyTorch 1.13 (torch/autograd/profiler_util.py,
+// The text table of EventList.table() in PyTorch 1.13 and 2.x (torch/autograd/profiler_util.py,
 // _build_table), reproduced byte for byte: the same columns under the same conditions, widths,
 // truncation, number formats, percent denominators, trailing spaces and footer lines, including
-// the quirk that puts FLOPs under "Source Location" when both columns are shown.
+// the quirk that puts FLOPs under "Source Location" when both columns are shown. Where 2.x prints
+// differently (every stack frame instead of five) TableOptions::torch_format decides.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +24,8 @@ struct TableOptions {
   std::optional<std::string> header;
   bool top_level_events_only = false;
   std::optional<std::string> time_unit;  // "s", "ms" or "us" (newer torch's option)
+  // Whose table to print; by default the one key_averages() grouped like (KeyAverages).
+  std::optional<TorchFormat> torch_format;
 };
 
 // Every key torch's table(sort_by=...) accepts, with the newer device aliases.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <numeric>
 #include <optional>
 #include <unordered_map>
@@ -77,6 +78,25 @@ bool KeepStackFrame(std::string_view frame) {
       return false;
   }
   return true;
+}
+
+// Arguments torch 2.x's Kineto writes on operators and torch 1.13's never did: the record
+// function id (2.1), the concrete scalar inputs (2.1) and input strides (2.2). Schema keys are
+// few (one per distinct argument layout), so this costs nothing next to reading the events.
+TorchFormat DetectTorchFormat(const Trace& trace) {
+  static constexpr std::string_view kTorch2Args[] = {
+      kineto::kRecordFunctionId, kineto::kConcreteInputs, kineto::kInputStrides};
+  for (std::string_view key : kTorch2Args) {
+    const auto id = trace.strings.Find(key);
+    if (!id) continue;
+    for (uint32_t schema = 0; schema < trace.args.schema_count(); ++schema) {
+      for (size_t f = 0, n = trace.args.field_count(schema); f < n; ++f) {
+        const SchemaField field = trace.args.field(schema, f);
+        if (!field.top_level && field.key == *id) return TorchFormat::k2;
+      }
+    }
+  }
+  return TorchFormat::k113;
 }
 
 bool IsCpuMemoryDevice(int64_t device_type) {
@@ -348,6 +368,12 @@ class FunctionEventsBuilder {
   void MergeLoneSameNameChildren();
   void AssignBackwardStacks();
   void RemoveMergedAndSum();
+  void TorchFloatTimes();
+  bool AnyDeviceAnnotation() const;
+  void AttachDeviceAnnotations();
+  int64_t TraceStartNs() const;
+  double FloatUs(int64_t ns) const { return static_cast<double>(ns - trace_start_ns_) / 1000.0; }
+  int64_t trace_start_ns_ = 0;
   uint32_t NameOf(uint32_t trace_name, bool* filtered);
   // The name as recorded (names_ has ProfilerStep* where the trace has ProfilerStep#N).
   uint32_t RecordedName(uint32_t c) const {
@@ -381,6 +407,7 @@ class FunctionEventsBuilder {
   std::vector<std::pair<uint32_t, uint32_t>> segments_;  // [begin, end) in order_ per thread
   LargeVector<uint8_t> child_count_;  // saturates at 255; only "exactly one" matters
   LargeVector<int64_t> kernel_ns_;
+  LargeVector<double> kernel_us_;  // torch 2.x's float sum of the kernels' durations
   LargeVector<uint8_t> backward_;
   LargeVector<uint8_t> removed_;
   bool any_removed_ = false;
@@ -464,6 +491,8 @@ void FunctionEventsBuilder::Scan() {
     if (name == "privateuse1_runtime" || name == "privateuse1_driver")
       f_.device_name = "PRIVATEUSE1";
   }
+  f_.torch_format = DetectTorchFormat(trace_);
+  if (f_.torch_format == TorchFormat::k2) trace_start_ns_ = TraceStartNs();
   name_map_.assign(trace_.strings.size(), 0);
   recorded_map_.assign(trace_.strings.size(), 0);
   const auto memory_name = trace_.strings.Find(kineto::kMemoryEvent);
@@ -747,13 +776,32 @@ void FunctionEventsBuilder::AppendLone(const MemoryRecord& r, uint32_t name) {
 // Which op a memory record counts for. Memory profsh's collector recorded knows its thread: it
 // counts for every op of that thread open at the time, so the innermost one's self memory has
 // it. Records without such an op (a worker thread allocating for the main thread's op), and all
-// of torch's records, follow torch 1.13: every CPU op of the process whose [start, end] holds
-// the record's time counts it. torch compares its times in whole microseconds, and so does
-// profsh on torch's traces; profsh's own are compared in nanoseconds. Records no op covers
+// of torch's records, follow torch: every CPU op of the process whose [start, end] holds the
+// record's time counts it. torch 1.13 compares those times in whole microseconds, and so does
+// profsh on 1.13's traces; torch 2.x compares nanoseconds, and so does profsh on 2.x's traces
+// and on its own. Records no op covers
 // become rows of their own, after all trace events.
 namespace {
 inline int64_t FloorUs(int64_t ns) {
   return ns >= 0 ? ns / 1000 : -((-ns + 999) / 1000);
+}
+
+// Python's int / 1000: the exact quotient rounded once to a double (ties to even). Converting
+// the integer to a double first would round it twice, and times since the epoch (about 2^60 ns)
+// have no exact double.
+double PythonDivide1000(int64_t a) {
+  if (a < 0) return -PythonDivide1000(-a);
+  const int64_t q = a / 1000, r = a % 1000;
+  if (q >= (int64_t{1} << 53)) return static_cast<double>(q);  // r cannot show at that size
+  int bits = 0;                                                // the binary digits q needs
+  while (bits < 63 && (q >> bits) != 0) ++bits;
+  const int m = 53 - bits;  // fractional binary digits a double keeps next to q
+  // r / 1000 in units of 2^-m: k whole units and a remainder `rem` out of 1000.
+  const __int128 scaled = static_cast<__int128>(r) << m;
+  __int128 mantissa = (static_cast<__int128>(q) << m) + scaled / 1000;
+  const int64_t rem = static_cast<int64_t>(scaled % 1000);
+  if (rem > 500 || (rem == 500 && (mantissa & 1))) ++mantissa;
+  return std::ldexp(static_cast<double>(mantissa), -m);  // mantissa < 2^54: exact
 }
 }  // namespace
 
@@ -784,7 +832,19 @@ void FunctionEventsBuilder::AttributeMemory() {
   };
   // One matching pass over the records not used yet: each op adds the records keyed within its
   // [start, end] in its group; records some op covered are used.
-  const bool exact = trace_.memory_by_thread;
+  // torch 2.x compares in nanoseconds (MemRecordsAcc on start_ns), 1.13 in whole microseconds.
+  const bool exact = trace_.memory_by_thread || f_.torch_format == TorchFormat::k2;
+  // torch 2.x's bounds go through floats: it looks records up between start_ns() / 1000 * 1000
+  // and end_ns() / 1000 * 1000 computed in doubles, on times since the epoch (the trace's time
+  // plus baseTimeNanoseconds), where a double's step is 256 ns. So an op's bounds move by up to
+  // 128 ns and records near its edges fall out or in; records' own times stay exact integers.
+  const bool float_bounds = f_.torch_format == TorchFormat::k2 && !trace_.memory_by_thread;
+  const int64_t epoch = trace_.has_origin ? trace_.origin_ns : 0;
+  auto OpBound = [&](int64_t ns, bool lower) -> int64_t {
+    if (!float_bounds) return ns;
+    const double bound = PythonDivide1000(ns + epoch) * 1000.0;
+    return static_cast<int64_t>(lower ? std::ceil(bound) : std::floor(bound)) - epoch;
+  };
   auto match = [&](bool by_thread) {
     std::vector<uint32_t> order;
     for (uint32_t k = 0; k < memory_.size(); ++k) {
@@ -823,8 +883,9 @@ void FunctionEventsBuilder::AttributeMemory() {
       for (size_t c = PartBegin(m, part, parts), end = PartEnd(m, part, parts); c < end; ++c) {
         if (f_.flags_[c] & FunctionEvents::kDevice) continue;
         const uint32_t track = f_.track_[c];
-        size_t a = hint_a = BoundFrom(sorted, key_of(track, f_.start_[c]), hint_a, less);
-        const Key end_key = key_of(track, f_.end_[c]);
+        size_t a = hint_a =
+            BoundFrom(sorted, key_of(track, OpBound(f_.start_[c], true)), hint_a, less);
+        const Key end_key = key_of(track, OpBound(f_.end_[c], false));
         // Most ops hold no record: the first record at or after the start already lies beyond
         // the end.
         if (a == sorted.size() || !less_equal(sorted[a], end_key)) continue;
@@ -841,7 +902,7 @@ void FunctionEventsBuilder::AttributeMemory() {
       if (running > 0) used[order[by_key[k]]] = true;
     }
   };
-  if (exact) match(true);
+  if (trace_.memory_by_thread) match(true);
   match(false);
 
   const uint32_t memory_row = out_->strings.Intern(kineto::kMemoryEvent);
@@ -987,8 +1048,10 @@ void FunctionEventsBuilder::MarkBackwardFunctions() {
 }
 
 void FunctionEventsBuilder::AttachDeviceWork() {
-  if (links_.empty()) return;
+  const bool annotations = f_.torch_format == TorchFormat::k2 && AnyDeviceAnnotation();
+  if (links_.empty() && !annotations) return;
   kernel_ns_.assign(f_.start_.size(), 0);
+  if (f_.torch_format == TorchFormat::k2) kernel_us_.assign(f_.start_.size(), 0.0);
   f_.launches.resize(links_.size());
   for (size_t k = 0; k < links_.size(); ++k) {
     int32_t op = link_op_[k];
@@ -997,6 +1060,49 @@ void FunctionEventsBuilder::AttachDeviceWork() {
     f_.launches[k] = {device, op, runtime_of_link_[k]};
     if (op < 0) continue;
     kernel_ns_[op] += f_.end_[device] - f_.start_[device];
+    if (!kernel_us_.empty())
+      kernel_us_[op] += FloatUs(f_.end_[device]) - FloatUs(f_.start_[device]);
+  }
+  if (annotations) AttachDeviceAnnotations();
+}
+
+bool FunctionEventsBuilder::AnyDeviceAnnotation() const {
+  for (uint8_t flags : f_.flags_) {
+    if ((flags & FunctionEvents::kDevice) && (flags & FunctionEvents::kAnnotation)) return true;
+  }
+  return false;
+}
+
+// torch 2.x attaches every CUDA-typed event linked to an op as one of its kernels, and a
+// gpu_user_annotation span is linked (its "External id") to the CPU range it mirrors: the span's
+// length counts in that range's device time, on top of the kernels inside it (2.x's tables show
+// ProfilerStep* with its step's GPU span as self device time, over 100 %; only the footer's
+// total leaves annotations out).
+void FunctionEventsBuilder::AttachDeviceAnnotations() {
+  std::unordered_map<int64_t, int32_t> op_of_external;
+  for (size_t c = 0; c < f_.start_.size(); ++c) {
+    if (!((f_.flags_[c] & FunctionEvents::kDevice) && (f_.flags_[c] & FunctionEvents::kAnnotation)))
+      continue;
+    int64_t id = 0;
+    if (reader_.GetInt(trace_.events.args(candidate_events_[c]), kExternal, &id))
+      op_of_external.emplace(id, -1);
+  }
+  for (size_t c = 0; c < candidate_events_.size(); ++c) {
+    if (f_.flags_[c] & (FunctionEvents::kDevice | FunctionEvents::kRuntime)) continue;
+    int64_t id = 0;
+    if (!reader_.GetInt(trace_.events.args(candidate_events_[c]), kExternal, &id)) continue;
+    auto it = op_of_external.find(id);
+    if (it != op_of_external.end() && it->second < 0) it->second = static_cast<int32_t>(c);
+  }
+  for (size_t c = 0; c < f_.start_.size(); ++c) {
+    if (!((f_.flags_[c] & FunctionEvents::kDevice) && (f_.flags_[c] & FunctionEvents::kAnnotation)))
+      continue;
+    int64_t id = 0;
+    if (!reader_.GetInt(trace_.events.args(candidate_events_[c]), kExternal, &id)) continue;
+    const int32_t op = op_of_external[id];
+    if (op < 0) continue;
+    kernel_ns_[op] += f_.end_[c] - f_.start_[c];
+    if (!kernel_us_.empty()) kernel_us_[op] += FloatUs(f_.end_[c]) - FloatUs(f_.start_[c]);
   }
 }
 
@@ -1025,6 +1131,7 @@ void FunctionEventsBuilder::MergeLoneSameNameChildren() {
     if (name[p] != name[c] || child_count[p] != 1) continue;
     child_count[p] = child_count[c];
     if (kernel_ns != nullptr) kernel_ns[p] = kernel_ns[c];
+    if (!kernel_us_.empty()) kernel_us_[p] = kernel_us_[c];
     removed[c] = 1;
     any_removed_ = true;
   }
@@ -1100,6 +1207,76 @@ void FunctionEventsBuilder::RemoveMergedAndSum() {
   }
 }
 
+// torch 2.x's trace start (result.trace_start_ns()), which its float times count from: the
+// start of the profiler's "Trace" span ("PyTorch Profiler (N)"); the first event's start when a
+// trace has no such span.
+int64_t FunctionEventsBuilder::TraceStartNs() const {
+  const EventTable& ev = trace_.events;
+  int64_t earliest = INT64_MAX, span = INT64_MAX;
+  for (size_t i = 0; i < ev.size(); ++i) {
+    if (ev.phase(i) != 'X') continue;
+    earliest = std::min(earliest, ev.ts(i));
+    if (trace_.category_name(ev.category(i)) == "Trace" &&
+        trace_.str(ev.name(i)).starts_with("PyTorch Profiler"))
+      span = std::min(span, ev.ts(i));
+  }
+  return span != INT64_MAX ? span : earliest == INT64_MAX ? 0 : earliest;
+}
+
+// torch 2.x's FunctionEvent times: time_range holds (t - trace start) / 1000 as floats;
+// cpu_time_total is end - start, self_cpu_time_total that minus the sum of its children's in
+// their order, device_time_total the sum of its kernels' float durations plus the sum of its
+// children's device totals.
+void FunctionEventsBuilder::TorchFloatTimes() {
+  const size_t n = f_.start_.size();
+  f_.float_cpu_total_.assign(n, 0.0);
+  f_.float_self_cpu_.assign(n, 0.0);
+  const bool device = !kernel_us_.empty();
+  for (size_t c = 0; c < n; ++c) {
+    const double total = FloatUs(f_.end_[c]) - FloatUs(f_.start_[c]);
+    if (f_.flags_[c] & FunctionEvents::kDevice) continue;
+    f_.float_cpu_total_[c] = total;
+  }
+  // Children in torch's order: the CPU order within a thread, which order_ holds.
+  std::vector<double> children_cpu(n, 0.0);
+  std::vector<uint32_t> child_begin(n + 1, 0), children;
+  for (uint32_t c : order_) {
+    if (removed_[c] || f_.parent_[c] < 0) continue;
+    children_cpu[f_.parent_[c]] += f_.float_cpu_total_[c];
+    child_begin[f_.parent_[c] + 1] += 1;
+  }
+  for (size_t c = 0; c < n; ++c) {
+    if (!(f_.flags_[c] & FunctionEvents::kDevice) && !removed_[c])
+      f_.float_self_cpu_[c] = f_.float_cpu_total_[c] - children_cpu[c];
+  }
+  if (!device) return;
+  for (size_t c = 0; c < n; ++c) child_begin[c + 1] += child_begin[c];
+  children.resize(child_begin[n]);
+  std::vector<uint32_t> fill(child_begin.begin(), child_begin.end() - 1);
+  for (uint32_t c : order_) {
+    if (removed_[c] || f_.parent_[c] < 0) continue;
+    children[fill[f_.parent_[c]]++] = c;
+  }
+  f_.float_cuda_total_.assign(n, 0.0);
+  f_.float_self_cuda_.assign(n, 0.0);
+  for (size_t c = 0; c < n; ++c) {
+    if (f_.flags_[c] & FunctionEvents::kDevice) {
+      f_.float_cuda_total_[c] = f_.float_self_cuda_[c] =
+          FloatUs(f_.end_[c]) - FloatUs(f_.start_[c]);
+    }
+  }
+  // Children come after their parent in order_, so a backward pass sees them first.
+  for (size_t k = order_.size(); k-- > 0;) {
+    const uint32_t c = order_[k];
+    if (removed_[c]) continue;
+    double of_children = 0.0;
+    for (uint32_t j = child_begin[c]; j < child_begin[c + 1]; ++j)
+      of_children += f_.float_cuda_total_[children[j]];
+    f_.float_cuda_total_[c] = kernel_us_[c] + of_children;
+    f_.float_self_cuda_[c] = f_.float_cuda_total_[c] - of_children;
+  }
+}
+
 std::unique_ptr<FunctionEvents> FunctionEventsBuilder::Build() {
   Scan();
   AttributeMemory();
@@ -1110,6 +1287,7 @@ std::unique_ptr<FunctionEvents> FunctionEventsBuilder::Build() {
   MergeLoneSameNameChildren();
   AssignBackwardStacks();
   RemoveMergedAndSum();
+  if (f_.torch_format == TorchFormat::k2) TorchFloatTimes();
   f_.trace_event_ = std::move(candidate_events_);
 
   // Table flags: the trace's own metadata when it has it, else what the data shows.

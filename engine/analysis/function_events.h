@@ -33,6 +33,11 @@ namespace profsh {
 
 enum class DeviceType : uint8_t { kCpu = 0, kCuda = 1 };
 
+// Which torch's key_averages()/table() a trace is read and printed like (docs/ANALYSIS.md, "torch
+// 1.13 and 2.x"). A trace is torch 2.x's when some event carries an argument that only torch 2.x
+// writes ("Record function id", "Concrete Inputs", "Input Strides"); 1.13's otherwise.
+enum class TorchFormat : uint8_t { k113, k2 };
+
 // Interned call stacks: lists of frame string ids, innermost frame first (torch's order).
 class StackTable {
  public:
@@ -98,6 +103,23 @@ class FunctionEvents {
     if (device(i) == DeviceType::kCuda) return end_[i] - start_[i];
     return self_cuda_.empty() ? 0 : self_cuda_[i];
   }
+  // The times as torch's FunctionEvents hold them, in microseconds. torch 2.x keeps each time
+  // as a float, (t - trace start) / 1000, and takes differences and sums of those floats, so its
+  // table's last digit can differ from the exact nanosecond arithmetic; on a 2.x trace these
+  // are those floats. 1.13 keeps whole microseconds, which the exact values are.
+  double cpu_total_us(size_t i) const {
+    return float_cpu_total_.empty() ? cpu_total_ns(i) / 1000.0 : float_cpu_total_[i];
+  }
+  double self_cpu_us(size_t i) const {
+    return float_self_cpu_.empty() ? self_cpu_ns(i) / 1000.0 : float_self_cpu_[i];
+  }
+  double cuda_total_us(size_t i) const {
+    return float_cuda_total_.empty() ? cuda_total_ns(i) / 1000.0 : float_cuda_total_[i];
+  }
+  double self_cuda_us(size_t i) const {
+    return float_self_cuda_.empty() ? self_cuda_ns(i) / 1000.0 : float_self_cuda_[i];
+  }
+  bool has_float_times() const { return !float_cpu_total_.empty(); }
   int64_t cpu_memory(size_t i) const { return cpu_memory_.empty() ? 0 : cpu_memory_[i]; }
   int64_t cuda_memory(size_t i) const { return cuda_memory_.empty() ? 0 : cuda_memory_[i]; }
   // (CUDA memory columns exist only when some record was on a CUDA device.)
@@ -133,6 +155,9 @@ class FunctionEvents {
   // What the device columns are named after: "CUDA" (also ROCm, as torch names it), "MTIA",
   // "XPU", "PRIVATEUSE1", from the trace's runtime and device categories.
   std::string device_name = "CUDA";
+  // Detected from the trace; it decides how memory records meet ops (2.x: nanoseconds, 1.13:
+  // whole microseconds) and is the default format of key_averages() and table().
+  TorchFormat torch_format = TorchFormat::k113;
 
  private:
   friend class FunctionEventsBuilder;
@@ -149,6 +174,7 @@ class FunctionEvents {
   LargeVector<int64_t> flops_;
   LargeVector<int64_t> cuda_total_, self_cuda_;  // self CUDA is the op's own device work
   LargeVector<int64_t> cpu_memory_, cuda_memory_, children_cpu_memory_, children_cuda_memory_;
+  LargeVector<double> float_cpu_total_, float_self_cpu_, float_cuda_total_, float_self_cuda_;
 };
 
 // Builds the operator view; the trace is only read.

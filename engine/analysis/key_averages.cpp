@@ -20,8 +20,11 @@ struct VectorHash {
 }  // namespace
 
 KeyAverages ComputeKeyAverages(std::shared_ptr<const FunctionEvents> events,
-                               bool group_by_input_shape, int group_by_stack_n) {
+                               bool group_by_input_shape, int group_by_stack_n,
+                               std::optional<TorchFormat> torch_format) {
   KeyAverages out;
+  out.torch_format = torch_format.value_or(events->torch_format);
+  const bool by_annotation = out.torch_format == TorchFormat::k2;
   out.group_by_input_shape = group_by_input_shape;
   out.group_by_stack_n = group_by_stack_n < 0 ? 0 : group_by_stack_n;
   out.profile_memory = events->profile_memory;
@@ -30,14 +33,19 @@ KeyAverages ComputeKeyAverages(std::shared_ptr<const FunctionEvents> events,
   const size_t stack_n = static_cast<size_t>(out.group_by_stack_n);
   const size_t n = fe.size();
 
-  // Row of each event. torch keys rows by (name, node, device, legacy[, shapes][, stack[:n]]).
+  // Row of each event. torch keys rows by (name, node, device, legacy[, shapes][, stack[:n]]);
+  // 2.x adds is_user_annotation (CPU user ranges and gpu_user_annotation spans) after legacy.
+  auto annotation_bit = [&](size_t i) -> uint32_t {
+    return by_annotation && fe.kind(i) == EventKind::kAnnotation ? 1 : 0;
+  };
   LargeVector<uint32_t> row_of(n);
   std::vector<uint32_t> first;  // per row: the event torch adds first
   if (!group_by_input_shape && stack_n == 0) {
-    std::vector<uint32_t> index(static_cast<size_t>(fe.strings.size()) * 2, UINT32_MAX);
+    std::vector<uint32_t> index(static_cast<size_t>(fe.strings.size()) * 4, UINT32_MAX);
     for (size_t i = 0; i < n; ++i) {
       if (fe.removed(i)) continue;
-      uint32_t& slot = index[fe.name(i) * 2 + static_cast<uint32_t>(fe.device(i))];
+      uint32_t& slot =
+          index[fe.name(i) * 4 + static_cast<uint32_t>(fe.device(i)) * 2 + annotation_bit(i)];
       if (slot == UINT32_MAX) {
         slot = static_cast<uint32_t>(first.size());
         first.push_back(static_cast<uint32_t>(i));
@@ -51,7 +59,7 @@ KeyAverages ComputeKeyAverages(std::shared_ptr<const FunctionEvents> events,
       if (fe.removed(i)) continue;
       key.clear();
       key.push_back(fe.name(i));
-      key.push_back(static_cast<uint32_t>(fe.device(i)));
+      key.push_back(static_cast<uint32_t>(fe.device(i)) * 2 + annotation_bit(i));
       if (group_by_input_shape) key.push_back(fe.input_shapes(i));
       if (stack_n > 0) {
         const auto& frames = fe.stacks.Get(fe.stack(i));
@@ -126,6 +134,29 @@ KeyAverages ComputeKeyAverages(std::shared_ptr<const FunctionEvents> events,
     if (group_by_input_shape) row.input_shapes = fe.input_shapes(e);
     const auto& frames = fe.stacks.Get(fe.stack(e));
     row.stack.assign(frames.begin(), frames.begin() + std::min(frames.size(), stack_n));
+  }
+  if (fe.has_float_times()) {
+    // Float sums depend on their order: torch adds the events in its list's (start, -end) order.
+    std::vector<uint32_t> sequence;
+    sequence.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      if (!fe.removed(i)) sequence.push_back(static_cast<uint32_t>(i));
+    }
+    std::sort(sequence.begin(), sequence.end(), earlier);
+    for (uint32_t i : sequence) {
+      AverageRow& row = rows[row_of[i]];
+      row.cpu_time_total_us += fe.cpu_total_us(i);
+      row.self_cpu_time_total_us += fe.self_cpu_us(i);
+      row.cuda_time_total_us += fe.cuda_total_us(i);
+      row.self_cuda_time_total_us += fe.self_cuda_us(i);
+    }
+  } else {
+    for (AverageRow& row : rows) {
+      row.cpu_time_total_us = static_cast<double>(row.cpu_time_total_ns) / 1000.0;
+      row.self_cpu_time_total_us = static_cast<double>(row.self_cpu_time_total_ns) / 1000.0;
+      row.cuda_time_total_us = static_cast<double>(row.cuda_time_total_ns) / 1000.0;
+      row.self_cuda_time_total_us = static_cast<double>(row.self_cuda_time_total_ns) / 1000.0;
+    }
   }
   // Rows in the order torch's dict holds them: by first occurrence.
   std::vector<uint32_t> order(rows.size());

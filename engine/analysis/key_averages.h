@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "engine/analysis/function_events.h"
@@ -22,6 +23,10 @@ struct AverageRow {
   int64_t self_cpu_memory_usage = 0;
   int64_t self_cuda_memory_usage = 0;
   int64_t flops = 0;
+  // The time sums in microseconds as torch's FunctionEventAvg holds them: exact for 1.13's
+  // traces, torch 2.x's float sums in its event order for 2.x's (FunctionEvents::cpu_total_us).
+  double cpu_time_total_us = 0, self_cpu_time_total_us = 0;
+  double cuda_time_total_us = 0, self_cuda_time_total_us = 0;
   uint32_t input_shapes = 0;    // repr string id of the first event's shapes; 0 means []
   std::vector<uint32_t> stack;  // first event's stack, cut to group_by_stack_n frames
   DeviceType device = DeviceType::kCpu;
@@ -30,14 +35,10 @@ struct AverageRow {
   bool has_parent = false;  // the first event had a CPU parent (top_level_events_only)
 
   double cpu_time_us() const {
-    return count == 0
-               ? 0.0
-               : (static_cast<double>(cpu_time_total_ns) / 1000.0) / static_cast<double>(count);
+    return count == 0 ? 0.0 : cpu_time_total_us / static_cast<double>(count);
   }
   double cuda_time_us() const {
-    return count == 0
-               ? 0.0
-               : (static_cast<double>(cuda_time_total_ns) / 1000.0) / static_cast<double>(count);
+    return count == 0 ? 0.0 : cuda_time_total_us / static_cast<double>(count);
   }
 };
 
@@ -47,10 +48,15 @@ struct KeyAverages {
   int group_by_stack_n = 0;
   bool profile_memory = false;
   bool with_flops = false;
+  // Whose grouping made the rows and, unless table() says otherwise, whose table prints them.
+  TorchFormat torch_format = TorchFormat::k113;
   std::shared_ptr<const FunctionEvents> events;
 };
 
+// `torch_format` overrides the trace's own (FunctionEvents::torch_format). torch 2.x also keys
+// rows by is_user_annotation, so a user range and an operator of the same name stay apart.
 KeyAverages ComputeKeyAverages(std::shared_ptr<const FunctionEvents> events,
-                               bool group_by_input_shape, int group_by_stack_n);
+                               bool group_by_input_shape, int group_by_stack_n,
+                               std::optional<TorchFormat> torch_format = std::nullopt);
 
 }  // namespace profsh

@@ -31,8 +31,10 @@ inline constexpr std::string_view kCorrelation = "correlation";  // links launch
 inline constexpr std::string_view kDevice = "device";
 inline constexpr std::string_view kEvIdx = "Ev Idx";
 inline constexpr std::string_view kPythonId = "Python id";
-inline constexpr std::string_view kPythonParentId = "Python parent id";          // read: importer
-inline constexpr std::string_view kRecordFunctionId = "Record function id";      // read: importer
+inline constexpr std::string_view kPythonParentId = "Python parent id";      // read: importer
+inline constexpr std::string_view kRecordFunctionId = "Record function id";  // read: importer
+inline constexpr std::string_view kConcreteInputs = "Concrete Inputs";  // torch 2.x: scalar inputs
+inline constexpr std::string_view kInputStrides = "Input Strides";      // torch 2.x
 inline constexpr std::string_view kMemoryBandwidth = "memory bandwidth (GB/s)";  // of a memcpy
 // [memory] instants
 inline constexpr std::string_view kTotalAllocated = "Total Allocated";

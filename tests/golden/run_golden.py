@@ -43,6 +43,8 @@ end
 
 
 def lua_literal(value):
+    if value is None:
+        return "false"  # profsh's table() takes false where torch takes None (no limit)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):
@@ -65,6 +67,13 @@ def grouping_name(g):
 def check_case(profsh, case_dir, trace_file, label):
     with open(os.path.join(case_dir, "cases.json")) as f:
         spec = json.load(f)
+    # Cases whose trace is not one torch 2.x wrote but whose tables torch 2.x printed
+    # (record_torch26_events.py) tell profsh which torch to follow.
+    if spec.get("torch_format"):
+        for variant in spec["variants"]:
+            variant["key_averages"] = dict(variant["key_averages"], torch_format=spec["torch_format"])
+            variant["table"] = dict(variant["table"], torch_format=spec["torch_format"])
+        spec["groupings"] = [dict(g, torch_format=spec["torch_format"]) for g in spec["groupings"]]
     failures = []
     with tempfile.TemporaryDirectory() as out:
         spec_lua = os.path.join(out, "spec.lua")

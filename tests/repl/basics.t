@@ -23,7 +23,7 @@ Self CPU time total: 15.287ms
 profsh> profsh.load("no_such_trace.json")
 stdin:1: no_such_trace.json: cannot open: No such file or directory
 profsh> t:key_averages{group_by_shape=true}
-stdin:1: unknown option 'group_by_shape' to 'key_averages' (valid options: group_by_input_shape, group_by_stack_n)
+stdin:1: unknown option 'group_by_shape' to 'key_averages' (valid options: group_by_input_shape, group_by_stack_n, torch_format)
 profsh> avgs:table{sort_by="cpu_tme"}
 stdin:1: unknown sort_by key 'cpu_tme' (valid keys: cpu_time, cuda_time, cpu_time_total, cuda_time_total, self_cpu_time_total, self_cuda_time_total, cpu_memory_usage, cuda_memory_usage, self_cpu_memory_usage, self_cuda_memory_usage, count, flops, node_id, key, device_time, device_time_total, self_device_time_total, device_memory_usage, self_device_memory_usage, xpu_time, xpu_time_total, self_xpu_time_total, xpu_memory_usage, self_xpu_memory_usage)
 profsh> avgs:table{row_limit="ten"}

@@ -359,6 +359,49 @@ TEST(AveragesTable, DeviceColumnsAppearWithDeviceTime) {
   EXPECT_NE(text.value().find("Self CPU time total: 100.000us\n"), std::string::npos);
 }
 
+TEST(TorchFormat, TracesWithTorch2ArgumentsAreTorch2s) {
+  for (const char* key : {"Record function id", "Concrete Inputs", "Input Strides"}) {
+    auto trace = testing::MustImport(
+        Trace({X("op", 0, 10, 1, std::string(R"({"External id": 1, ")") + key + R"(": 0})")}));
+    EXPECT_EQ(BuildFunctionEvents(*trace)->torch_format, TorchFormat::k2) << key;
+  }
+  auto old = testing::MustImport(Trace({X("op", 0, 10, 1, R"({"External id": 1, "Ev Idx": 0})")}));
+  EXPECT_EQ(BuildFunctionEvents(*old)->torch_format, TorchFormat::k113);
+}
+
+TEST(TorchFormat, Torch2KeysRowsByUserAnnotationToo) {
+  auto trace = testing::MustImport(Trace(
+      {X("step", 0, 100, 1, R"({"External id": 1, "Record function id": 0})", "user_annotation"),
+       X("step", 200, 20, 1, R"({"External id": 2, "Record function id": 0})")}));
+  std::shared_ptr<const FunctionEvents> fe = BuildFunctionEvents(*trace);
+  EXPECT_EQ(ComputeKeyAverages(fe, false, 0).rows.size(), 2u);
+  EXPECT_EQ(ComputeKeyAverages(fe, false, 0, TorchFormat::k113).rows.size(), 1u);
+}
+
+TEST(TorchFormat, Torch2CountsAGpuAnnotationSpanAsItsRangesDeviceTime) {
+  const std::string events_args = R"({"External id": 1, "Record function id": 0})";
+  auto torch2 = testing::MustImport(Trace(
+      {X("ProfilerStep#1", 0, 100, 1, events_args, "user_annotation"),
+       X("aten::mm", 10, 20, 1, R"({"External id": 2, "Record function id": 0})"),
+       X("cudaLaunchKernel", 12, 5, 1, R"({"External id": 2, "correlation": 9})", "cuda_runtime"),
+       X("ProfilerStep#1", 40, 50, 7, R"({"External id": 1})", "gpu_user_annotation"),
+       X("k", 50, 25, 7, R"({"External id": 2, "correlation": 9})", "kernel")}));
+  KeyAverages avg = ComputeKeyAverages(BuildFunctionEvents(*torch2), false, 0);
+  const AverageRow* step = nullptr;
+  for (const AverageRow& r : avg.rows) {
+    if (avg.events->strings.Get(r.key) == "ProfilerStep*" && r.device == DeviceType::kCpu)
+      step = &r;
+  }
+  ASSERT_NE(step, nullptr);
+  EXPECT_EQ(step->self_cuda_time_total_ns, 50000);  // the span
+  EXPECT_EQ(step->cuda_time_total_ns, 75000);       // and the kernel under it
+  auto text = BuildAveragesTable(avg, TableOptions{});
+  ASSERT_TRUE(text.ok());
+  // The footer leaves the annotation out, so the step's share is over 100 %.
+  EXPECT_NE(text.value().find("Self CUDA time total: 25.000us\n"), std::string::npos);
+  EXPECT_NE(text.value().find("200.00%"), std::string::npos);
+}
+
 TEST(AveragesTable, UnknownSortKeyListsValidOnes) {
   auto trace = testing::MustImport(Trace({X("op", 0, 1)}));
   KeyAverages avg = ComputeKeyAverages(BuildFunctionEvents(*trace), false, 0);
