@@ -435,6 +435,15 @@ TEST(GpuAnalyses, KernelTypesEqualTheRegexesTheyReplace) {
   EXPECT_EQ(checked, 22 * 22 * 3);
 }
 
+// std::regex recursed once per character of a name under `.*`: a kernel name of 40 000
+// characters overflowed the stack (tests/fuzz/crashes/trace_reader keeps such a trace).
+TEST(GpuAnalyses, KernelTypesOfVeryLongNames) {
+  const std::string long_name(size_t{1} << 20, 'a');
+  EXPECT_EQ(ClassifyKernel(long_name + "ncclKernel"), KernelType::kCommunication);
+  EXPECT_EQ(ClassifyKernel(long_name + "Sync"), KernelType::kOther);
+  EXPECT_EQ(ClassifyKernel(long_name), KernelType::kComputation);
+}
+
 // An MTIA trace: device work in mtia_ccp_events, launched from mtia_runtime calls. Its device
 // time used to show as 0 in key_averages; the columns are named after the device.
 TEST(GpuAnalyses, MtiaDeviceTimeCountsAndNamesTheColumns) {
