@@ -8,6 +8,7 @@
 #include <numeric>
 #include <variant>
 
+#include "engine/util/saturating.h"
 #include "engine/util/utf8.h"
 
 namespace profsh {
@@ -295,9 +296,9 @@ Result<std::string> BuildAveragesTable(const KeyAverages& averages, const TableO
 
   int64_t sum_self_cpu_ns = 0, sum_self_cuda_ns = 0;
   for (const AverageRow& r : all) {
-    sum_self_cpu_ns += r.self_cpu_time_total_ns;
+    sum_self_cpu_ns = SaturatingAdd(sum_self_cpu_ns, r.self_cpu_time_total_ns);
     if (r.device == DeviceType::kCuda && !r.is_user_annotation)
-      sum_self_cuda_ns += r.self_cuda_time_total_ns;
+      sum_self_cuda_ns = SaturatingAdd(sum_self_cuda_ns, r.self_cuda_time_total_ns);
   }
   const double sum_self_cpu = Us(sum_self_cpu_ns);
   const double sum_self_cuda = Us(sum_self_cuda_ns);
