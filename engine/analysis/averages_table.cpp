@@ -140,8 +140,10 @@ std::string FormatTimeShare(double time_us, double total_us) {
 }
 
 std::string FormatMemory(int64_t nbytes) {
-  constexpr int64_t kKB = 1024, kMB = 1024 * kKB, kGB = 1024 * kMB;
-  int64_t magnitude = nbytes < 0 ? -nbytes : nbytes;
+  constexpr uint64_t kKB = 1024, kMB = 1024 * kKB, kGB = 1024 * kMB;
+  // Unsigned: a saturated sum of hostile frees is INT64_MIN, which has no negation in int64.
+  const uint64_t magnitude =
+      nbytes < 0 ? 0 - static_cast<uint64_t>(nbytes) : static_cast<uint64_t>(nbytes);
   if (magnitude >= kGB) return Printf("%.2f Gb", static_cast<double>(nbytes) * 1.0 / kGB);
   if (magnitude >= kMB) return Printf("%.2f Mb", static_cast<double>(nbytes) * 1.0 / kMB);
   if (magnitude >= kKB) return Printf("%.2f Kb", static_cast<double>(nbytes) * 1.0 / kKB);
