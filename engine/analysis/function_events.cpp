@@ -11,6 +11,7 @@
 #include "engine/trace/kineto_schema.h"
 #include "engine/util/hash.h"
 #include "engine/util/parallel.h"
+#include "engine/util/saturating.h"
 
 namespace profsh {
 
@@ -1086,12 +1087,14 @@ void FunctionEventsBuilder::RemoveMergedAndSum() {
     if (removed_[c]) continue;
     int32_t p = f_.parent_[c];
     if (p < 0) continue;
-    f_.children_cpu_[p] += f_.end_[c] - f_.start_[c];
+    // Saturating: hostile sizes and times near int64's limits would overflow the sums.
+    auto add = [](auto& total, int64_t v) { total = SaturatingAdd(total, v); };
+    add(f_.children_cpu_[p], f_.end_[c] - f_.start_[c]);
     if (memory) {
-      f_.children_cpu_memory_[p] += f_.cpu_memory_[c];
-      if (!f_.cuda_memory_.empty()) f_.children_cuda_memory_[p] += f_.cuda_memory_[c];
+      add(f_.children_cpu_memory_[p], f_.cpu_memory_[c]);
+      if (!f_.cuda_memory_.empty()) add(f_.children_cuda_memory_[p], f_.cuda_memory_[c]);
     }
-    if (device) f_.cuda_total_[p] += f_.cuda_total_[c];
+    if (device) add(f_.cuda_total_[p], f_.cuda_total_[c]);
   }
   if (device) f_.self_cuda_ = std::move(kernel_ns_);
   if (!any_removed_) return;
