@@ -805,13 +805,18 @@ void FunctionEventsBuilder::AttributeMemory() {
       std::stable_sort(by_key.begin(), by_key.end(),
                        [&](uint32_t a, uint32_t b) { return keys[a] < keys[b]; });
     std::vector<Key> sorted(order.size());
-    std::vector<int64_t> cpu_prefix(order.size() + 1, 0), cuda_prefix(order.size() + 1, 0);
+    // Prefix sums in unsigned (wrapping) arithmetic: a range's sum is a difference of two, exact
+    // whenever the range's own sum fits, even where hostile sizes carry the prefixes past int64.
+    std::vector<uint64_t> cpu_prefix(order.size() + 1, 0), cuda_prefix(order.size() + 1, 0);
     for (size_t k = 0; k < by_key.size(); ++k) {
       const MemoryRecord& r = memory_[order[by_key[k]]];
       sorted[k] = keys[by_key[k]];
-      cpu_prefix[k + 1] = cpu_prefix[k] + r.cpu_bytes;
-      cuda_prefix[k + 1] = cuda_prefix[k] + r.cuda_bytes;
+      cpu_prefix[k + 1] = cpu_prefix[k] + static_cast<uint64_t>(r.cpu_bytes);
+      cuda_prefix[k + 1] = cuda_prefix[k] + static_cast<uint64_t>(r.cuda_bytes);
     }
+    auto range_sum = [](const std::vector<uint64_t>& prefix, size_t a, size_t b) {
+      return static_cast<int64_t>(prefix[b] - prefix[a]);
+    };
     auto less = [](const Key& x, const Key& y) { return x < y; };
     auto less_equal = [](const Key& x, const Key& y) { return !(y < x); };
     // Which records some op covers: +1 where a covered range starts, -1 after it ends. The ops
@@ -830,8 +835,9 @@ void FunctionEventsBuilder::AttributeMemory() {
         // the end.
         if (a == sorted.size() || !less_equal(sorted[a], end_key)) continue;
         size_t b = hint_b = BoundFrom(sorted, end_key, hint_b, less_equal);
-        f_.cpu_memory_[c] += cpu_prefix[b] - cpu_prefix[a];
-        if (any_cuda) f_.cuda_memory_[c] += cuda_prefix[b] - cuda_prefix[a];
+        f_.cpu_memory_[c] = SaturatingAdd(f_.cpu_memory_[c], range_sum(cpu_prefix, a, b));
+        if (any_cuda)
+          f_.cuda_memory_[c] = SaturatingAdd(f_.cuda_memory_[c], range_sum(cuda_prefix, a, b));
         mark[a] += 1;
         mark[b] -= 1;
       }
