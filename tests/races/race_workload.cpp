@@ -266,14 +266,15 @@ long AllocationEvents(int rounds) {
 }
 
 // The memory hooks from many threads at once: waves of 8 threads that allocate and exit, beside
-// a busy thread, and a child forked in each wave that allocates on its main thread and on a
-// thread of its own. Prints the events each process made.
+// a busy thread (inside the collector when each child is forked), and a child forked in each
+// wave that allocates on its main thread and on a thread of its own while the wave runs. Prints the
+// events each process made.
 int Memory(int waves, int rounds) {
   Busy busy;
   int failed = 0;
   for (int w = 0; w < waves; ++w) {
-    std::vector<std::thread> wave;
-    for (int t = 0; t < 8; ++t) wave.emplace_back([rounds] { Allocate(rounds); });
+    // Forked before the wave starts: a child forked while other threads are inside TSan's own
+    // malloc can deadlock in it (clang 14's runtime does not hold its allocator across fork).
     pid_t pid = fork();
     if (pid < 0) return 3;
     if (pid == 0) {
@@ -281,6 +282,8 @@ int Memory(int waves, int rounds) {
       std::thread([rounds] { Allocate(rounds); }).join();
       _exit(0);
     }
+    std::vector<std::thread> wave;
+    for (int t = 0; t < 8; ++t) wave.emplace_back([rounds] { Allocate(rounds); });
     for (std::thread& t : wave) t.join();
     int status = 0;
     if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed;
@@ -323,6 +326,14 @@ int IttWorkload(int waves, int tasks) {
   Busy busy;
   int failed = 0;
   for (int w = 0; w < waves; ++w) {
+    // Forked before the wave starts, as in Memory().
+    pid_t pid = fork();
+    if (pid < 0) return 3;
+    if (pid == 0) {
+      child_tasks();
+      std::thread(child_tasks).join();
+      _exit(0);
+    }
     std::vector<std::thread> wave;
     for (int t = 0; t < 8; ++t) {
       wave.emplace_back([t, tasks, counted] {
@@ -337,13 +348,6 @@ int IttWorkload(int waves, int tasks) {
           ITT_CALL(task_end, d);
         }
       });
-    }
-    pid_t pid = fork();
-    if (pid < 0) return 3;
-    if (pid == 0) {
-      child_tasks();
-      std::thread(child_tasks).join();
-      _exit(0);
     }
     for (std::thread& t : wave) t.join();
     int status = 0;
