@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 seconds=${1:-60}
 [ $# -gt 0 ] && shift
-targets=${*:-trace_reader stream_decoder folded_stacks roundtrip}
+targets=${*:-trace_reader stream_decoder folded_stacks roundtrip sql}
 build="$root/build-fuzz"
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DPROFSH_FUZZ=ON -DPROFSH_SANITIZE=ON -DPROFSH_BUILD_BENCHMARKS=OFF >/dev/null
@@ -31,7 +31,7 @@ for t in $targets; do
   # Whole traces are replayed by the test suite; fuzzing starts from small ones (a 54 MB input
   # costs ~10 ms, a 30 KB slice of it ~0.1 ms), and inputs stay under 64 KB.
   max_len=65536
-  case $t in trace_reader | roundtrip) seeds="$seeds $root/tests/fuzz/corpus/kineto_slices $root/tests/golden/cases/*" ;; esac
+  case $t in trace_reader | roundtrip | sql) seeds="$seeds $root/tests/fuzz/corpus/kineto_slices $root/tests/golden/cases/*" ;; esac
   mkdir -p "$work/$t"
   status=0
   # shellcheck disable=SC2086

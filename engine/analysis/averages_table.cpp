@@ -8,6 +8,7 @@
 #include <numeric>
 #include <variant>
 
+#include "engine/util/saturating.h"
 #include "engine/util/utf8.h"
 
 namespace profsh {
@@ -139,8 +140,10 @@ std::string FormatTimeShare(double time_us, double total_us) {
 }
 
 std::string FormatMemory(int64_t nbytes) {
-  constexpr int64_t kKB = 1024, kMB = 1024 * kKB, kGB = 1024 * kMB;
-  int64_t magnitude = nbytes < 0 ? -nbytes : nbytes;
+  constexpr uint64_t kKB = 1024, kMB = 1024 * kKB, kGB = 1024 * kMB;
+  // Unsigned: a saturated sum of hostile frees is INT64_MIN, which has no negation in int64.
+  const uint64_t magnitude =
+      nbytes < 0 ? 0 - static_cast<uint64_t>(nbytes) : static_cast<uint64_t>(nbytes);
   if (magnitude >= kGB) return Printf("%.2f Gb", static_cast<double>(nbytes) * 1.0 / kGB);
   if (magnitude >= kMB) return Printf("%.2f Mb", static_cast<double>(nbytes) * 1.0 / kMB);
   if (magnitude >= kKB) return Printf("%.2f Kb", static_cast<double>(nbytes) * 1.0 / kKB);
@@ -307,9 +310,9 @@ Result<std::string> BuildAveragesTable(const KeyAverages& averages, const TableO
   } else {
     int64_t cpu_ns = 0, cuda_ns = 0;
     for (const AverageRow& r : all) {
-      cpu_ns += r.self_cpu_time_total_ns;
+      cpu_ns = SaturatingAdd(cpu_ns, r.self_cpu_time_total_ns);
       if (r.device == DeviceType::kCuda && !r.is_user_annotation)
-        cuda_ns += r.self_cuda_time_total_ns;
+        cuda_ns = SaturatingAdd(cuda_ns, r.self_cuda_time_total_ns);
     }
     sum_self_cpu = static_cast<double>(cpu_ns) / 1000.0;
     sum_self_cuda = static_cast<double>(cuda_ns) / 1000.0;

@@ -12,6 +12,7 @@
 #include "engine/trace/kineto_schema.h"
 #include "engine/util/hash.h"
 #include "engine/util/parallel.h"
+#include "engine/util/saturating.h"
 
 namespace profsh {
 
@@ -864,13 +865,18 @@ void FunctionEventsBuilder::AttributeMemory() {
       std::stable_sort(by_key.begin(), by_key.end(),
                        [&](uint32_t a, uint32_t b) { return keys[a] < keys[b]; });
     std::vector<Key> sorted(order.size());
-    std::vector<int64_t> cpu_prefix(order.size() + 1, 0), cuda_prefix(order.size() + 1, 0);
+    // Prefix sums in unsigned (wrapping) arithmetic: a range's sum is a difference of two, exact
+    // whenever the range's own sum fits, even where hostile sizes carry the prefixes past int64.
+    std::vector<uint64_t> cpu_prefix(order.size() + 1, 0), cuda_prefix(order.size() + 1, 0);
     for (size_t k = 0; k < by_key.size(); ++k) {
       const MemoryRecord& r = memory_[order[by_key[k]]];
       sorted[k] = keys[by_key[k]];
-      cpu_prefix[k + 1] = cpu_prefix[k] + r.cpu_bytes;
-      cuda_prefix[k + 1] = cuda_prefix[k] + r.cuda_bytes;
+      cpu_prefix[k + 1] = cpu_prefix[k] + static_cast<uint64_t>(r.cpu_bytes);
+      cuda_prefix[k + 1] = cuda_prefix[k] + static_cast<uint64_t>(r.cuda_bytes);
     }
+    auto range_sum = [](const std::vector<uint64_t>& prefix, size_t a, size_t b) {
+      return static_cast<int64_t>(prefix[b] - prefix[a]);
+    };
     auto less = [](const Key& x, const Key& y) { return x < y; };
     auto less_equal = [](const Key& x, const Key& y) { return !(y < x); };
     // Which records some op covers: +1 where a covered range starts, -1 after it ends. The ops
@@ -890,8 +896,9 @@ void FunctionEventsBuilder::AttributeMemory() {
         // the end.
         if (a == sorted.size() || !less_equal(sorted[a], end_key)) continue;
         size_t b = hint_b = BoundFrom(sorted, end_key, hint_b, less_equal);
-        f_.cpu_memory_[c] += cpu_prefix[b] - cpu_prefix[a];
-        if (any_cuda) f_.cuda_memory_[c] += cuda_prefix[b] - cuda_prefix[a];
+        f_.cpu_memory_[c] = SaturatingAdd(f_.cpu_memory_[c], range_sum(cpu_prefix, a, b));
+        if (any_cuda)
+          f_.cuda_memory_[c] = SaturatingAdd(f_.cuda_memory_[c], range_sum(cuda_prefix, a, b));
         mark[a] += 1;
         mark[b] -= 1;
       }
@@ -1193,12 +1200,14 @@ void FunctionEventsBuilder::RemoveMergedAndSum() {
     if (removed_[c]) continue;
     int32_t p = f_.parent_[c];
     if (p < 0) continue;
-    f_.children_cpu_[p] += f_.end_[c] - f_.start_[c];
+    // Saturating: hostile sizes and times near int64's limits would overflow the sums.
+    auto add = [](auto& total, int64_t v) { total = SaturatingAdd(total, v); };
+    add(f_.children_cpu_[p], f_.end_[c] - f_.start_[c]);
     if (memory) {
-      f_.children_cpu_memory_[p] += f_.cpu_memory_[c];
-      if (!f_.cuda_memory_.empty()) f_.children_cuda_memory_[p] += f_.cuda_memory_[c];
+      add(f_.children_cpu_memory_[p], f_.cpu_memory_[c]);
+      if (!f_.cuda_memory_.empty()) add(f_.children_cuda_memory_[p], f_.cuda_memory_[c]);
     }
-    if (device) f_.cuda_total_[p] += f_.cuda_total_[c];
+    if (device) add(f_.cuda_total_[p], f_.cuda_total_[c]);
   }
   if (device) f_.self_cuda_ = std::move(kernel_ns_);
   if (!any_removed_) return;

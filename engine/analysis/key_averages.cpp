@@ -6,6 +6,7 @@
 
 #include "engine/util/hash.h"
 #include "engine/util/parallel.h"
+#include "engine/util/saturating.h"
 
 namespace profsh {
 
@@ -78,6 +79,8 @@ KeyAverages ComputeKeyAverages(std::shared_ptr<const FunctionEvents> events,
     return fe.rank(a) < fe.rank(b);
   };
   // The sums, in parts over the events, each into its own rows; then the parts are added up.
+  // Saturating: a hostile trace's times or sizes near int64's limit would overflow them.
+  auto Add = [](int64_t& total, int64_t v) { total = SaturatingAdd(total, v); };
   const size_t parts = PartsFor(n);
   std::vector<std::vector<AverageRow>> part_rows(parts, std::vector<AverageRow>(first.size()));
   std::vector<std::vector<uint32_t>> part_first(parts, first);
@@ -90,15 +93,15 @@ KeyAverages ComputeKeyAverages(std::shared_ptr<const FunctionEvents> events,
       if (earlier(static_cast<uint32_t>(i), earliest[r])) earliest[r] = static_cast<uint32_t>(i);
       AverageRow& row = rows[r];
       row.count += 1;
-      row.cpu_time_total_ns += fe.cpu_total_ns(i);
-      row.cuda_time_total_ns += fe.cuda_total_ns(i);
-      row.self_cpu_time_total_ns += fe.self_cpu_ns(i);
-      row.self_cuda_time_total_ns += fe.self_cuda_ns(i);
-      row.cpu_memory_usage += fe.cpu_memory(i);
-      row.cuda_memory_usage += fe.cuda_memory(i);
-      row.self_cpu_memory_usage += fe.self_cpu_memory(i);
-      row.self_cuda_memory_usage += fe.self_cuda_memory(i);
-      row.flops += fe.flops(i);
+      Add(row.cpu_time_total_ns, fe.cpu_total_ns(i));
+      Add(row.cuda_time_total_ns, fe.cuda_total_ns(i));
+      Add(row.self_cpu_time_total_ns, fe.self_cpu_ns(i));
+      Add(row.self_cuda_time_total_ns, fe.self_cuda_ns(i));
+      Add(row.cpu_memory_usage, fe.cpu_memory(i));
+      Add(row.cuda_memory_usage, fe.cuda_memory(i));
+      Add(row.self_cpu_memory_usage, fe.self_cpu_memory(i));
+      Add(row.self_cuda_memory_usage, fe.self_cuda_memory(i));
+      Add(row.flops, fe.flops(i));
     }
   });
   std::vector<AverageRow> rows = std::move(part_rows[0]);
@@ -107,15 +110,15 @@ KeyAverages ComputeKeyAverages(std::shared_ptr<const FunctionEvents> events,
       const AverageRow& add = part_rows[part][r];
       AverageRow& row = rows[r];
       row.count += add.count;
-      row.cpu_time_total_ns += add.cpu_time_total_ns;
-      row.cuda_time_total_ns += add.cuda_time_total_ns;
-      row.self_cpu_time_total_ns += add.self_cpu_time_total_ns;
-      row.self_cuda_time_total_ns += add.self_cuda_time_total_ns;
-      row.cpu_memory_usage += add.cpu_memory_usage;
-      row.cuda_memory_usage += add.cuda_memory_usage;
-      row.self_cpu_memory_usage += add.self_cpu_memory_usage;
-      row.self_cuda_memory_usage += add.self_cuda_memory_usage;
-      row.flops += add.flops;
+      Add(row.cpu_time_total_ns, add.cpu_time_total_ns);
+      Add(row.cuda_time_total_ns, add.cuda_time_total_ns);
+      Add(row.self_cpu_time_total_ns, add.self_cpu_time_total_ns);
+      Add(row.self_cuda_time_total_ns, add.self_cuda_time_total_ns);
+      Add(row.cpu_memory_usage, add.cpu_memory_usage);
+      Add(row.cuda_memory_usage, add.cuda_memory_usage);
+      Add(row.self_cpu_memory_usage, add.self_cpu_memory_usage);
+      Add(row.self_cuda_memory_usage, add.self_cuda_memory_usage);
+      Add(row.flops, add.flops);
     }
   }
   for (size_t r = 0; r < first.size(); ++r) {

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "engine/trace/kineto_schema.h"
+#include "engine/util/saturating.h"
 
 namespace profsh {
 
@@ -50,7 +51,7 @@ MemoryTimeline BuildMemoryTimeline(const Trace& t) {
   std::map<std::pair<std::string, std::string>, ProcessMemory> per_process;
   for (MemoryPoint& p : out.points) {
     ProcessMemory& m = per_process[{t.FormatIdent(t.tracks[p.track].pid), out.devices[p.device]}];
-    m.at_end += p.bytes;
+    m.at_end = SaturatingAdd(m.at_end, p.bytes);  // hostile sizes would overflow it
     if (m.at_end > m.peak) {
       m.peak = m.at_end;
       m.peak_ts = p.ts;
@@ -61,8 +62,8 @@ MemoryTimeline BuildMemoryTimeline(const Trace& t) {
     m.pid = key.first;
     m.device = key.second;
     if (m.device == "cpu") {
-      out.peak += m.peak;
-      out.at_end += m.at_end;
+      out.peak = SaturatingAdd(out.peak, m.peak);
+      out.at_end = SaturatingAdd(out.at_end, m.at_end);
     }
     out.processes.push_back(std::move(m));
   }

@@ -4,7 +4,6 @@
 #include <charconv>
 #include <cmath>
 #include <map>
-#include <regex>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -16,6 +15,23 @@
 namespace profsh {
 
 namespace {
+
+// HTA's step pattern "ProfilerStep\s*#\s*(\d+)" at the start of `name`: its digits. Written out:
+// std::regex's matcher recursed once per space or digit, and a long run overflowed the stack.
+bool StepDigits(std::string_view name, std::string_view* digits) {
+  constexpr std::string_view kStep = "ProfilerStep";
+  if (name.substr(0, kStep.size()) != kStep) return false;
+  auto is_space = [](char c) { return c == ' ' || (c >= '\t' && c <= '\r'); };
+  size_t p = kStep.size();
+  while (p < name.size() && is_space(name[p])) ++p;
+  if (p == name.size() || name[p] != '#') return false;
+  ++p;
+  while (p < name.size() && is_space(name[p])) ++p;
+  const size_t first = p;
+  while (p < name.size() && name[p] >= '0' && name[p] <= '9') ++p;
+  *digits = name.substr(first, p - first);
+  return p > first;
+}
 
 constexpr int64_t kNoStep = INT64_MIN;
 
@@ -130,7 +146,6 @@ class DiffSide {
   enum Key : size_t { kStream, kCorrelation };
 
   void ReadTemplates() {
-    static const std::regex step_pattern("ProfilerStep\\s*#\\s*(\\d+)");
     for (const EventTemplate& t : trace_.events.templates()) {
       TemplateInfo i;
       uint16_t category = EventTable::CategoryOf(t.kind);
@@ -139,11 +154,8 @@ class DiffSide {
       i.cpu_op = cat == "cpu_op";
       std::string_view name = trace_.str(t.name);
       i.sync = name == "Event Sync" || name == "Context Sync";
-      std::match_results<std::string_view::const_iterator> m;
-      if (i.kept && name.rfind("ProfilerStep", 0) == 0 &&
-          std::regex_search(name.begin(), name.end(), m, step_pattern,
-                            std::regex_constants::match_continuous)) {
-        std::string digits = m[1].str();
+      std::string_view digits;
+      if (i.kept && StepDigits(name, &digits)) {
         i.step = std::from_chars(digits.data(), digits.data() + digits.size(), i.step_number).ec ==
                  std::errc();
       }
@@ -256,10 +268,9 @@ Result<DiffStep> ParseDiffStep(std::string_view text) {
 }
 
 std::string ShortenName(std::string_view name) {
-  static const std::regex memory_kernel("(^(hip)?Memcpy)|(^(hip)?Memset)|(^dma)");
-  if (std::regex_search(name.begin(), name.end(), memory_kernel,
-                        std::regex_constants::match_continuous))
-    return std::string(name);
+  // "(^(hip)?Memcpy)|(^(hip)?Memset)|(^dma)"
+  for (std::string_view memory : {"Memcpy", "hipMemcpy", "Memset", "hipMemset", "dma"})
+    if (name.substr(0, memory.size()) == memory) return std::string(name);
   if (name.find('<') == std::string_view::npos && name.find('(') == std::string_view::npos)
     return std::string(name);
   std::string stack;

@@ -82,7 +82,8 @@ class GzipInput final : public InputSource {
  public:
   GzipInput(std::string path, int fd, size_t file_size)
       : InputSource(std::move(path)), fd_(fd), file_size_(file_size) {
-    in_.resize(1 << 20);
+    // Reads of up to 1 MiB, but no bigger than the file: a buffer is zeroed when made.
+    in_.resize(std::clamp<size_t>(file_size, 1, size_t{1} << 20));
     std::memset(&z_, 0, sizeof(z_));
   }
   ~GzipInput() override {

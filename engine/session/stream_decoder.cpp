@@ -10,6 +10,7 @@
 #include "engine/session/stream_clock.h"
 #include "engine/session/stream_names.h"
 #include "engine/trace/trace.h"
+#include "engine/util/saturating.h"
 #include "engine/util/utf8.h"
 
 namespace profsh {
@@ -222,7 +223,7 @@ struct StreamDecoder::Impl {
       return a.e.ticks < b.e.ticks;
     });
     for (auto it = memory_events.begin(); it != split; ++it) {
-      memory_total += it->e.bytes;
+      memory_total = SaturatingAdd(memory_total, it->e.bytes);  // hostile sizes overflowed it
       memory_peak = std::max(memory_peak, memory_total);
       if (int w = WindowAt(it->e.ticks); w >= 0) {
         emitter.Memory(w, it->e, it->tid, memory_total);
@@ -626,8 +627,8 @@ void StreamDecoder::Finish() {
   sum.strings_refused += m.process_drops.strings_refused;
   sum.events_after_close += m.process_drops.events_after_close;
   sum.metadata_refused += m.process_drops.metadata_refused;
-  sum.memory_peak += m.memory_peak;
-  sum.memory_at_end += m.memory_total;
+  sum.memory_peak = SaturatingAdd(sum.memory_peak, m.memory_peak);
+  sum.memory_at_end = SaturatingAdd(sum.memory_at_end, m.memory_total);
 }
 
 }  // namespace profsh

@@ -1,12 +1,13 @@
 #include "engine/trace/trace_builder.h"
 
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <cstring>
 #include <numeric>
 
-#include "engine/util/json_scan.h"
 #include "engine/util/hash.h"
+#include "engine/util/json_scan.h"
 
 namespace profsh {
 
@@ -26,14 +27,18 @@ void ArgSignature::InlineWords(std::vector<uint32_t>* out) const {
   }
 }
 
+// The signature table doubles as it fills; the name cache is made on first use, as large as the
+// input calls for (a trace of a few KB has few names, and zeroing the full cache for it cost
+// more than parsing it).
 TraceBuilder::TraceBuilder(Trace& trace) : trace_(trace) {
-  sig_slots_.resize(1024);
-  name_cache_.resize(4096);
+  sig_slots_.resize(16);
 }
 
 void TraceBuilder::ReserveForBytes(size_t input_bytes) {
   // Reserved but untouched capacity costs address space, not memory.
   if (input_bytes > 0) trace_.events.Reserve(input_bytes / 64 + 16);
+  if (input_bytes > 0 && name_cache_.empty())
+    name_cache_size_ = std::clamp<size_t>(std::bit_ceil(input_bytes / 64), 64, kNameCacheSize);
 }
 
 Status TraceBuilder::AddMetadata(std::string key, std::string_view json) {
@@ -174,6 +179,7 @@ uint32_t TraceBuilder::InternName(std::string_view name) {
   } else {
     for (char c : name) probe = probe * 131 + static_cast<unsigned char>(c);
   }
+  if (name_cache_.empty()) name_cache_.resize(name_cache_size_);
   NameSlot& slot = name_cache_[(probe ^ (probe >> 29)) & (name_cache_.size() - 1)];
   if (slot.size == name.size() && trace_.strings.Get(slot.id) == name) return slot.id;
   uint32_t id = trace_.strings.Intern(name);

@@ -201,7 +201,9 @@ class TraceBuilder {
     uint32_t id = 0;
     uint32_t size = UINT32_MAX;
   };
+  static constexpr size_t kNameCacheSize = 4096;  // a power of two
   std::vector<NameSlot> name_cache_;
+  size_t name_cache_size_ = kNameCacheSize;
 
   // One-entry caches for the fields that repeat from one event to the next.
   std::string last_category_;

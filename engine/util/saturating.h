@@ -15,4 +15,11 @@ inline int64_t SaturatingInt64(double v) {
   return static_cast<int64_t>(v);
 }
 
+// a + b, saturating at int64's limits (totals of hostile durations).
+inline int64_t SaturatingAdd(int64_t a, int64_t b) {
+  int64_t sum;
+  if (__builtin_add_overflow(a, b, &sum)) return b > 0 ? INT64_MAX : INT64_MIN;
+  return sum;
+}
+
 }  // namespace profsh

@@ -1,6 +1,7 @@
 // What every fuzz target does with a trace that loaded: every analysis a user can ask for (the
 // operator table by name, shapes and stack, the memory timeline, HTA's device-time analyses,
-// nsys' reports, PyProf's kernel table, HTA's TraceDiff of the trace against itself). A reader or
+// nsys' reports, PyProf's kernel table, HTA's TraceDiff of the trace against itself, the
+// torch.compile analyses, collectives and the cross-rank view of the ranks). A reader or
 // an analysis that crashes, hangs or leaks on what another reader accepted is a bug either way.
 #pragma once
 
@@ -13,6 +14,7 @@
 #include <string>
 
 #include "engine/analysis/averages_table.h"
+#include "engine/analysis/compile_analysis.h"
 #include "engine/analysis/function_events.h"
 #include "engine/analysis/gpu_analyses.h"
 #include "engine/analysis/gpu_events.h"
@@ -20,6 +22,7 @@
 #include "engine/analysis/key_averages.h"
 #include "engine/analysis/memory_timeline.h"
 #include "engine/analysis/nsys_stats.h"
+#include "engine/analysis/ranks.h"
 #include "engine/analysis/trace_diff.h"
 #include "engine/io/input_source.h"
 #include "engine/load/trace_loader.h"
@@ -68,8 +71,16 @@ inline void AnalyseDevice(const Trace& trace) {
   (void)KernelTable(trace);
 }
 
+// What torch.compile did, and the ranks' collectives and cross-rank view.
+inline void AnalyseCompileAndRanks(const Trace& trace) {
+  (void)AnalyzeCompile(trace, *BuildFunctionEvents(trace));
+  (void)AnalyzeCollectives(trace);
+  (void)CrossRankView(TemporalBreakdown(BuildGpuEvents(trace), /*by_step=*/true));
+}
+
 inline void Analyse(const Trace& trace) {
   (void)Tables(trace);
+  AnalyseCompileAndRanks(trace);
   (void)BuildMemoryTimeline(trace);
   AnalyseDevice(trace);
 }

@@ -181,6 +181,62 @@ def check_start_end(t):
           (len(h), sum(1 for e in h if e["open"])))
 
 
+def check_memory(t):
+    """The memory hooks' code (built into the workload, called directly: TSan's malloc would come
+    before a preloaded libprofsh_memory.so) from waves of threads and a child forked in each."""
+    # Sized so that the dump (200 000 events at most, a [memory] instant and a counter value each)
+    # holds every event.
+    waves, rounds = 4, 100
+    r, out = t.run("memory", ["memory", str(waves), str(rounds)])
+    f = r.stdout.split()
+    want = {"parent": int(f[1]), "child": int(f[3])} if len(f) == 4 else {}
+    d = t.dump(out)
+    by_pid = {}
+    for e in d.named("[memory]"):
+        by_pid.setdefault(e["pid"], []).append(int(e["args"].get("Bytes", "0")))
+    parent = [m["pid"] for m in d.meta if m["ppid"] not in by_pid]
+    counts = sorted((len(v), p in parent) for p, v in by_pid.items())
+    check(counts == sorted([(want.get("parent"), True)] + [(want.get("child"), False)] * waves),
+          "memory hooks from 8 threads a wave and a forked child: every allocation and free reported "
+          "(events per process %s, want %s)" % (counts, want))
+    mmaps = [b for v in by_pid.values() for b in v if abs(b) == 1 << 20]
+    check(all(sum(v) == 0 for v in by_pid.values()) and len(mmaps) == 2 * ((rounds + 19) // 20) * 10 * waves,
+          "each free reports the bytes its allocation did (net 0 in each process), and every 1 MiB mmap "
+          "and munmap (%d) through the size table" % len(mmaps))
+    check(d.count("alloc") == 10 * waves and no_drops(d) and not d.warnings,
+          "their ranges (%d/%d), nothing dropped, no warnings: %s" % (d.count("alloc"), 10 * waves, d.warnings[:3]))
+
+
+def check_itt(t):
+    """ITT from many threads: domains and string handles created by several threads at once,
+    tasks, a counter adopted on first use, threads exiting, forks."""
+    waves, tasks = 6, 96
+    r, out = t.run("itt", ["itt", str(waves), str(tasks)])
+    d = t.dump(out)
+    names = ["d%d task %d" % (k, i) for k in range(4) for i in range(8)]
+    per_name = waves * 2 * tasks // 8
+    wrong = [n for n in names if d.count(n) != per_name]
+    check(not wrong, "ITT tasks from 8 threads a wave, each name %d times: %s" %
+          (per_name, [(n, d.count(n)) for n in wrong][:4]))
+    misplaced = [e for e in d.events if e["name"] in names and
+                 e["args"].get("domain") != "itt domain " + e["name"][1]]
+    check(not misplaced, "each task in the domain its thread created (%d elsewhere)" % len(misplaced))
+    counter = [int(e["args"].get("value", "-1")) for e in d.events if e["ph"] == "C" and e["name"] == "itt early/itt tasks"]
+    total = waves * 8 * tasks
+    check(len(counter) == total and sorted(counter) == list(range(1, total + 1)),
+          "a counter made before the collector loaded, adopted once: %d values, each of 1..%d once" %
+          (len(counter), total))
+    children = [m["pid"] for m in d.meta if d.count("child task", m["pid"]) == 16 and
+                all(e["args"].get("domain") == "itt child domain" for e in d.named("child task"))]
+    check(len(children) == waves and d.count("itt load") == 1,
+          "each forked child's 16 tasks in its domain (%d/%d children), the loading call's task" %
+          (len(children), waves))
+    workers = [th for th in d.threads if th[2] == "itt worker"]
+    check(len(workers) == waves * 8 and no_drops(d) and not d.warnings,
+          "every worker thread named (%d/%d), nothing dropped, no warnings: %s" %
+          (len(workers), waves * 8, d.warnings[:3]))
+
+
 WINDOWS = r"""
 local p = profsh.profile{
   activities = {"nvtx"},
@@ -256,7 +312,7 @@ print(t.steps[2] - t.steps[1] + 1, table.concat(names, ","))
 
 
 SCENARIOS = {"threads": check_threads, "fork": check_fork, "exec": check_exec, "startend": check_start_end,
-             "windows": check_windows, "on_demand": check_on_demand}
+             "windows": check_windows, "on_demand": check_on_demand, "memory": check_memory, "itt": check_itt}
 
 
 def main():

@@ -5,6 +5,7 @@
 //
 //   race_workload MODE [ARGS...]
 #include <nvtx3/nvToolsExt.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +18,23 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "scripts/samples/itt_static_part.h"
+
+// libprofsh_memory.so's entry points, built into this program with their names prefixed
+// (memory_hooks.cpp, PROFSH_MEMORY_HOOKS_UNDER_TEST): TSan's malloc stays the program's, and the
+// workload calls the hooks as an interposed malloc would be called.
+extern "C" {
+void* profsh_hook_malloc(size_t);
+void profsh_hook_free(void*);
+void* profsh_hook_calloc(size_t, size_t);
+void* profsh_hook_realloc(void*, size_t);
+int profsh_hook_posix_memalign(void**, size_t, size_t);
+void* profsh_hook_aligned_alloc(size_t, size_t);
+void* profsh_hook_memalign(size_t, size_t);
+void* profsh_hook_mmap(void*, size_t, int, int, int, off_t);
+int profsh_hook_munmap(void*, size_t);
+}
 
 namespace {
 
@@ -214,11 +232,137 @@ int Steps(int steps, int per_step, int step_ms) {
   return 0;
 }
 
+// One thread's allocations through the hooks, inside an "alloc" range: `rounds` rounds of
+// malloc, calloc grown by realloc, posix_memalign, aligned_alloc and memalign, all freed (12
+// memory events a round: realloc reports a free and an allocation), and every 20th round a 1 MiB
+// anonymous mmap and its munmap (2 more: the size table's insert and removal).
+constexpr int kEventsPerRound = 12;
+
+void Allocate(int rounds) {
+  nvtxRangePushA("alloc");
+  for (int i = 0; i < rounds; ++i) {
+    void* a = profsh_hook_malloc(16 + static_cast<size_t>(i));
+    void* b = profsh_hook_calloc(4, 8 + static_cast<size_t>(i));
+    b = profsh_hook_realloc(b, 4096 + static_cast<size_t>(i));
+    void* c = nullptr;
+    if (profsh_hook_posix_memalign(&c, 64, 100) != 0) std::abort();
+    void* d = profsh_hook_aligned_alloc(64, 128);
+    void* e = profsh_hook_memalign(32, 64);
+    if (!a || !b || !d || !e) std::abort();
+    static_cast<char*>(a)[0] = static_cast<char*>(b)[4095] = 1;
+    for (void* p : {a, b, c, d, e}) profsh_hook_free(p);
+    if (i % 20 == 0) {
+      // Never touched: TSan does not know where the kernel put it.
+      void* m = profsh_hook_mmap(nullptr, 1 << 20, PROT_READ | PROT_WRITE,
+                                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (m == MAP_FAILED || profsh_hook_munmap(m, 1 << 20) != 0) std::abort();
+    }
+  }
+  nvtxRangePop();
+}
+
+long AllocationEvents(int rounds) {
+  return static_cast<long>(rounds) * kEventsPerRound + 2L * ((rounds + 19) / 20);
+}
+
+// The memory hooks from many threads at once: waves of 8 threads that allocate and exit, beside
+// a busy thread (inside the collector when each child is forked), and a child forked in each
+// wave that allocates on its main thread and on a thread of its own while the wave runs. Prints the
+// events each process made.
+int Memory(int waves, int rounds) {
+  Busy busy;
+  int failed = 0;
+  for (int w = 0; w < waves; ++w) {
+    // Forked before the wave starts: a child forked while other threads are inside TSan's own
+    // malloc can deadlock in it (clang 14's runtime does not hold its allocator across fork).
+    pid_t pid = fork();
+    if (pid < 0) return 3;
+    if (pid == 0) {
+      Allocate(rounds);
+      std::thread([rounds] { Allocate(rounds); }).join();
+      _exit(0);
+    }
+    std::vector<std::thread> wave;
+    for (int t = 0; t < 8; ++t) wave.emplace_back([rounds] { Allocate(rounds); });
+    for (std::thread& t : wave) t.join();
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed;
+  }
+  busy.Stop();
+  std::printf("parent %ld child %ld\n", waves * 8 * AllocationEvents(rounds),
+              2 * AllocationEvents(rounds));
+  return failed ? 4 : 0;
+}
+
+using Itt = itt_client::StaticPart<1>;
+const itt_client::Id kNoId{0, 0, 0};
+
+// Without a collector (the variable unset, or loading failed), functions are null: skipped.
+#define ITT_CALL(fn, ...)              \
+  do {                                 \
+    if (Itt::fn) Itt::fn(__VA_ARGS__); \
+  } while (0)
+
+// ITT from many threads at once: waves of 8 threads, thread t naming itself, creating the domain
+// "itt domain <t % 4>" (two threads of a wave create each at the same time) and, per task, its
+// string handle "d<t % 4> task <i % 8>" (created again by every thread), and counting every task
+// on a counter made before the collector was loaded (adopted on first use, by whichever thread
+// gets there first). A child forked in each wave records 16 "child task" tasks in a domain it
+// creates, on its main thread and on a thread of its own.
+int IttWorkload(int waves, int tasks) {
+  itt_client::Domain* early = Itt::domain_create("itt early");
+  itt_client::Counter counted = Itt::counter_create("itt tasks", "itt early");
+  // The first call loads the collector (the static part's own function table is filled without
+  // synchronization, as ittnotify's is: its first call must not race).
+  ITT_CALL(task_begin, early, kNoId, kNoId, Itt::string_handle_create("itt load"));
+  ITT_CALL(task_end, early);
+  auto child_tasks = [] {
+    itt_client::Domain* d = Itt::domain_create("itt child domain");
+    for (int i = 0; i < 8; ++i) {
+      ITT_CALL(task_begin, d, kNoId, kNoId, Itt::string_handle_create("child task"));
+      ITT_CALL(task_end, d);
+    }
+  };
+  Busy busy;
+  int failed = 0;
+  for (int w = 0; w < waves; ++w) {
+    // Forked before the wave starts, as in Memory().
+    pid_t pid = fork();
+    if (pid < 0) return 3;
+    if (pid == 0) {
+      child_tasks();
+      std::thread(child_tasks).join();
+      _exit(0);
+    }
+    std::vector<std::thread> wave;
+    for (int t = 0; t < 8; ++t) {
+      wave.emplace_back([t, tasks, counted] {
+        ITT_CALL(thread_set_name, "itt worker");
+        char name[32];
+        std::snprintf(name, sizeof name, "itt domain %d", t % 4);
+        itt_client::Domain* d = Itt::domain_create(name);
+        for (int i = 0; i < tasks; ++i) {
+          std::snprintf(name, sizeof name, "d%d task %d", t % 4, i % 8);
+          ITT_CALL(task_begin, d, kNoId, kNoId, Itt::string_handle_create(name));
+          ITT_CALL(counter_inc, counted);
+          ITT_CALL(task_end, d);
+        }
+      });
+    }
+    for (std::thread& t : wave) t.join();
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed;
+  }
+  busy.Stop();
+  return failed ? 4 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: race_workload threads|fork|exec|startend|steps [ARGS]\n");
+    std::fprintf(stderr,
+                 "usage: race_workload threads|fork|exec|startend|steps|memory|itt [ARGS]\n");
     return 2;
   }
   // NVTX's header initializes its function table on the first call, and its other calls read
@@ -233,6 +377,14 @@ int main(int argc, char** argv) {
   if (mode == "startend")
     return StartEnd(static_cast<int>(Arg(argc, argv, 2, 4)),
                     static_cast<int>(Arg(argc, argv, 3, 200)));
+  if (mode == "memory")
+    return Memory(static_cast<int>(Arg(argc, argv, 2, 10)),
+                  static_cast<int>(Arg(argc, argv, 3, 200)));
+  if (mode == "itt") {
+    Itt::Setup();
+    return IttWorkload(static_cast<int>(Arg(argc, argv, 2, 10)),
+                       static_cast<int>(Arg(argc, argv, 3, 96)));
+  }
   if (mode == "steps")
     return Steps(static_cast<int>(Arg(argc, argv, 2, 20)), static_cast<int>(Arg(argc, argv, 3, 50)),
                  static_cast<int>(Arg(argc, argv, 4, 0)));

@@ -2,6 +2,7 @@
 // last ProfilerStep, no kernels, no rank, two devices, HTA's rounding, "others".
 #include <gtest/gtest.h>
 
+#include <regex>
 #include <string>
 
 #include "engine/analysis/averages_table.h"
@@ -380,6 +381,67 @@ TEST(GpuAnalyses, KernelTypesFollowHtaPatterns) {
   EXPECT_EQ(ClassifyKernel("Stream Sync"), KernelType::kOther);
   EXPECT_EQ(ClassifyKernel("hipMemcpy"), KernelType::kCommunication);  // HTA's "^hip" rule
   EXPECT_EQ(ClassifyKernel("void at::native::elementwise_kernel"), KernelType::kComputation);
+}
+
+// ClassifyKernel spells HTA's regexes out by hand: it must agree with them (as std::regex runs
+// them, `.` stopping at a line end) on every name built from their pieces.
+TEST(GpuAnalyses, KernelTypesEqualTheRegexesTheyReplace) {
+  const std::regex communication("(nccl.*)|(hip)|(hccl)|(.*ncclKernel.*)");
+  const std::regex memory("((hip)?Memcpy)|((hip)?Memset)|(dma)");
+  const std::regex not_compute(
+      "(nccl)|(.*Memcpy)|(.*Memset)|(.*dma)|(.*Sync)|(Stream Wait Event)|(cuda.*LaunchKernel)|"
+      "(runFunction)|(hip)|(job_exe)|(packet)|(pe_exe)|(cpum_exe_subgraph)|(hccl)|"
+      "(collective_subgraph_execution)");
+  auto by_regex = [&](const std::string& name) {
+    auto at_start = [&](const std::regex& r) {
+      return std::regex_search(name, r, std::regex_constants::match_continuous);
+    };
+    if (at_start(communication)) return KernelType::kCommunication;
+    if (at_start(memory)) return KernelType::kMemory;
+    return at_start(not_compute) ? KernelType::kOther : KernelType::kComputation;
+  };
+  const std::vector<std::string> pieces = {"",
+                                           "nccl",
+                                           "ncclKernel",
+                                           "hip",
+                                           "hccl",
+                                           "Memcpy",
+                                           "Memset",
+                                           "dma",
+                                           "Sync",
+                                           "cuda",
+                                           "LaunchKernel",
+                                           "Stream Wait Event",
+                                           "runFunction",
+                                           "job_exe",
+                                           "packet",
+                                           "pe_exe",
+                                           "cpum_exe_subgraph",
+                                           "collective_subgraph_execution",
+                                           "x",
+                                           "\n",
+                                           "\r",
+                                           "void "};
+  int checked = 0;
+  for (const std::string& a : pieces) {
+    for (const std::string& b : pieces) {
+      for (const std::string& c : {std::string(), std::string("\n"), std::string("Sync")}) {
+        const std::string name = a + b + c;
+        EXPECT_EQ(ClassifyKernel(name), by_regex(name)) << "name: " << name;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_EQ(checked, 22 * 22 * 3);
+}
+
+// std::regex recursed once per character of a name under `.*`: a kernel name of 40 000
+// characters overflowed the stack (tests/fuzz/crashes/trace_reader keeps such a trace).
+TEST(GpuAnalyses, KernelTypesOfVeryLongNames) {
+  const std::string long_name(size_t{1} << 20, 'a');
+  EXPECT_EQ(ClassifyKernel(long_name + "ncclKernel"), KernelType::kCommunication);
+  EXPECT_EQ(ClassifyKernel(long_name + "Sync"), KernelType::kOther);
+  EXPECT_EQ(ClassifyKernel(long_name), KernelType::kComputation);
 }
 
 // An MTIA trace: device work in mtia_ccp_events, launched from mtia_runtime calls. Its device

@@ -24,6 +24,19 @@
 
 #include "engine/collector/runtime/raw_map.h"
 
+// The race tests (tests/races) build these hooks into a ThreadSanitizer program, whose malloc is
+// TSan's and must stay first: there the entry points are named profsh_hook_malloc and so on and
+// called directly from the workload's threads, and the functions they wrap are that program's
+// own (TSan's). Everything between, the part that runs inside other people's programs, is the
+// same code.
+#ifdef PROFSH_MEMORY_HOOKS_UNDER_TEST
+#define PROFSH_HOOK(name) profsh_hook_##name
+#define PROFSH_WRAPPED RTLD_DEFAULT
+#else
+#define PROFSH_HOOK(name) name
+#define PROFSH_WRAPPED RTLD_NEXT
+#endif
+
 namespace {
 
 using MallocFn = void* (*)(size_t);
@@ -113,15 +126,15 @@ bool Forget(void* ptr, uint64_t* size) {
 
 void Resolve() {
   g_resolving = true;
-  real_malloc = reinterpret_cast<MallocFn>(dlsym(RTLD_NEXT, "malloc"));
-  real_free = reinterpret_cast<FreeFn>(dlsym(RTLD_NEXT, "free"));
-  real_calloc = reinterpret_cast<CallocFn>(dlsym(RTLD_NEXT, "calloc"));
-  real_realloc = reinterpret_cast<ReallocFn>(dlsym(RTLD_NEXT, "realloc"));
-  real_memalign = reinterpret_cast<MemalignFn>(dlsym(RTLD_NEXT, "memalign"));
-  real_aligned_alloc = reinterpret_cast<MemalignFn>(dlsym(RTLD_NEXT, "aligned_alloc"));
-  real_posix_memalign = reinterpret_cast<PosixMemalignFn>(dlsym(RTLD_NEXT, "posix_memalign"));
-  real_valloc = reinterpret_cast<MallocFn>(dlsym(RTLD_NEXT, "valloc"));
-  real_pvalloc = reinterpret_cast<MallocFn>(dlsym(RTLD_NEXT, "pvalloc"));
+  real_malloc = reinterpret_cast<MallocFn>(dlsym(PROFSH_WRAPPED, "malloc"));
+  real_free = reinterpret_cast<FreeFn>(dlsym(PROFSH_WRAPPED, "free"));
+  real_calloc = reinterpret_cast<CallocFn>(dlsym(PROFSH_WRAPPED, "calloc"));
+  real_realloc = reinterpret_cast<ReallocFn>(dlsym(PROFSH_WRAPPED, "realloc"));
+  real_memalign = reinterpret_cast<MemalignFn>(dlsym(PROFSH_WRAPPED, "memalign"));
+  real_aligned_alloc = reinterpret_cast<MemalignFn>(dlsym(PROFSH_WRAPPED, "aligned_alloc"));
+  real_posix_memalign = reinterpret_cast<PosixMemalignFn>(dlsym(PROFSH_WRAPPED, "posix_memalign"));
+  real_valloc = reinterpret_cast<MallocFn>(dlsym(PROFSH_WRAPPED, "valloc"));
+  real_pvalloc = reinterpret_cast<MallocFn>(dlsym(PROFSH_WRAPPED, "pvalloc"));
   g_resolving = false;
   void* t = profsh::runtime::RawMap(kSlots * sizeof(Entry), PROT_READ | PROT_WRITE,
                                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
@@ -132,6 +145,9 @@ void Resolve() {
   Dl_info info;
   g_track_mmap = real_malloc && dladdr(reinterpret_cast<void*>(real_malloc), &info) &&
                  info.dli_fname && strstr(info.dli_fname, "/libc.so") != nullptr;
+#ifdef PROFSH_MEMORY_HOOKS_UNDER_TEST
+  g_track_mmap = true;  // TSan's allocator does not map its arenas through these hooks
+#endif
 }
 
 void EnsureResolved() {
@@ -214,7 +230,7 @@ __attribute__((visibility("default"))) uint64_t profsh_memory_untracked(void) {
   return g_untracked.load(std::memory_order_relaxed);
 }
 
-__attribute__((visibility("default"))) void* malloc(size_t n) {
+__attribute__((visibility("default"))) void* PROFSH_HOOK(malloc)(size_t n) {
   EnsureResolved();
   if (!g_ready) return BootstrapAlloc(n);
   void* p = real_malloc(n);
@@ -222,7 +238,7 @@ __attribute__((visibility("default"))) void* malloc(size_t n) {
   return p;
 }
 
-__attribute__((visibility("default"))) void free(void* p) {
+__attribute__((visibility("default"))) void PROFSH_HOOK(free)(void* p) {
   if (p == nullptr || FromBootstrap(p)) return;
   EnsureResolved();
   if (!t_busy) {
@@ -236,7 +252,7 @@ __attribute__((visibility("default"))) void free(void* p) {
   if (real_free) real_free(p);
 }
 
-__attribute__((visibility("default"))) void* calloc(size_t n, size_t size) {
+__attribute__((visibility("default"))) void* PROFSH_HOOK(calloc)(size_t n, size_t size) {
   EnsureResolved();
   if (!g_ready) {
     if (size && n > SIZE_MAX / size) return nullptr;
@@ -249,7 +265,7 @@ __attribute__((visibility("default"))) void* calloc(size_t n, size_t size) {
   return p;
 }
 
-__attribute__((visibility("default"))) void* realloc(void* old, size_t n) {
+__attribute__((visibility("default"))) void* PROFSH_HOOK(realloc)(void* old, size_t n) {
   EnsureResolved();
   if (FromBootstrap(old) || !g_ready) {
     // A block from the start-up buffer moves to the real allocator.
@@ -271,7 +287,8 @@ __attribute__((visibility("default"))) void* realloc(void* old, size_t n) {
   return p;
 }
 
-__attribute__((visibility("default"))) int posix_memalign(void** out, size_t align, size_t n) {
+__attribute__((visibility("default"))) int PROFSH_HOOK(posix_memalign)(void** out, size_t align,
+                                                                       size_t n) {
   EnsureResolved();
   if (!g_ready || real_posix_memalign == nullptr) {
     void* p = BootstrapAlloc(n, align < 16 ? 16 : align);
@@ -291,7 +308,7 @@ __attribute__((visibility("default"))) int posix_memalign(void** out, size_t ali
   return r;
 }
 
-__attribute__((visibility("default"))) void* aligned_alloc(size_t align, size_t n) {
+__attribute__((visibility("default"))) void* PROFSH_HOOK(aligned_alloc)(size_t align, size_t n) {
   EnsureResolved();
   if (!g_ready || real_aligned_alloc == nullptr) return BootstrapAlloc(n, align < 16 ? 16 : align);
   void* p = real_aligned_alloc(align, n);
@@ -299,7 +316,7 @@ __attribute__((visibility("default"))) void* aligned_alloc(size_t align, size_t 
   return p;
 }
 
-__attribute__((visibility("default"))) void* memalign(size_t align, size_t n) {
+__attribute__((visibility("default"))) void* PROFSH_HOOK(memalign)(size_t align, size_t n) {
   EnsureResolved();
   if (!g_ready || real_memalign == nullptr) return BootstrapAlloc(n, align < 16 ? 16 : align);
   void* p = real_memalign(align, n);
@@ -307,7 +324,7 @@ __attribute__((visibility("default"))) void* memalign(size_t align, size_t n) {
   return p;
 }
 
-__attribute__((visibility("default"))) void* valloc(size_t n) {
+__attribute__((visibility("default"))) void* PROFSH_HOOK(valloc)(size_t n) {
   EnsureResolved();
   if (!g_ready || real_valloc == nullptr) return BootstrapAlloc(n, 4096);
   void* p = real_valloc(n);
@@ -315,7 +332,7 @@ __attribute__((visibility("default"))) void* valloc(size_t n) {
   return p;
 }
 
-__attribute__((visibility("default"))) void* pvalloc(size_t n) {
+__attribute__((visibility("default"))) void* PROFSH_HOOK(pvalloc)(size_t n) {
   EnsureResolved();
   if (!g_ready || real_pvalloc == nullptr) return BootstrapAlloc((n + 4095) & ~size_t{4095}, 4096);
   void* p = real_pvalloc(n);
@@ -326,8 +343,8 @@ __attribute__((visibility("default"))) void* pvalloc(size_t n) {
 // Large anonymous mappings that programs make themselves are memory too (glibc's malloc maps its
 // large blocks without going through this symbol; other allocators' arenas are left out, see
 // Resolve). Smaller ones are left to the allocators.
-__attribute__((visibility("default"))) void* mmap(void* addr, size_t length, int prot, int flags,
-                                                  int fd, off_t off) {
+__attribute__((visibility("default"))) void* PROFSH_HOOK(mmap)(void* addr, size_t length, int prot,
+                                                               int flags, int fd, off_t off) {
   // syscall() returns -1 and sets errno on failure, as mmap does.
   void* p = reinterpret_cast<void*>(syscall(SYS_mmap, addr, length, prot, flags, fd, off));
   if (p == MAP_FAILED) return MAP_FAILED;
@@ -338,12 +355,13 @@ __attribute__((visibility("default"))) void* mmap(void* addr, size_t length, int
   return p;
 }
 
-__attribute__((visibility("default"))) void* mmap64(void* addr, size_t length, int prot, int flags,
-                                                    int fd, off_t off) {
-  return mmap(addr, length, prot, flags, fd, off);
+__attribute__((visibility("default"))) void* PROFSH_HOOK(mmap64)(void* addr, size_t length,
+                                                                 int prot, int flags, int fd,
+                                                                 off_t off) {
+  return PROFSH_HOOK(mmap)(addr, length, prot, flags, fd, off);
 }
 
-__attribute__((visibility("default"))) int munmap(void* addr, size_t length) {
+__attribute__((visibility("default"))) int PROFSH_HOOK(munmap)(void* addr, size_t length) {
   uint64_t size;
   if (!t_busy && g_ready && length >= (1u << 20) && Forget(addr, &size))
     Report(addr, -static_cast<int64_t>(size));
