@@ -4,7 +4,8 @@
 // nested cpu_op ranges with shapes, types and sequence numbers, cudaLaunchKernel runtime calls with
 // ac2g flows to kernels on two streams, memcpys, fwdbwd flows and [memory] instants.
 //
-//   gen_kineto_trace OUT.json SIZE_MB [SEED]
+//   gen_kineto_trace OUT.json SIZE_MB [SEED] [RANK]   (its distributedInfo rank, default 0)
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -121,7 +122,7 @@ std::string Ts(int64_t ns) {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: %s OUT.json SIZE_MB [SEED]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s OUT.json SIZE_MB [SEED] [RANK]\n", argv[0]);
     return 2;
   }
   const size_t target = static_cast<size_t>(std::atof(argv[2]) * 1024 * 1024);
@@ -134,6 +135,7 @@ int main(int argc, char** argv) {
   std::vector<char> buffer(1 << 22);
   std::setvbuf(f, buffer.data(), _IOFBF, buffer.size());
   Writer w(f);
+  const long rank = argc > 4 ? std::strtol(argv[4], nullptr, 10) : 0;
   w.Raw(
       "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [\n    {\n      \"id\": 0, \"name\": "
       "\"NVIDIA A100-SXM4-80GB\", "
@@ -142,9 +144,14 @@ int main(int argc, char** argv) {
       "\"regsPerBlock\": 65536, "
       "\"regsPerMultiprocessor\": 65536, \"warpSize\": 32,\n      \"sharedMemPerBlock\": 49152, "
       "\"sharedMemPerMultiprocessor\": 167936,\n      \"numSms\": 108, \"sharedMemPerBlockOptin\": "
-      "166912\n    }\n  ],\n"
-      "  \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 0, \"world_size\": 8},\n  "
-      "\"traceEvents\": [\n");
+      "166912\n    }\n  ],\n");
+  char info[128];
+  std::snprintf(
+      info, sizeof(info),
+      "  \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": %ld, \"world_size\": %ld},\n  ",
+      rank, std::max(8L, rank + 1));
+  w.Raw(info);
+  w.Raw("\"traceEvents\": [\n");
   const int pid = 2910249, tid = 2910249, bwd_tid = 2919752;
   int64_t now = 4458676416431000;  // relative ns, as newer Kineto writes
   int64_t gpu_now = now;

@@ -18,7 +18,7 @@ trap 'rm -rf "$work"' EXIT
 mkdir "$work/all" "$work/few"
 r=0
 while [ "$r" -lt "$ranks" ]; do
-  "$build/bench/gen_kineto_trace" "$work/all/rank-$r.json" "$size" "$((r + 1))" 2>/dev/null
+  "$build/bench/gen_kineto_trace" "$work/all/rank-$r.json" "$size" "$((r + 1))" "$r" 2>/dev/null
   if [ "$r" -lt "${HTA_RANKS:-4}" ]; then ln -s "$work/all/rank-$r.json" "$work/few/rank-$r.json"; fi
   r=$((r + 1))
 done

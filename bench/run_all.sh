@@ -33,3 +33,13 @@ sh "$here/collector_bench.sh" "$build"
 echo
 echo "== PyTorch: resnet18 inference unprofiled, under torch.profiler and under profsh run"
 /usr/bin/python3 "$here/torch_overhead.py" "$build" 5
+echo
+echo "== PyTorch 2.6 (the Debian 13 root, when it can be made): both paths of profsh run"
+if root=$("$here/../tests/torch2/debian13_root.sh" 2>/dev/null); then
+  /usr/bin/python3 "$here/torch_overhead.py" "$build" 3 --fallback --wrap="$here/../tests/torch2/in_root.sh $root"
+else
+  echo "skipped: no Debian 13 root (tests/torch2/debian13_root.sh needs root and the network)"
+fi
+echo
+echo "== a 64-rank job of 100 MB traces: profsh.load_ranks and per-rank analyses"
+sh "$here/ranks_bench.sh" "$build" 64 100

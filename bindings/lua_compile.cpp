@@ -2,6 +2,7 @@
 // .recompiles) and trace:kernel_provenance(). The engine computes the rows
 // (engine/analysis/compile_analysis.h); this file only pushes them.
 #include "bindings/lua_api.h"
+#include "bindings/lua_ranks.h"
 #include "bindings/lua_support.h"
 #include "engine/analysis/compile_analysis.h"
 
@@ -11,10 +12,28 @@ namespace {
 
 const char* const kTraceType = "profsh.Trace";
 
+// The analysis of each rank of a multi-rank trace, its rows concatenated with a rank column
+// (on the whole trace when it has one rank).
 CompileAnalysis Analyze(lua_State* L, const char* function) {
   TraceHandle* h = CheckUserdata<TraceHandle>(L, 1, kTraceType, function);
   Options opts(L, 2, function, {});
-  return AnalyzeCompile(*h->trace, *h->Events());
+  const std::vector<RankPart>& parts = RankParts(h);
+  if (parts.empty()) return AnalyzeCompile(*h->trace, *h->Events());
+  std::vector<CompileAnalysis> per_rank;
+  for (const RankPart& p : parts)
+    per_rank.push_back(AnalyzeCompile(*p.trace, *BuildFunctionEvents(*p.trace)));
+  auto concat = [&](AnalysisRows CompileAnalysis::*member) {
+    std::vector<AnalysisRows> rows;
+    for (CompileAnalysis& a : per_rank) rows.push_back(std::move(a.*member));
+    return ConcatRanks(std::move(rows), parts);
+  };
+  CompileAnalysis out;
+  out.regions = concat(&CompileAnalysis::regions);
+  out.steps = concat(&CompileAnalysis::steps);
+  out.islands = concat(&CompileAnalysis::islands);
+  out.recompiles = concat(&CompileAnalysis::recompiles);
+  out.provenance = concat(&CompileAnalysis::provenance);
+  return out;
 }
 
 }  // namespace

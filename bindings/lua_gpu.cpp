@@ -32,25 +32,6 @@ const GpuEvents& GpuEventsOf(TraceHandle* h, const Options& opts) {
   return *slot;
 }
 
-// The rows of every rank, in rank order, with a rank column first where the rows have none.
-AnalysisRows ConcatRanks(std::vector<AnalysisRows> results, const std::vector<RankPart>& parts) {
-  AnalysisRows out;
-  const bool has_rank = results.front().Column("rank") != SIZE_MAX;
-  if (!has_rank) out.columns.push_back("rank");
-  for (const std::string& c : results.front().columns) out.columns.push_back(c);
-  for (size_t k = 0; k < results.size(); ++k) {
-    AnalysisRows& r = results[k];
-    for (size_t i = 0; i < r.rows.size(); ++i) {
-      std::vector<Cell> row = r.rows[i];
-      if (!has_rank) row.insert(row.begin(), Cell::Int(parts[k].rank));
-      out.rows.push_back(row);
-    }
-    for (const std::string& note : r.notes)
-      out.notes.push_back("rank " + std::to_string(parts[k].rank) + ": " + note);
-  }
-  return out;
-}
-
 // An analysis with `outputs` results, run on each rank of a multi-rank trace alone (HTA reads
 // one rank's trace at a time) and concatenated; on the whole trace when it has one rank.
 // `analysis(gpu_events, trace)` returns the results.
@@ -293,9 +274,14 @@ int TraceStats(lua_State* L) {
   return Protect(L, [&] {
     TraceHandle* h = CheckTraceArg(L, "stats");
     std::string report(CheckString(L, 2, "stats", "report name"));
-    auto rows = NsysStatsReport(*h->trace, report);
-    if (!rows.ok()) throw LuaError(rows.error().message);
-    PushRows(L, std::move(rows.value()), {});
+    PushRows(L,
+             PerRankRows(h,
+                         [&](const Trace& t) {
+                           auto rows = NsysStatsReport(t, report);
+                           if (!rows.ok()) throw LuaError(rows.error().message);
+                           return std::move(rows.value());
+                         }),
+             {});
     return 1;
   });
 }
@@ -312,7 +298,7 @@ int TraceKernelTable(lua_State* L) {
       options.tensor_core_patterns.emplace_back(lua_tostring(L, -1));
       return true;
     });
-    PushRows(L, KernelTable(*h->trace, options), {});
+    PushRows(L, PerRankRows(h, [&](const Trace& t) { return KernelTable(t, options); }), {});
     return 1;
   });
 }

@@ -120,6 +120,34 @@ const std::vector<RankPart>& RankParts(TraceHandle* h) {
   return *h->rank_parts;
 }
 
+// The rows of every rank, in rank order, with a rank column first where the rows have none.
+AnalysisRows ConcatRanks(std::vector<AnalysisRows> results, const std::vector<RankPart>& parts) {
+  AnalysisRows out;
+  const bool has_rank = results.front().Column("rank") != SIZE_MAX;
+  if (!has_rank) out.columns.push_back("rank");
+  for (const std::string& c : results.front().columns) out.columns.push_back(c);
+  for (size_t k = 0; k < results.size(); ++k) {
+    AnalysisRows& r = results[k];
+    for (size_t i = 0; i < r.rows.size(); ++i) {
+      std::vector<Cell> row = r.rows[i];
+      if (!has_rank) row.insert(row.begin(), Cell::Int(parts[k].rank));
+      out.rows.push_back(row);
+    }
+    for (const std::string& note : r.notes)
+      out.notes.push_back("rank " + std::to_string(parts[k].rank) + ": " + note);
+  }
+  return out;
+}
+
+AnalysisRows PerRankRows(TraceHandle* h,
+                         const std::function<AnalysisRows(const Trace&)>& analysis) {
+  const std::vector<RankPart>& parts = RankParts(h);
+  if (parts.empty()) return analysis(*h->trace);
+  std::vector<AnalysisRows> results;
+  for (const RankPart& p : parts) results.push_back(analysis(*p.trace));
+  return ConcatRanks(std::move(results), parts);
+}
+
 void PushTraceRanks(lua_State* L, TraceHandle* h) {
   const std::vector<int32_t> ranks = RanksOf(RankOfTrack(*h->trace));
   lua_createtable(L, static_cast<int>(ranks.size()), 2);

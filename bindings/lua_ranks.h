@@ -1,9 +1,11 @@
 // What a Trace userdata keeps about a job's ranks (lua_ranks.cpp).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <vector>
 
+#include "engine/analysis/analysis_rows.h"
 #include "engine/load/rank_loader.h"
 #include "engine/trace/trace.h"
 
@@ -20,5 +22,14 @@ struct RankPart {
   int32_t rank;
   std::shared_ptr<Trace> trace;
 };
+
+struct TraceHandle;
+
+// The rows of every rank, in rank order, with a rank column first where the rows have none.
+AnalysisRows ConcatRanks(std::vector<AnalysisRows> results, const std::vector<RankPart>& parts);
+
+// `analysis` on each rank's part of a multi-rank trace, concatenated (ConcatRanks); on the whole
+// trace when it has one rank.
+AnalysisRows PerRankRows(TraceHandle* h, const std::function<AnalysisRows(const Trace&)>& analysis);
 
 }  // namespace profsh::lua

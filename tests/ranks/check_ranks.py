@@ -214,6 +214,9 @@ same("kernel_breakdown.by_type", s1, m1)
 same("kernel_breakdown.by_kernel", s2, m2)
 same("idle_time_breakdown", single:idle_time_breakdown(), t:idle_time_breakdown())
 same("queue_length_summary", single:queue_length_summary(), t:queue_length_summary())
+same("stats", single:stats("cuda_gpu_kern_sum"), t:stats("cuda_gpu_kern_sum"))
+same("kernel_table", single:kernel_table(), t:kernel_table())
+same("kernel_provenance", single:kernel_provenance(), t:kernel_provenance())
 local ls, lm = single:kernel_launch_stats(), t:kernel_launch_stats()
 same("kernel_launch_stats", ls, lm)
 print("short_kernels", #ls.short_kernels, #lm.short_kernels)
@@ -245,7 +248,7 @@ def check_per_rank(profsh, work, traces_dir):
     check("MISMATCH" not in out, "per-rank analyses: %s" % [l for l in out.splitlines() if "MISMATCH" in l])
     for name in ("temporal_breakdown", "comm_comp_overlap", "kernel_breakdown.by_type",
                  "kernel_breakdown.by_kernel", "idle_time_breakdown", "queue_length_summary",
-                 "kernel_launch_stats"):
+                 "kernel_launch_stats", "stats", "kernel_table", "kernel_provenance"):
         check(("same " + name) in out, "per-rank %s: %s" % (name, out[-300:]))
     sk = [l.split("\t") for l in out.splitlines() if l.startswith("short_kernels")]
     check(sk and int(sk[0][2]) == 2 * int(sk[0][1]), "short_kernels selection per rank: %s" % sk)
