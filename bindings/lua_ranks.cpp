@@ -3,6 +3,7 @@
 // per-rank analyses (engine/load/rank_loader.h, engine/analysis/ranks.h).
 #include "bindings/lua_ranks.h"
 
+#include <algorithm>
 #include <map>
 
 #include "bindings/lua_api.h"
@@ -85,8 +86,10 @@ int LoadRanksFunction(lua_State* L) {
 }
 
 // One rank's events as a trace of their own, with that rank as its distributedInfo.
+// On the rank's own clock again when load_ranks says what it was (`source`), so that its
+// numbers are those of its file alone (HTA's rounding of microseconds depends on the clock).
 std::shared_ptr<Trace> RankTrace(const Trace& whole, const std::vector<int32_t>& rank_of,
-                                 int32_t rank) {
+                                 int32_t rank, const RankSource* source) {
   auto part = std::make_shared<Trace>();
   TraceBuilder builder(*part);
   builder.SetFormat(whole.source_format);
@@ -94,9 +97,11 @@ std::shared_ptr<Trace> RankTrace(const Trace& whole, const std::vector<int32_t>&
     if (key != "distributedInfo") builder.AddMetadata(key, json);
   }
   builder.AddMetadata("distributedInfo", "{\"rank\": " + std::to_string(rank) + "}");
-  part->origin_ns = whole.origin_ns;
-  part->has_origin = whole.has_origin;
-  AppendEvents(whole, builder, [&](size_t i, int64_t*, Ident*, Ident*) {
+  part->origin_ns = source ? source->origin_ns : whole.origin_ns;
+  part->has_origin = source ? source->has_origin : whole.has_origin;
+  const int64_t back = source ? -(source->shift_ns + source->offset_ns) : 0;
+  AppendEvents(whole, builder, [&](size_t i, int64_t* ts, Ident*, Ident*, bool*) {
+    *ts += back;
     return rank_of[whole.events.track(i)] == rank;
   });
   Status s = builder.Finish();
@@ -113,7 +118,14 @@ const std::vector<RankPart>& RankParts(TraceHandle* h) {
     const std::vector<int32_t> rank_of = RankOfTrack(*h->trace);
     const std::vector<int32_t> ranks = RanksOf(rank_of);
     if (ranks.size() >= 2) {
-      for (int32_t r : ranks) parts->push_back(RankPart{r, RankTrace(*h->trace, rank_of, r)});
+      for (int32_t r : ranks) {
+        const RankSource* source = nullptr;
+        if (h->rank_info) {
+          for (const RankSource& s : h->rank_info->ranks)
+            if (s.rank == r) source = &s;
+        }
+        parts->push_back(RankPart{r, RankTrace(*h->trace, rank_of, r, source)});
+      }
     }
     h->rank_parts = std::move(parts);
   }
@@ -122,15 +134,27 @@ const std::vector<RankPart>& RankParts(TraceHandle* h) {
 
 // The rows of every rank, in rank order, with a rank column first where the rows have none.
 AnalysisRows ConcatRanks(std::vector<AnalysisRows> results, const std::vector<RankPart>& parts) {
+  // The columns of every rank's rows, by name in first-seen order (a rank with two devices has a
+  // device column the others lack); a rank's rows leave the columns it lacks empty.
   AnalysisRows out;
-  const bool has_rank = results.front().Column("rank") != SIZE_MAX;
-  if (!has_rank) out.columns.push_back("rank");
-  for (const std::string& c : results.front().columns) out.columns.push_back(c);
+  out.columns.push_back("rank");
+  for (const AnalysisRows& r : results) {
+    for (const std::string& c : r.columns) {
+      if (std::find(out.columns.begin(), out.columns.end(), c) == out.columns.end())
+        out.columns.push_back(c);
+    }
+  }
   for (size_t k = 0; k < results.size(); ++k) {
     AnalysisRows& r = results[k];
+    std::vector<size_t> place(r.columns.size());
+    for (size_t c = 0; c < r.columns.size(); ++c)
+      place[c] = static_cast<size_t>(
+          std::find(out.columns.begin(), out.columns.end(), r.columns[c]) - out.columns.begin());
+    const bool has_rank = r.Column("rank") != SIZE_MAX;
     for (size_t i = 0; i < r.rows.size(); ++i) {
-      std::vector<Cell> row = r.rows[i];
-      if (!has_rank) row.insert(row.begin(), Cell::Int(parts[k].rank));
+      std::vector<Cell> row(out.columns.size(), Cell::Empty());
+      if (!has_rank) row[0] = Cell::Int(parts[k].rank);
+      for (size_t c = 0; c < r.columns.size(); ++c) row[place[c]] = r.rows.cell(i, c);
       out.rows.push_back(row);
     }
     for (const std::string& note : r.notes)

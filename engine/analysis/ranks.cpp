@@ -291,7 +291,11 @@ AnalysisRows CrossRankView(const AnalysisRows& rows) {
     const std::vector<size_t>& members = groups[key];
     std::vector<Cell> row;
     for (size_t k : keys) row.push_back(rows.rows.cell(members.front(), k));
-    row.push_back(Cell::Int(static_cast<int64_t>(members.size())));
+    std::vector<int64_t> distinct;
+    for (size_t r : members) distinct.push_back(rows.rows.cell(r, rank_col).int_value);
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    row.push_back(Cell::Int(static_cast<int64_t>(distinct.size())));
     for (size_t v : values) {
       std::vector<std::pair<double, int64_t>> xs;  // value, rank
       bool all_int = true;

@@ -108,18 +108,19 @@ class RankMerger {
     builder_.SetFormat("ranks");
   }
 
-  void Add(const Trace& from, int32_t rank, const std::string& path) {
+  // Returns how far the file's times moved (ns): the job's times are relative to the first
+  // file's origin, a file's own origin (baseTimeNanoseconds) or 0 (its times are absolute).
+  int64_t Add(const Trace& from, int32_t rank, const std::string& path) {
     if (first_) {
       first_ = false;
-      origin_ns_ = from.origin_ns;
-      trace_->origin_ns = from.origin_ns;
+      origin_ns_ = from.has_origin ? from.origin_ns : 0;
+      trace_->origin_ns = origin_ns_;
       trace_->has_origin = from.has_origin;
       for (const auto& [key, json] : from.metadata) {
         if (key != "distributedInfo") builder_.AddMetadata(key, json);
       }
     }
-    trace_->has_origin = trace_->has_origin && from.has_origin;
-    const int64_t shift = from.origin_ns - origin_ns_;
+    const int64_t shift = (from.has_origin ? from.origin_ns : 0) - origin_ns_;
     const uint32_t process_name = from.strings.Find(kineto::kProcessName).value_or(UINT32_MAX);
     const uint32_t process_labels = from.strings.Find(kineto::kProcessLabels).value_or(UINT32_MAX);
     const uint32_t process_sort = from.strings.Find(kineto::kProcessSortIndex).value_or(UINT32_MAX);
@@ -131,17 +132,19 @@ class RankMerger {
       pending_.push_back(Pending{pid, std::move(name), rank, pending_rank_count_[rank]++});
     }
     for (const auto& w : from.warnings) trace_->warnings.push_back(path + ": " + w);
-    const size_t events =
-        AppendEvents(from, builder_, [&](size_t i, int64_t* ts, Ident* pid, Ident*) {
+    const size_t events = AppendEvents(
+        from, builder_, [&](size_t i, int64_t* ts, Ident* pid, Ident*, bool* pid_interned) {
           if (from.events.phase(i) == 'M') {
             const uint32_t n = from.events.name(i);
             if (n == process_name || n == process_labels || n == process_sort) return false;
           }
           *ts += shift;
           *pid = RankPid(from, *pid, rank);
+          *pid_interned = pid->is_string;  // RankPid interned "rank r: <pid>" here
           return true;
         });
     events_[rank] = events;
+    return shift;
   }
 
   size_t events(int32_t rank) const {
@@ -350,11 +353,17 @@ Result<LoadedRanks> LoadRanks(const RankLoadOptions& options) {
     std::vector<std::thread> workers;
     for (size_t k = begin; k < end; ++k) {
       workers.emplace_back([&, k] {
-        auto r = LoadTrace(options.paths[k]);
-        if (r.ok()) {
-          batch[k - begin].trace = std::move(r.value());
-        } else {
-          batch[k - begin].error = r.error();
+        // Nothing may escape a thread (that ends the process): a trace too large for memory is
+        // an error like any other.
+        try {
+          auto r = LoadTrace(options.paths[k]);
+          if (r.ok()) {
+            batch[k - begin].trace = std::move(r.value());
+          } else {
+            batch[k - begin].error = r.error();
+          }
+        } catch (const std::exception& e) {
+          batch[k - begin].error = Error{options.paths[k] + ": " + e.what()};
         }
       });
     }
@@ -379,18 +388,22 @@ Result<LoadedRanks> LoadRanks(const RankLoadOptions& options) {
       auto [it, fresh] = seen.emplace(rank, path);
       if (!fresh)
         return Error{"rank " + std::to_string(rank) + " twice: " + it->second + " and " + path};
-      merger.Add(*f.trace, static_cast<int32_t>(rank), path);
+      const int64_t shift = merger.Add(*f.trace, static_cast<int32_t>(rank), path);
       out.ranks.push_back(RankSource{static_cast<int32_t>(rank), path, 0,
-                                     merger.events(static_cast<int32_t>(rank))});
+                                     merger.events(static_cast<int32_t>(rank)), f.trace->origin_ns,
+                                     f.trace->has_origin, shift});
       f.trace.reset();
     }
   }
   if (!options.allow_missing) {
     std::string missing;
     int64_t expected = 0;
+    // As ranges ("2-5"): a rank taken from a date in a file name leaves a gap of millions.
     for (const auto& [rank, path] : seen) {
-      for (; expected < rank; ++expected)
+      if (rank > expected) {
         missing += (missing.empty() ? "" : ", ") + std::to_string(expected);
+        if (rank - 1 > expected) missing += "-" + std::to_string(rank - 1);
+      }
       expected = rank + 1;
     }
     if (!missing.empty()) {

@@ -37,6 +37,11 @@ struct RankSource {
   std::string path;
   int64_t offset_ns = 0;  // added to the rank's times by the alignment
   size_t events = 0;
+  // The file's own clock: its origin, and how far its times moved to the job's origin (before
+  // the alignment), so that a rank can be analysed alone on its own clock again.
+  int64_t origin_ns = 0;
+  bool has_origin = false;
+  int64_t shift_ns = 0;
 };
 
 struct LoadedRanks {

@@ -200,7 +200,7 @@ void MergeOne(const std::string& json_path, const AnchorFile& anchor_file,
     return p.is_string ? from.str(p.str) == kLegacyCpuPid : p.number == pid;
   };
   uint64_t operators = 0, memory = 0;
-  AppendEvents(from, to, [&](size_t i, int64_t* ts, Ident* p, Ident* t) {
+  AppendEvents(from, to, [&](size_t i, int64_t* ts, Ident* p, Ident* t, bool*) {
     if (IsName(from, i, kAnchorName) || IsName(from, i, kAnchorWarmupName)) return false;
     const bool process = is_process(*p);
     // Kineto's own lanes ("Spans", "Traces", and its unnamed end marker).

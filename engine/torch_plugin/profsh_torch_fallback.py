@@ -9,8 +9,8 @@
 #                             array where torch was built without Kineto)
 #   torch-trace-<pid>.anchor  lines, written after the trace (profsh reads a trace only with it):
 #                             "profsh-torch-anchor 1", "pid N", "torch VERSION", "reason TEXT",
-#                             then "anchor BEFORE_NS AFTER_NS TID" per anchor (two: at start and
-#                             at exit); each anchor is an empty record_function "profsh::clock_anchor"
+#                             then "anchor BEFORE_NS AFTER_NS TID" per anchor (tries at start and
+#                             at exit: profsh uses the narrowest); each anchor is an empty record_function "profsh::clock_anchor"
 #                             opened between two CLOCK_REALTIME readings; profsh maps torch's
 #                             timestamps (torch 2.x: Kineto's epoch microseconds; torch 1.13's
 #                             legacy profiler: microseconds from its own start) onto the
@@ -126,11 +126,19 @@ def start(reason):
         profiler = profile(**options)
         profiler.start()
         _profiler, _started_pid, _reason = profiler, os.getpid(), str(reason)
-        _anchor()
         atexit.register(_finish)
+        _anchor()
         note_operator_source("torch.profiler (fallback: %s)" % _reason)
         _say("operators are recorded by torch.profiler instead (%s)" % _reason)
     except Exception as e:
+        # Nothing half-started may stay behind: a running profiler would keep every event in
+        # memory for the rest of the process.
+        profiler, _profiler = _profiler, None
+        if profiler is not None:
+            try:
+                profiler.stop()
+            except Exception:
+                pass
         _say("torch.profiler could not be started either, operators not recorded: %s" % (e,))
 
 

@@ -40,13 +40,21 @@ class _TorchWatcher(importlib.abc.MetaPathFinder):
         spec = importlib.util.find_spec("torch")
         if spec is None or spec.loader is None:
             return spec
-        exec_module = spec.loader.exec_module
+        loader = spec.loader
+        exec_module = loader.exec_module
+        patched_instance = "exec_module" in getattr(loader, "__dict__", {})
 
         def exec_then_attach(module):
+            # The loader may be shared (a zip importer serves a whole archive): put it back
+            # before anything else runs, so that only torch's import attaches.
+            if patched_instance:
+                loader.exec_module = exec_module
+            else:
+                del loader.exec_module
             exec_module(module)
             _attach()
 
-        spec.loader.exec_module = exec_then_attach
+        loader.exec_module = exec_then_attach
         return spec
 
 

@@ -51,7 +51,8 @@ size_t AppendEvents(const Trace& from, TraceBuilder& to, const PlaceEvent& place
     const Track& track = from.tracks[from.events.track(i)];
     int64_t ts = from.events.ts(i);
     Ident pid = track.pid, tid = track.tid;
-    if (!place(i, &ts, &pid, &tid)) continue;
+    bool pid_interned = false;
+    if (!place(i, &ts, &pid, &tid, &pid_interned)) continue;
     EventFields e;
     e.phase = from.events.phase(i);
     e.ts = ts;
@@ -59,9 +60,9 @@ size_t AppendEvents(const Trace& from, TraceBuilder& to, const PlaceEvent& place
     e.name = from.str(from.events.name(i));
     e.category = from.category_name(from.events.category(i));
     e.flags = from.events.flags(i);
-    // String idents are interned in the destination's pool (those `place` replaced already are).
-    if (pid.is_string && pid == track.pid) pid.str = to.InternString(from.str(pid.str));
-    if (tid.is_string && tid == track.tid) tid.str = to.InternString(from.str(tid.str));
+    // String idents are interned in the destination's pool.
+    if (pid.is_string && !pid_interned) pid.str = to.InternString(from.str(pid.str));
+    if (tid.is_string) tid.str = to.InternString(from.str(tid.str));
     e.pid = pid;
     e.tid = tid;
     const ArgRef args = from.events.args(i);

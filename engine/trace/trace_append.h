@@ -13,10 +13,11 @@
 namespace profsh {
 
 // Where one event of `from` goes: `ts` is its start in ns relative to the destination's origin
-// (to be set), `pid` and `tid` its track (idents of `from`: string ids are `from`'s; a string
-// ident `place` replaces must be interned in the destination already). False leaves the event
-// out.
-using PlaceEvent = std::function<bool(size_t event, int64_t* ts, Ident* pid, Ident* tid)>;
+// (to be set), `pid` and `tid` its track, idents of `from` (string ids are `from`'s pool's) unless
+// `place` sets `*pid_interned`: then `pid` is the destination's already (a string pid renamed).
+// False leaves the event out.
+using PlaceEvent =
+    std::function<bool(size_t event, int64_t* ts, Ident* pid, Ident* tid, bool* pid_interned)>;
 
 // Appends the events `place` keeps, in `from`'s order; returns how many.
 size_t AppendEvents(const Trace& from, TraceBuilder& to, const PlaceEvent& place);
