@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "engine/analysis/arg_reader.h"
+#include "engine/trace/kineto_schema.h"
 
 namespace profsh {
 namespace {
@@ -68,16 +69,11 @@ struct Step {
 // ProfilerStep#N ranges of the trace, by start.
 std::vector<Step> StepsOf(const Trace& trace) {
   std::vector<Step> steps;
-  constexpr std::string_view kPrefix = "ProfilerStep#";
   for (size_t i = 0; i < trace.events.size(); ++i) {
     if (trace.events.phase(i) != 'X') continue;
-    std::string_view n = trace.str(trace.events.name(i));
-    if (!n.starts_with(kPrefix)) continue;
-    int64_t number = 0;
-    std::string_view digits = n.substr(kPrefix.size());
-    if (std::from_chars(digits.data(), digits.data() + digits.size(), number).ec != std::errc())
-      continue;
-    steps.push_back(Step{number, trace.events.ts(i), trace.events.end(i)});
+    auto number = kineto::ProfilerStepNumber(trace.str(trace.events.name(i)));
+    if (!number) continue;
+    steps.push_back(Step{*number, trace.events.ts(i), trace.events.end(i)});
   }
   std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.ts < b.ts; });
   return steps;

@@ -7,6 +7,8 @@
 #include <unordered_map>
 
 #include "engine/analysis/arg_reader.h"
+#include "engine/analysis/ranks.h"
+#include "engine/trace/kineto_schema.h"
 #include "engine/util/saturating.h"
 
 namespace profsh {
@@ -29,25 +31,6 @@ bool OnFirstLine(std::string_view name, std::string_view text) {
 bool StartsWithAny(std::string_view name, std::initializer_list<std::string_view> prefixes) {
   return std::any_of(prefixes.begin(), prefixes.end(),
                      [&](std::string_view p) { return StartsWith(name, p); });
-}
-
-bool IsDigit(char c) {
-  return c >= '0' && c <= '9';
-}
-
-// The trace's rank: "distributedInfo": {"rank": N, ...}; 0 when absent.
-int64_t ReadRank(const Trace& trace) {
-  const std::string* info = trace.FindMetadata("distributedInfo");
-  if (info == nullptr) return 0;
-  size_t key = info->find("\"rank\"");
-  if (key == std::string::npos) return 0;
-  size_t colon = info->find(':', key);
-  if (colon == std::string::npos) return 0;
-  size_t p = colon + 1;
-  while (p < info->size() && ((*info)[p] == ' ' || (*info)[p] == '"')) ++p;
-  int64_t rank = 0;
-  auto [end, ec] = std::from_chars(info->data() + p, info->data() + info->size(), rank);
-  return ec == std::errc() ? rank : 0;
 }
 
 enum class Role : uint8_t { kNone, kDeviceWork, kRuntime, kAnnotation, kStep, kAtenOp };
@@ -78,14 +61,10 @@ TemplateRole RoleOf(const Trace& trace, const EventTemplate& t) {
     r.role = Role::kRuntime;
   } else {
     r.cpu_annotation = cat == "user_annotation";
-    // "ProfilerStep#(\d+)" at the start.
-    constexpr std::string_view kStep = "ProfilerStep#";
     std::string_view name = trace.str(t.name);
-    size_t digits_end = kStep.size();
-    while (digits_end < name.size() && IsDigit(name[digits_end])) ++digits_end;
-    if (StartsWith(name, kStep) && digits_end > kStep.size()) {
+    if (auto step = kineto::ProfilerStepNumber(name)) {
       r.role = Role::kStep;
-      std::from_chars(name.data() + kStep.size(), name.data() + digits_end, r.step);
+      r.step = *step;
     } else if (name.rfind("aten::", 0) == 0) {
       r.role = Role::kAtenOp;
     }
@@ -138,7 +117,7 @@ std::vector<int64_t> GpuEvents::Devices() const {
 
 GpuEvents BuildGpuEvents(const Trace& trace, const GpuEventOptions& options) {
   GpuEvents g;
-  g.rank = ReadRank(trace);
+  g.rank = DistributedRank(trace).value_or(0);
   const EventTable& ev = trace.events;
   std::vector<TemplateRole> roles;
   roles.reserve(ev.templates().size());

@@ -27,23 +27,25 @@ int64_t RankOfLabels(std::string_view labels) {
   return -1;
 }
 
-int64_t DistributedRank(const Trace& trace) {
+std::optional<int64_t> DistributedRank(const Trace& trace) {
   const std::string* info = trace.FindMetadata("distributedInfo");
-  if (info == nullptr) return -1;
+  if (info == nullptr) return std::nullopt;
   size_t key = info->find("\"rank\"");
-  if (key == std::string::npos) return -1;
+  if (key == std::string::npos) return std::nullopt;
   size_t p = info->find(':', key);
-  if (p == std::string::npos) return -1;
+  if (p == std::string::npos) return std::nullopt;
   ++p;
   while (p < info->size() && ((*info)[p] == ' ' || (*info)[p] == '"')) ++p;
-  int64_t rank = -1;
-  auto [end, ec] = std::from_chars(info->data() + p, info->data() + info->size(), rank);
-  return ec == std::errc() && rank >= 0 ? rank : -1;
+  int64_t rank = 0;
+  if (std::from_chars(info->data() + p, info->data() + info->size(), rank).ec != std::errc())
+    return std::nullopt;
+  return rank;
 }
 
 std::vector<int32_t> RankOfTrack(const Trace& trace) {
-  const int64_t own = DistributedRank(trace);
-  std::vector<int32_t> ranks(trace.tracks.size(), static_cast<int32_t>(own >= 0 ? own : 0));
+  const int64_t own = DistributedRank(trace).value_or(0);
+  std::vector<int32_t> ranks(trace.tracks.size(),
+                             static_cast<int32_t>(own >= 0 && own <= INT32_MAX ? own : 0));
   for (const ProcessInfo& p : trace.processes()) {
     if (p.labels == 0) continue;
     const int64_t r = RankOfLabels(trace.str(p.labels));

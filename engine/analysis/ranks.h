@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,8 +17,8 @@ namespace profsh {
 // load_ranks writes and `profsh run` writes from the launcher's RANK); -1 when absent.
 int64_t RankOfLabels(std::string_view labels);
 
-// The trace's own rank: "distributedInfo": {"rank": N}; -1 when it names none.
-int64_t DistributedRank(const Trace& trace);
+// The trace's own rank as written: "distributedInfo": {"rank": N}; none when it names none.
+std::optional<int64_t> DistributedRank(const Trace& trace);
 
 // The rank of every track: its process's "rank N" label, else the trace's distributedInfo rank,
 // else 0.

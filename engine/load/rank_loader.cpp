@@ -216,14 +216,11 @@ class RankMerger {
 std::map<int32_t, std::map<int64_t, int64_t>> StepStarts(const Trace& t,
                                                          const std::vector<int32_t>& rank_of) {
   std::map<int32_t, std::map<int64_t, int64_t>> starts;
-  constexpr std::string_view kPrefix = "ProfilerStep#";
   for (size_t i = 0; i < t.events.size(); ++i) {
     if (t.events.phase(i) != 'X') continue;
-    std::string_view n = t.str(t.events.name(i));
-    if (!n.starts_with(kPrefix)) continue;
-    int64_t step = 0;
-    if (std::from_chars(n.data() + kPrefix.size(), n.data() + n.size(), step).ec != std::errc())
-      continue;
+    auto number = kineto::ProfilerStepNumber(t.str(t.events.name(i)));
+    if (!number) continue;
+    const int64_t step = *number;
     auto& m = starts[rank_of[t.events.track(i)]];
     auto [it, fresh] = m.emplace(step, t.events.ts(i));
     if (!fresh) it->second = std::min(it->second, t.events.ts(i));
@@ -372,7 +369,7 @@ Result<LoadedRanks> LoadRanks(const RankLoadOptions& options) {
       LoadedFile& f = batch[k - begin];
       const std::string& path = options.paths[k];
       if (!f.trace) return f.error;
-      int64_t rank = DistributedRank(*f.trace);
+      int64_t rank = DistributedRank(*f.trace).value_or(-1);
       if (rank < 0) rank = RankInFileName(path);
       if (rank < 0) {
         auto it = options.ranks.find(path);

@@ -15,6 +15,9 @@
 //     (bindings/lua_profile.cpp); read by engine/trace (process and thread names and order).
 #pragma once
 
+#include <charconv>
+#include <cstdint>
+#include <optional>
 #include <string_view>
 
 namespace profsh::kineto {
@@ -76,5 +79,20 @@ inline constexpr std::string_view kCudaDriver = "cuda_driver";
 inline constexpr std::string_view kMemoryCategory = "memory";
 inline constexpr std::string_view kFwdBwd = "fwdbwd";  // the flow of a backward op to its forward
 inline constexpr std::string_view kAc2g = "ac2g";      // the flow of a launch to its kernel
+
+// --- step markers ---
+inline constexpr std::string_view kProfilerStepPrefix = "ProfilerStep#";
+// N of a "ProfilerStep#N..." name (torch's step ranges), read as HTA's re.match of
+// "ProfilerStep#(\d+)" reads it: digits right after the prefix, anything after them. None when
+// no digit follows; 0 when the digits overflow.
+inline std::optional<int64_t> ProfilerStepNumber(std::string_view name) {
+  if (!name.starts_with(kProfilerStepPrefix)) return std::nullopt;
+  size_t end = kProfilerStepPrefix.size();
+  while (end < name.size() && name[end] >= '0' && name[end] <= '9') ++end;
+  if (end == kProfilerStepPrefix.size()) return std::nullopt;
+  int64_t number = 0;
+  std::from_chars(name.data() + kProfilerStepPrefix.size(), name.data() + end, number);
+  return number;
+}
 
 }  // namespace profsh::kineto
