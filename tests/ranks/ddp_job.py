@@ -3,8 +3,10 @@
 traces in tests/ranks/data were recorded with it in the Debian 13 root (PyTorch 2.6):
   tests/torch2/in_root.sh "$(tests/torch2/debian13_root.sh)" sh tests/ranks/launch_two_ranks.sh \
       tests/ranks/ddp_job.py OUT_DIR
-Rank 1 sleeps 3 ms before each step's forward pass, so it is the straggler: rank 0 waits for it in
-every DDP gradient all_reduce and in the explicit all_reduce that ends each step. With OUT_DIR
+Rank 1 sleeps 3 ms before each step's forward pass and again before the explicit all_reduce that
+ends each step, so it is the straggler in both of a step's collectives: rank 0 waits for it in the
+DDP gradient all_reduce and in the explicit one. (A single late start would make only the first
+certain: DDP's wait at the end of backward brings the ranks together again.) With OUT_DIR
 "-" the profiler is not used (the job as `profsh run` sees it).
 """
 import os
@@ -37,6 +39,8 @@ def main(out_dir):
         model(x).sum().backward()
         optimizer.step()
         optimizer.zero_grad()
+        if rank == 1:
+            time.sleep(LATE_RANK_SLEEP)
         dist.all_reduce(torch.ones(16))
 
     if out_dir == "-":
