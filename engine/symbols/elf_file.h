@@ -16,6 +16,10 @@ class ElfFile {
  public:
   // Null when the file cannot be opened or is not ELF.
   static std::unique_ptr<ElfFile> Open(const std::string& path);
+  // The kernel's vDSO as this process has it (a copy of its image): the same code every
+  // process on this kernel runs, so it unwinds and names the sampled processes' [vdso] frames.
+  // Null when the kernel gives none.
+  static std::unique_ptr<ElfFile> OpenOwnVdso();
   ~ElfFile();
   ElfFile(const ElfFile&) = delete;
   ElfFile& operator=(const ElfFile&) = delete;
@@ -29,9 +33,13 @@ class ElfFile {
   std::optional<uint64_t> OffsetToAddress(uint64_t file_offset) const;
   // The inverse, for naming an address by module offset.
   std::optional<uint64_t> AddressToOffset(uint64_t address) const;
+  // The function symbol (.symtab, else .dynsym) covering `address`, raw (not demangled), with
+  // the address's offset in it; null when none does. For files no Dwfl can open by path.
+  const char* FunctionSymbolAt(uint64_t address, uint64_t* offset_in_symbol) const;
 
  private:
   ElfFile() = default;
+  bool Load();  // reads the headers of elf_
   struct Segment {
     uint64_t offset, vaddr, filesz;
   };
@@ -41,6 +49,7 @@ class ElfFile {
   std::string build_id_;
   bool is_dyn_ = false;
   std::vector<Segment> segments_;
+  std::vector<char> image_;  // the bytes elf_ reads, when it is not a file
 };
 
 // The build id of the file at `path` (lower-case hex), empty when it has none or cannot be

@@ -3,6 +3,14 @@
 namespace profsh::symbols {
 
 const ElfFile* ModuleFiles::Get(const Mapping& mapping) {
+  if (mapping.path == "[vdso]") {
+    if (!vdso_tried_) {
+      vdso_tried_ = true;
+      vdso_ = ElfFile::OpenOwnVdso();
+    }
+    if (vdso_ && !mapping.build_id.empty() && vdso_->build_id() != mapping.build_id) return nullptr;
+    return vdso_.get();
+  }
   if (!IsFilePath(mapping.path)) return nullptr;
   std::string key = mapping.path;
   key.push_back('\0');

@@ -1,6 +1,7 @@
 // The files behind mappings, each opened once per (path, build id) and kept open: a mapping
 // whose recorded build id differs from the file's now (the file was replaced since the process
-// mapped it) gets no file, so no wrong names come from it.
+// mapped it) gets no file, so no wrong names come from it. "[vdso]" is this process's own vDSO
+// (the processes sampled run on this kernel).
 #pragma once
 
 #include <memory>
@@ -20,6 +21,8 @@ class ModuleFiles {
 
  private:
   std::unordered_map<std::string, std::unique_ptr<ElfFile>> files_;
+  std::unique_ptr<ElfFile> vdso_;
+  bool vdso_tried_ = false;
   size_t opened_ = 0;
 };
 

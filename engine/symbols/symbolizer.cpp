@@ -121,7 +121,7 @@ struct Symbolizer::Impl {
     if (it != modules.end()) return *it->second;
     auto symbols = std::make_unique<ModuleSymbols>();
     symbols->debug_file = FindDebugFile(*file, search);
-    symbols->dwfl = dwfl_begin(&kCallbacks);
+    symbols->dwfl = IsFilePath(file->path()) ? dwfl_begin(&kCallbacks) : nullptr;
     if (symbols->dwfl != nullptr) {
       dwfl_report_begin(symbols->dwfl);
       symbols->module = dwfl_report_elf(symbols->dwfl, ModuleName(file->path()).c_str(),
@@ -248,6 +248,13 @@ std::vector<SourceFrame> Symbolizer::Symbolize(const AddressSpace& space, uint64
     std::vector<SourceFrame> frames;
     if (const auto address = file->OffsetToAddress(lookup_offset)) {
       frames = Impl::Describe(symbols, *address);
+      uint64_t offset_in_symbol = 0;
+      // Files no Dwfl opens by path (the vDSO's copy) still have their symbol tables.
+      if (frames.empty()) {
+        if (const char* name = file->FunctionSymbolAt(*address, &offset_in_symbol)) {
+          frames.push_back(SourceFrame{Demangle(name), module, offset, "", 0, false});
+        }
+      }
     }
     for (SourceFrame& frame : frames) {
       frame.module = module;
