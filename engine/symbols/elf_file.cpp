@@ -84,35 +84,6 @@ bool ElfFile::Load() {
   return true;
 }
 
-const char* ElfFile::FunctionSymbolAt(uint64_t address, uint64_t* offset_in_symbol) const {
-  for (const Elf64_Word wanted : {SHT_SYMTAB, SHT_DYNSYM}) {
-    Elf_Scn* scn = nullptr;
-    while ((scn = elf_nextscn(elf_, scn)) != nullptr) {
-      GElf_Shdr shdr;
-      if (gelf_getshdr(scn, &shdr) == nullptr || shdr.sh_type != wanted || shdr.sh_entsize == 0) {
-        continue;
-      }
-      Elf_Data* data = elf_getdata(scn, nullptr);
-      if (data == nullptr) continue;
-      const size_t count = shdr.sh_size / shdr.sh_entsize;
-      for (size_t i = 0; i < count; ++i) {
-        GElf_Sym sym;
-        if (gelf_getsym(data, static_cast<int>(i), &sym) == nullptr) break;
-        if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF) continue;
-        if (address < sym.st_value ||
-            address - sym.st_value >= std::max<uint64_t>(sym.st_size, 1)) {
-          continue;
-        }
-        const char* name = elf_strptr(elf_, shdr.sh_link, sym.st_name);
-        if (name == nullptr || *name == '\0') continue;
-        *offset_in_symbol = address - sym.st_value;
-        return name;
-      }
-    }
-  }
-  return nullptr;
-}
-
 ElfFile::~ElfFile() {
   if (elf_ != nullptr) elf_end(elf_);
   if (fd_ >= 0) ::close(fd_);

@@ -33,9 +33,6 @@ class ElfFile {
   std::optional<uint64_t> OffsetToAddress(uint64_t file_offset) const;
   // The inverse, for naming an address by module offset.
   std::optional<uint64_t> AddressToOffset(uint64_t address) const;
-  // The function symbol (.symtab, else .dynsym) covering `address`, raw (not demangled), with
-  // the address's offset in it; null when none does. For files no Dwfl can open by path.
-  const char* FunctionSymbolAt(uint64_t address, uint64_t* offset_in_symbol) const;
 
  private:
   ElfFile() = default;
