@@ -150,7 +150,12 @@ int main(int argc, char** argv) {
     ++perf_named;
     torch_named += torch;
     // perf leaves C++ parameter lists out; profsh keeps them.
-    if (names[i] == f.perf_symbol || names[i].find(f.perf_symbol + "(") != std::string::npos) {
+    std::string perf_name = f.perf_symbol, profsh_name = names[i];
+    if (perf_name.ends_with("@plt") && profsh_name.ends_with("@plt")) {
+      perf_name.resize(perf_name.size() - 4);
+      profsh_name.resize(profsh_name.size() - 4);
+    }
+    if (profsh_name == perf_name || profsh_name.find(perf_name + "(") != std::string::npos) {
       ++agree;
       torch_agree += torch;
     } else if (disagreements.size() < 8) {

@@ -63,18 +63,72 @@ void Collect(Elf* elf, std::vector<Candidate>* out) {
   }
 }
 
+// x86-64 PLT entries are 16 bytes; with IBT (.plt.sec) entry i is the i-th of .plt.sec, else
+// the (i+1)-th of .plt (entry 0 calls the resolver); .rela.plt's i-th relocation names it.
+void CollectPlt(Elf* elf, std::deque<std::string>* names, std::vector<Candidate>* out) {
+  size_t shstrndx = 0;
+  if (elf_getshdrstrndx(elf, &shstrndx) != 0) return;
+  GElf_Shdr plt{}, plt_sec{}, rela{};
+  Elf_Scn* rela_scn = nullptr;
+  bool has_plt = false, has_plt_sec = false;
+  Elf_Scn* scn = nullptr;
+  while ((scn = elf_nextscn(elf, scn)) != nullptr) {
+    GElf_Shdr shdr;
+    if (gelf_getshdr(scn, &shdr) == nullptr) continue;
+    const char* name = elf_strptr(elf, shstrndx, shdr.sh_name);
+    if (name == nullptr) continue;
+    if (std::strcmp(name, ".plt") == 0) {
+      plt = shdr;
+      has_plt = true;
+    } else if (std::strcmp(name, ".plt.sec") == 0) {
+      plt_sec = shdr;
+      has_plt_sec = true;
+    } else if (std::strcmp(name, ".rela.plt") == 0 && shdr.sh_type == SHT_RELA) {
+      rela = shdr;
+      rela_scn = scn;
+    }
+  }
+  if (rela_scn == nullptr || rela.sh_entsize == 0 || (!has_plt && !has_plt_sec)) return;
+  Elf_Scn* dynsym_scn = elf_getscn(elf, rela.sh_link);
+  GElf_Shdr dynsym;
+  if (dynsym_scn == nullptr || gelf_getshdr(dynsym_scn, &dynsym) == nullptr) return;
+  Elf_Data* relocations = elf_getdata(rela_scn, nullptr);
+  Elf_Data* symbols = elf_getdata(dynsym_scn, nullptr);
+  if (relocations == nullptr || symbols == nullptr) return;
+  const GElf_Shdr& table = has_plt_sec ? plt_sec : plt;
+  const uint64_t first = has_plt_sec ? 0 : 1;
+  const size_t count =
+      std::min<size_t>(rela.sh_size / rela.sh_entsize, relocations->d_size / rela.sh_entsize);
+  for (size_t i = 0; i < count; ++i) {
+    const uint64_t start = table.sh_addr + (first + i) * 16;
+    if ((first + i + 1) * 16 > table.sh_size) break;
+    GElf_Rela r;
+    GElf_Sym sym;
+    if (gelf_getrela(relocations, static_cast<int>(i), &r) == nullptr) break;
+    const size_t index = GELF_R_SYM(r.r_info);
+    if (index == 0 || gelf_getsym(symbols, static_cast<int>(index), &sym) == nullptr) continue;
+    const char* name = elf_strptr(elf, dynsym.sh_link, sym.st_name);
+    if (name == nullptr || *name == '\0') continue;
+    names->push_back(std::string(name) + "@plt");
+    // Below every real symbol in rank: a PLT entry never shares an address with a function.
+    out->push_back({{start, 0, names->back().c_str()}, 16, -1, 0});
+  }
+}
+
 }  // namespace
 
 SymbolTable SymbolTable::Read(std::initializer_list<Elf*> elves) {
   std::vector<Candidate> candidates;
+  SymbolTable table;
   for (Elf* elf : elves) {
-    if (elf != nullptr) Collect(elf, &candidates);
+    if (elf == nullptr) continue;
+    Collect(elf, &candidates);
+    if (elf == *elves.begin()) CollectPlt(elf, &table.plt_names_, &candidates);
   }
   std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
     if (a.entry.start != b.entry.start) return a.entry.start < b.entry.start;
     return Better(a, b);
   });
-  SymbolTable table;
   table.entries_.reserve(candidates.size());
   uint64_t size_of_last = 0;
   for (const Candidate& c : candidates) {

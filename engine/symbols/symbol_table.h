@@ -6,7 +6,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <initializer_list>
+#include <string>
 #include <vector>
 
 typedef struct Elf Elf;
@@ -22,7 +24,8 @@ class SymbolTable {
   };
 
   // Symbols of every ELF given (null ones skipped); where several name one address the one perf
-  // would show wins: global over weak over local, fewer leading underscores, then longer.
+  // would show wins: global over weak over local, fewer leading underscores, then longer. The
+  // first ELF's PLT entries are named "function@plt" after their relocations, as perf does.
   static SymbolTable Read(std::initializer_list<Elf*> elves);
   // Null when no function symbol covers the address.
   const Entry* Find(uint64_t address) const;
@@ -30,6 +33,7 @@ class SymbolTable {
 
  private:
   std::vector<Entry> entries_;
+  std::deque<std::string> plt_names_;  // what the PLT entries' names point into
 };
 
 }  // namespace profsh::symbols
