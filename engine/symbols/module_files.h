@@ -7,6 +7,8 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "engine/symbols/address_space.h"
 #include "engine/symbols/elf_file.h"
@@ -20,7 +22,10 @@ class ModuleFiles {
   size_t opened() const { return opened_; }
 
  private:
-  std::unordered_map<std::string, std::unique_ptr<ElfFile>> files_;
+  // path -> (build id the mapping gave, file); looked up by path without building a key, as
+  // the unwinder asks once per frame.
+  std::unordered_map<std::string, std::vector<std::pair<std::string, std::unique_ptr<ElfFile>>>>
+      files_;
   std::unique_ptr<ElfFile> vdso_;
   bool vdso_tried_ = false;
   size_t opened_ = 0;
