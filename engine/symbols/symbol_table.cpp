@@ -30,7 +30,20 @@ bool Better(const Candidate& a, const Candidate& b) {
   return std::strcmp(a.entry.name, b.entry.name) < 0;
 }
 
+bool IsCodeSection(Elf* elf, size_t index, std::vector<int8_t>* known) {
+  if (index >= SHN_LORESERVE) return false;
+  if (index >= known->size()) known->resize(index + 1, -1);
+  int8_t& code = (*known)[index];
+  if (code < 0) {
+    GElf_Shdr shdr;
+    Elf_Scn* scn = elf_getscn(elf, index);
+    code = scn != nullptr && gelf_getshdr(scn, &shdr) != nullptr && (shdr.sh_flags & SHF_EXECINSTR);
+  }
+  return code == 1;
+}
+
 void Collect(Elf* elf, std::vector<Candidate>* out) {
+  std::vector<int8_t> code_sections;  // by index: -1 not looked at yet
   Elf_Scn* scn = nullptr;
   while ((scn = elf_nextscn(elf, scn)) != nullptr) {
     GElf_Shdr shdr;
@@ -46,8 +59,11 @@ void Collect(Elf* elf, std::vector<Candidate>* out) {
       GElf_Sym sym;
       if (gelf_getsym(data, static_cast<int>(i), &sym) == nullptr) break;
       const int type = GELF_ST_TYPE(sym.st_info);
-      if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
-          sym.st_value == 0) {
+      if (sym.st_shndx == SHN_UNDEF || sym.st_value == 0) continue;
+      // Functions, and labels in code (hand-written assembly declares no type; perf reads them
+      // too).
+      if (type != STT_FUNC && type != STT_GNU_IFUNC &&
+          !(type == STT_NOTYPE && IsCodeSection(elf, sym.st_shndx, &code_sections))) {
         continue;
       }
       const char* name = elf_strptr(elf, shdr.sh_link, sym.st_name);
