@@ -127,6 +127,35 @@ TEST(SymbolsSnapshot, CWithFramePointersAndNoUnwindTables) {
   ExpectChain(UnwindAndSymbolize(sample, Isolated(dir)), CChain("symbols_target_c_fp"));
 }
 
+TEST(SymbolsSnapshot, ThroughASignalHandlersFrame) {
+  ScratchDir dir;
+  const CapturedSample sample = Capture({SYMBOLS_TARGET_C_CFI, "signal"}, dir);
+  const Outcome outcome = UnwindAndSymbolize(sample, Isolated(dir));
+  SCOPED_TRACE("unwound:\n" + Describe(outcome.frames));
+  const std::string module = "symbols_target_c_cfi";
+  const std::vector<Expected> handler = {
+      {"leaf_inlined", module, "target_c.c", "@c-sample", true},
+      {"middle", module, "target_c.c", "@c-call-leaf"},
+      {"outer", module, "target_c.c", "@c-call-middle"},
+      {"on_signal", module, "target_c.c", "@c-call-outer-in-handler"}};
+  ASSERT_GT(outcome.frames.size(), handler.size() + 2);
+  for (size_t i = 0; i < handler.size(); ++i) {
+    EXPECT_EQ(outcome.frames[i].function, handler[i].function) << i;
+    EXPECT_EQ(outcome.frames[i].line, MarkerLine(handler[i].source, handler[i].marker)) << i;
+  }
+  // Then libc: the signal trampoline and raise's frames (libc has no .symtab here: some are
+  // named by offset), then main at the raise, down to _start.
+  EXPECT_EQ(outcome.frames[handler.size()].module, "libc.so.6");
+  size_t main_at = 0;
+  for (size_t i = handler.size(); i < outcome.frames.size(); ++i) {
+    if (outcome.frames[i].function == "main") main_at = i;
+  }
+  ASSERT_NE(main_at, 0u) << "the walk did not cross the signal frame";
+  EXPECT_EQ(outcome.frames[main_at].line, MarkerLine("target_c.c", "@c-call-raise"));
+  EXPECT_EQ(outcome.frames.back().function, "_start");
+  EXPECT_EQ(outcome.unwind.truncated, 0u);
+}
+
 TEST(SymbolsSnapshot, CxxThroughALibraryLoadedWithDlopen) {
   ScratchDir dir;
   const CapturedSample sample = Capture({SYMBOLS_TARGET_CXX, SYMBOLS_PLUGIN}, dir);
