@@ -23,7 +23,8 @@ libtorch-dev python3-torch python3-torchvision libsqlite3-dev libdw-dev"
 # build it with clang's ThreadSanitizer (llvm-symbolizer names the frames of a report); the
 # SQLite export is checked with the sqlite3 client.
 # debootstrap makes the Debian 13 root with PyTorch 2.6 for the torch tests' second environment.
-TEST_PACKAGES="chromium clang llvm sqlite3 debootstrap"
+# libc6-dbg: the symbols tests name libc's frames from Debian's detached debug files.
+TEST_PACKAGES="chromium clang llvm sqlite3 debootstrap libc6-dbg"
 # The flamegraph benchmark measures peak memory with GNU time and fetches flamegraph.pl; the
 # symbolisation benchmark compares with perf (linux-perf).
 BENCH_PACKAGES="time perl curl ca-certificates linux-perf"

@@ -200,6 +200,28 @@ TEST(SymbolsSnapshot, StrippedBinaryWithDebugFileByDebuglink) {
   ExpectChain(UnwindAndSymbolize(sample, Isolated(dir)), CxxChain("target_cxx_stripped_debuglink"));
 }
 
+// Debian's own detached debug files (libc6-dbg, under /usr/lib/debug/.build-id): libc's frames
+// below main, unnamed in the tests above (no debug root), get their names and lines.
+TEST(SymbolsSnapshot, LibcFramesNamedFromDebiansDebugPackage) {
+  const std::string libc = "/lib/x86_64-linux-gnu/libc.so.6";
+  const std::string id = ReadBuildId(libc);
+  if (id.size() < 3 || !std::filesystem::exists("/usr/lib/debug/.build-id/" + id.substr(0, 2) +
+                                                "/" + id.substr(2) + ".debug")) {
+    GTEST_SKIP() << "no libc6-dbg for this libc";
+  }
+  ScratchDir dir;
+  const CapturedSample sample = Capture({SYMBOLS_TARGET_C_CFI}, dir);
+  const Outcome outcome = UnwindAndSymbolize(sample, SymbolizerOptions());
+  SCOPED_TRACE("unwound:\n" + Describe(outcome.frames));
+  ASSERT_GE(outcome.frames.size(), 7u);
+  EXPECT_EQ(outcome.frames[3].function, "main");
+  EXPECT_EQ(outcome.frames[4].function, "__libc_start_call_main");
+  EXPECT_EQ(outcome.frames[4].module, "libc.so.6");
+  EXPECT_GT(outcome.frames[4].line, 0u);
+  EXPECT_EQ(std::filesystem::path(outcome.frames[4].file).filename(), "libc_start_call_main.h");
+  EXPECT_EQ(outcome.frames.back().function, "_start");
+}
+
 TEST(SymbolsSnapshot, ResultsAreCachedPerModuleOffset) {
   ScratchDir dir;
   const CapturedSample sample = Capture({SYMBOLS_TARGET_CXX, SYMBOLS_PLUGIN}, dir);
