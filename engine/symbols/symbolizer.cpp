@@ -250,7 +250,11 @@ std::vector<SourceFrame> Symbolizer::Symbolize(const AddressSpace& space, uint64
     if (cached != symbols.cache.end()) {
       ++stats_.cache_hits;
       if (cached->second.empty()) return unnamed();
-      return cached->second;
+      // The same lookup serves a sampled pc and a return address one byte on: the offset is
+      // this pc's.
+      std::vector<SourceFrame> frames = cached->second;
+      for (SourceFrame& frame : frames) frame.module_offset = offset;
+      return frames;
     }
     std::vector<SourceFrame> frames;
     if (const auto address = file->OffsetToAddress(lookup_offset)) {

@@ -238,6 +238,12 @@ TEST(SymbolsSnapshot, ResultsAreCachedPerModuleOffset) {
   ASSERT_EQ(first.size(), again.size());
   EXPECT_EQ(first[0].function, again[0].function);
   EXPECT_EQ(symbolizer.stats().lookups, 2u);
+  // The pc one byte before, sampled (not a return address): the same lookup, its own offset.
+  const auto sampled = symbolizer.Symbolize(*space, pcs[1].pc - 1, false);
+  EXPECT_EQ(symbolizer.stats().cache_hits, 2u);
+  ASSERT_EQ(sampled.size(), first.size());
+  EXPECT_EQ(sampled.back().function, first.back().function);
+  EXPECT_EQ(sampled.back().module_offset + 1, first.back().module_offset);
 }
 
 TEST(SymbolsSnapshot, BuildIdsAreReadFromTheMappedFiles) {
