@@ -1,0 +1,3 @@
+local report = ...
+report:section('compile')
+report:text('todo')

@@ -1,0 +1,3 @@
+local report = ...
+report:section('diff')
+report:text('todo')

@@ -1,0 +1,3 @@
+local report = ...
+report:section('gpu')
+report:text('todo')

@@ -1,0 +1,3 @@
+local report = ...
+report:section('ranks')
+report:text('todo')

@@ -1,0 +1,23 @@
+// Escaping for every place a report puts text: HTML text and attributes, JSON inside a <script>
+// element, Markdown text and table cells. Names come from traces and templates and may hold
+// anything (<script>, quotes, backticks, pipes, control characters, non-ASCII).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace profsh::report {
+
+// & < > " ' as character references; other bytes (UTF-8 included) unchanged.
+std::string EscapeHtml(std::string_view text);
+// A JSON string literal (quotes included) safe inside <script>: <, > and & as \u escapes, so
+// "</script>" or "<!--" in a name cannot end or change the element.
+std::string JsonString(std::string_view text);
+// Markdown text: CommonMark's punctuation that could start markup is backslash-escaped, line
+// breaks become spaces, so a name renders as itself and cannot open a link, code or HTML.
+std::string EscapeMarkdown(std::string_view text);
+// A GitHub table cell: as EscapeMarkdown (pipes included).
+inline std::string EscapeMarkdownCell(std::string_view text) { return EscapeMarkdown(text); }
+std::string Base64(std::string_view bytes);
+
+}  // namespace profsh::report
