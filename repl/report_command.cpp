@@ -52,6 +52,11 @@ int RunReportCommand(int argc, char** argv) {
   }
   if (traces.empty()) cl.Fail("no trace given");
 
+  return WriteReport(traces, output, template_name, title);
+}
+
+int WriteReport(const std::vector<std::string>& traces, const std::string& output,
+                const std::string& template_name, const std::string& title) {
   std::string error;
   auto session = lua::Session::Create(&error);
   if (!session) return CommandFailed("report", error);
@@ -59,7 +64,7 @@ int RunReportCommand(int argc, char** argv) {
   std::vector<std::string> args{std::to_string(traces.size())};
   args.insert(args.end(), traces.begin(), traces.end());
   args.insert(args.end(), {template_name, output, title});
-  session->SetArgs({argv[0]}, "report", args);
+  session->SetArgs({"profsh"}, "report", args);
   const char* chunk = R"lua(
 local n = tonumber(arg[1])
 local traces = {}
@@ -67,7 +72,7 @@ for i = 1, n do traces[i] = arg[1 + i] end
 local function given(s) if s ~= "" then return s end end
 local files = profsh.report(traces, {template = given(arg[n + 2]), output = arg[n + 3],
                                      title = given(arg[n + 4])})
-io.stderr:write("profsh report: wrote " .. table.concat(files, ", ") .. "\n")
+io.stderr:write("profsh: report written to " .. table.concat(files, ", ") .. "\n")
 )lua";
   return session->RunString(chunk, "=profsh report") == 0 ? 0 : 1;
 }

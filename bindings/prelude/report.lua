@@ -348,9 +348,9 @@ function profsh.report(traces, options)
   if type(options) ~= "table" then error("report: options must be a table {template=, output=, title=}", 2) end
   if type(traces) == "string" or is_trace(traces) then traces = {traces} end
   if type(traces) ~= "table" or #traces == 0 then error("report: a trace, a path or a list of them expected", 2) end
-  local loaded = {}
+  local loaded, paths = {}, {}
   for i, t in ipairs(traces) do
-    if type(t) == "string" then t = profsh.load(t) end
+    if type(t) == "string" then paths[i] = t; t = profsh.load(t) else paths[i] = t.path end
     if not is_trace(t) then error("report: traces[" .. i .. "] is a " .. type(t) .. ", not a Trace or a path", 2) end
     loaded[i] = t
   end
@@ -362,6 +362,7 @@ function profsh.report(traces, options)
   for i, t in ipairs(loaded) do names[i] = basename(t.path) end
   local report = new_report(loaded, options.title or ("profsh report: " .. table.concat(names, " vs ")))
   report.template = name
+  report.paths = paths
   -- An error raised outside the template's own lines (in profsh's C++ functions) gets the
   -- template line that led to it.
   local function locate(message)

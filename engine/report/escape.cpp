@@ -40,7 +40,7 @@ std::string JsonString(std::string_view text) {
   return out;
 }
 
-std::string EscapeMarkdown(std::string_view text) {
+std::string EscapeMarkdownCell(std::string_view text) {
   std::string out;
   out.reserve(text.size() + 16);
   for (char c : text) {
@@ -57,7 +57,12 @@ std::string EscapeMarkdown(std::string_view text) {
         out += c;
     }
   }
-  // A line starting with "-", "+" or "1." would become a list item.
+  return out;
+}
+
+std::string EscapeMarkdown(std::string_view text) {
+  std::string out = EscapeMarkdownCell(text);
+  // A paragraph starting with "-" or "+" would become a list item.
   if (!out.empty() && (out[0] == '-' || out[0] == '+')) out.insert(0, "\\");
   return out;
 }

@@ -16,8 +16,8 @@ std::string JsonString(std::string_view text);
 // Markdown text: CommonMark's punctuation that could start markup is backslash-escaped, line
 // breaks become spaces, so a name renders as itself and cannot open a link, code or HTML.
 std::string EscapeMarkdown(std::string_view text);
-// A GitHub table cell: as EscapeMarkdown (pipes included).
-inline std::string EscapeMarkdownCell(std::string_view text) { return EscapeMarkdown(text); }
+// A GitHub table cell: the same but for a leading "-" or "+", which is no list item there.
+std::string EscapeMarkdownCell(std::string_view text);
 std::string Base64(std::string_view bytes);
 
 }  // namespace profsh::report

@@ -81,7 +81,7 @@ constexpr char kScript[] = R"js(
                        data: se.values.map(function (v, i) { return [s.x[i], v]; })});
       });
     } else {
-      o.xAxis = {type: "category", data: s.categories, name: s.x_name,
+      o.xAxis = {type: "category", data: s.categories,
                  axisLabel: {rotate: s.categories.length > 6 ? 30 : 0, width: 160, overflow: "truncate"}};
       s.series.forEach(function (se) {
         o.series.push({type: "bar", name: se.name, stack: s.kind === "stacked" ? "all" : undefined,
