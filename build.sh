@@ -18,6 +18,9 @@ JOBS=$(nproc 2>/dev/null || echo 2)
 PACKAGES="build-essential cmake pkg-config liblua5.4-dev nlohmann-json3-dev zlib1g-dev \
 googletest libgtest-dev libgmock-dev libbenchmark-dev python3 python3-dev util-linux \
 libtorch-dev python3-torch python3-torchvision libsqlite3-dev"
+# HTML reports inline a charting library the build installs with npm (engine/report/web): Debian's
+# nodejs and npm, unless npm is there already (a nodesource nodejs conflicts with Debian's npm).
+command -v npm >/dev/null 2>&1 || PACKAGES="$PACKAGES nodejs npm"
 # The flamegraph test runs the SVG's script in a headless Chromium; the collector's race tests
 # build it with clang's ThreadSanitizer (llvm-symbolizer names the frames of a report); the
 # SQLite export is checked with the sqlite3 client.

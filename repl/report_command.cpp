@@ -70,8 +70,12 @@ local n = tonumber(arg[1])
 local traces = {}
 for i = 1, n do traces[i] = arg[1 + i] end
 local function given(s) if s ~= "" then return s end end
-local files = profsh.report(traces, {template = given(arg[n + 2]), output = arg[n + 3],
-                                     title = given(arg[n + 4])})
+local ok, files = pcall(profsh.report, traces, {template = given(arg[n + 2]), output = arg[n + 3],
+                                                 title = given(arg[n + 4])})
+if not ok then
+  io.stderr:write("profsh report: ", tostring(files), "\n")
+  os.exit(1, true)
+end
 io.stderr:write("profsh: report written to " .. table.concat(files, ", ") .. "\n")
 )lua";
   return session->RunString(chunk, "=profsh report") == 0 ? 0 : 1;

@@ -388,5 +388,7 @@ function profsh.report(traces, options)
   if #report._doc.sections == 0 then
     error("report template failed: " .. chunkname:gsub("^[@=]", "") .. " added nothing to the report", 0)
   end
-  return write_report(report._doc, options.output or "report.html")
+  local written, files = pcall(write_report, report._doc, options.output or "report.html")
+  if not written then error("report: " .. tostring(files):gsub("^%[profsh report library%]:%d+: ", ""), 0) end
+  return files
 end

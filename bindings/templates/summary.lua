@@ -83,8 +83,23 @@ report:timeline(t)
 
 report:section("Warnings and drops", "warnings")
 if #t.warnings == 0 then
-  report:text("The trace loaded without warnings; nothing was dropped.")
+  report:text("The trace loaded without warnings.")
 else
   report:list(t.warnings)
+end
+-- What a profsh recording counted as lost (a saved profsh run keeps the counts).
+local recording = type(t.metadata) == "table" and t.metadata.profsh
+if type(recording) == "table" and recording.dropped_events ~= nil then
+  local losses = {}
+  for _, name in ipairs{"dropped_ranges", "dropped_events", "events_without_thread_slot",
+                        "strings_refused", "metadata_refused", "events_after_close", "late_events",
+                        "pops_without_push", "ends_of_unknown_ranges", "ranges_open_at_end",
+                        "ranges_open_at_thread_exit", "streams_cut_short"} do
+    if recording[name] ~= nil then losses[#losses + 1] = {counter = name, count = recording[name]} end
+  end
+  report:table(losses, {columns = {"counter", "count"}, limit = 0,
+                        caption = "What the recording counted as dropped or cut short."})
+else
+  report:text("The trace is not a profsh recording: it counts no drops.")
 end
 report:link("operators", "Back to the top operators")

@@ -7,9 +7,12 @@ namespace profsh::report {
 
 namespace {
 
+// "name [pid 12]": processes of one name (Kineto names every device's after the program) stay
+// apart; "pid 12" when unnamed.
 std::string IdentLabel(const Trace& t, const Ident& id, uint32_t name, const char* kind) {
-  if (name != 0) return std::string(t.str(name));
-  return std::string(kind) + " " + t.FormatIdent(id);
+  const std::string ident = std::string(kind) + " " + t.FormatIdent(id);
+  if (name == 0 || t.str(name).empty() || t.str(name) == t.FormatIdent(id)) return ident;
+  return std::string(t.str(name)) + " [" + ident + "]";
 }
 
 }  // namespace
@@ -26,6 +29,7 @@ Timeline BuildTimelineOverview(const Trace& trace, size_t buckets, size_t max_la
   for (auto& lane : lanes) lane.busy.assign(buckets, 0.0f);
   const EventTable& events = trace.events;
   for (size_t i = 0; i < events.size(); ++i) {
+    if (events.phase(i) == 'M') continue;  // names and sort orders: not activity
     const uint32_t track = events.track(i);
     TimelineLane& lane = lanes[track];
     const int64_t ts = events.ts(i), end = events.end(i);
@@ -49,9 +53,9 @@ Timeline BuildTimelineOverview(const Trace& trace, size_t buckets, size_t max_la
   for (const ProcessInfo& p : trace.processes()) {
     for (uint32_t track : p.tracks) {
       if (lanes[track].events == 0) continue;
-      lanes[track].process = IdentLabel(trace, p.pid, p.name, "process");
+      lanes[track].process = IdentLabel(trace, p.pid, p.name, "pid");
       lanes[track].thread = IdentLabel(trace, trace.tracks[track].tid, trace.thread(track).name,
-                                       "thread");
+                                       "tid");
       order.push_back(track);
     }
   }
