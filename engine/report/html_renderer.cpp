@@ -29,6 +29,7 @@ main{padding:8px 32px 32px;max-width:1400px}
 section{margin-top:24px}
 h2{font-size:18px;border-bottom:1px solid var(--line);padding-bottom:4px}
 h3{font-size:15px;margin:16px 0 6px}
+.wide{overflow-x:auto;max-width:100%}
 table{border-collapse:collapse;margin:6px 0;font-size:13px}
 th,td{border:1px solid var(--line);padding:3px 8px;vertical-align:top}
 th{background:var(--head);cursor:pointer;user-select:none;white-space:nowrap}
@@ -176,7 +177,7 @@ class HtmlWriter {
       }
       numeric[c] = any_number && !any_text;
     }
-    out_ += "<table class=\"sortable\">\n";
+    out_ += "<div class=\"wide\"><table class=\"sortable\">\n";
     if (!t.caption.empty() || t.total_rows > t.rows.size() || !t.notes.empty()) {
       out_ += "<caption>" + EscapeHtml(t.caption);
       if (t.total_rows > t.rows.size()) {
@@ -212,7 +213,7 @@ class HtmlWriter {
       }
       out_ += "</tr>\n";
     }
-    out_ += "</tbody>\n</table>\n";
+    out_ += "</tbody>\n</table></div>\n";
   }
 
   void Write(const Chart& c) {
