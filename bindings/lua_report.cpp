@@ -77,18 +77,24 @@ std::string TopString(lua_State* L, const std::string& where) {
 
 double TopNumber(lua_State* L, const std::string& where) {
   if (lua_isnil(L, -1)) return std::nan("");
-  if (!lua_isnumber(L, -1)) throw LuaError(where + " must be a number, not a " + luaL_typename(L, -1));
+  if (!lua_isnumber(L, -1))
+    throw LuaError(where + " must be a number, not a " + luaL_typename(L, -1));
   return lua_tonumber(L, -1);
 }
 
 Cell TopCell(lua_State* L, const std::string& where) {
   switch (lua_type(L, -1)) {
-    case LUA_TNIL: return Cell::Empty();
-    case LUA_TBOOLEAN: return Cell::Text(lua_toboolean(L, -1) ? "true" : "false");
+    case LUA_TNIL:
+      return Cell::Empty();
+    case LUA_TBOOLEAN:
+      return Cell::Text(lua_toboolean(L, -1) ? "true" : "false");
     case LUA_TNUMBER:
-      return lua_isinteger(L, -1) ? Cell::Int(lua_tointeger(L, -1)) : Cell::Double(lua_tonumber(L, -1));
-    case LUA_TSTRING: return Cell::Text(TopString(L, where));
-    default: throw LuaError(where + " holds a " + luaL_typename(L, -1));
+      return lua_isinteger(L, -1) ? Cell::Int(lua_tointeger(L, -1))
+                                  : Cell::Double(lua_tonumber(L, -1));
+    case LUA_TSTRING:
+      return Cell::Text(TopString(L, where));
+    default:
+      throw LuaError(where + " holds a " + luaL_typename(L, -1));
   }
 }
 
@@ -102,7 +108,8 @@ report::Table ReadTable(lua_State* L, const std::string& where) {
     std::vector<Cell> row(t.columns.size());
     for (size_t c = 0; c < t.columns.size(); ++c) {
       lua_rawgeti(L, -1, static_cast<lua_Integer>(c + 1));
-      row[c] = TopCell(L, where + ", row " + std::to_string(r) + ", column '" + t.columns[c].name + "'");
+      row[c] =
+          TopCell(L, where + ", row " + std::to_string(r) + ", column '" + t.columns[c].name + "'");
       lua_pop(L, 1);
     }
     t.rows.push_back(std::move(row));
@@ -110,27 +117,34 @@ report::Table ReadTable(lua_State* L, const std::string& where) {
   ForList(L, "notes", where, [&](size_t) { t.notes.push_back(TopString(L, where + ": a note")); });
   t.sort_column = static_cast<int>(NumberField(L, "sort_column", 0)) - 1;
   t.descending = BoolField(L, "descending");
-  t.total_rows = static_cast<size_t>(NumberField(L, "total_rows", static_cast<double>(t.rows.size())));
+  t.total_rows =
+      static_cast<size_t>(NumberField(L, "total_rows", static_cast<double>(t.rows.size())));
   return t;
 }
 
 report::Chart ReadChart(lua_State* L, const std::string& where) {
   report::Chart c;
   const std::string kind = Field(L, "chart", where);
-  if (kind == "bar") c.kind = report::ChartKind::kBar;
-  else if (kind == "stacked") c.kind = report::ChartKind::kStackedBar;
-  else if (kind == "line") c.kind = report::ChartKind::kLine;
-  else throw LuaError(where + ": unknown chart kind '" + kind + "' (bar, stacked, line)");
+  if (kind == "bar")
+    c.kind = report::ChartKind::kBar;
+  else if (kind == "stacked")
+    c.kind = report::ChartKind::kStackedBar;
+  else if (kind == "line")
+    c.kind = report::ChartKind::kLine;
+  else
+    throw LuaError(where + ": unknown chart kind '" + kind + "' (bar, stacked, line)");
   c.title = Field(L, "title", where);
   c.x_name = Field(L, "x_name", where);
   c.unit = Field(L, "unit", where);
   c.step = BoolField(L, "step");
-  ForList(L, "categories", where, [&](size_t) { c.categories.push_back(TopString(L, where + ": a category")); });
+  ForList(L, "categories", where,
+          [&](size_t) { c.categories.push_back(TopString(L, where + ": a category")); });
   ForList(L, "x", where, [&](size_t) { c.x.push_back(TopNumber(L, where + ": an x value")); });
   ForList(L, "series", where, [&](size_t) {
     report::ChartSeries s;
     s.name = Field(L, "name", where);
-    ForList(L, "values", where, [&](size_t) { s.values.push_back(TopNumber(L, where + ": a value")); });
+    ForList(L, "values", where,
+            [&](size_t) { s.values.push_back(TopNumber(L, where + ": a value")); });
     c.series.push_back(std::move(s));
   });
   return c;
@@ -140,21 +154,25 @@ report::Block ReadBlock(lua_State* L, const std::string& where) {
   const std::string kind = Field(L, "kind", where);
   if (kind == "heading") return report::Heading{Field(L, "text", where)};
   if (kind == "text") return report::Paragraph{Field(L, "text", where)};
-  if (kind == "link") return report::SectionLink{Field(L, "section", where), Field(L, "text", where)};
+  if (kind == "link")
+    return report::SectionLink{Field(L, "section", where), Field(L, "text", where)};
   if (kind == "list") {
     report::List l;
-    ForList(L, "items", where, [&](size_t) { l.items.push_back(TopString(L, where + ": an item")); });
+    ForList(L, "items", where,
+            [&](size_t) { l.items.push_back(TopString(L, where + ": an item")); });
     return l;
   }
   if (kind == "table") return ReadTable(L, where);
   if (kind == "chart") return ReadChart(L, where);
-  if (kind == "svg") return report::Svg{Field(L, "title", where), Field(L, "file", where), Field(L, "svg", where)};
+  if (kind == "svg")
+    return report::Svg{Field(L, "title", where), Field(L, "file", where), Field(L, "svg", where)};
   if (kind == "timeline") {
     lua_getfield(L, -1, "trace");
     auto* h = static_cast<TraceHandle*>(luaL_testudata(L, -1, kTraceType));
     lua_pop(L, 1);
     if (h == nullptr) throw LuaError(where + ": a timeline needs a Trace");
-    return report::BuildTimelineOverview(*h->trace, static_cast<size_t>(NumberField(L, "buckets", 200)),
+    return report::BuildTimelineOverview(*h->trace,
+                                         static_cast<size_t>(NumberField(L, "buckets", 200)),
                                          static_cast<size_t>(NumberField(L, "lanes", 48)));
   }
   throw LuaError(where + ": unknown block kind '" + kind + "'");

@@ -230,11 +230,13 @@ int RunRunCommand(int argc, char** argv) {
   table.row_limit = 25;
   bool group_by_shape = false, print_table = true, keep_session = false;
   CommandLine cl("profsh run", argc, argv,
-                 {"--help", "--output", "--activities", "--sort-by", "--row-limit",
-                  "--group-by-input-shape", "--record-shapes", "--with-stack", "--with-flops",
-                  "--profile-memory", "--no-table", "--keep-session", "--buffer-kb", "--drain-ms",
-                  "--schedule", "--step-marker", "--capture-range", "--on-demand",
-                  "--report", "--report-template"});
+                 {"--help",           "--output",         "--activities",
+                  "--sort-by",        "--row-limit",      "--group-by-input-shape",
+                  "--record-shapes",  "--with-stack",     "--with-flops",
+                  "--profile-memory", "--no-table",       "--keep-session",
+                  "--buffer-kb",      "--drain-ms",       "--schedule",
+                  "--step-marker",    "--capture-range",  "--on-demand",
+                  "--report",         "--report-template"});
   bool command_started = false;
   while (cl.Next()) {
     const std::string& a = cl.arg();
@@ -335,10 +337,10 @@ int RunRunCommand(int argc, char** argv) {
         "-o has no effect with --on-demand: give it to profsh trace --pid PID --steps N -o PATH");
   }
 
-  if (!report.empty() &&
-      (launch.schedule || !launch.capture_range.empty() || launch.on_demand)) {
-    cl.Fail("--report reports a whole run: not with --schedule, --capture-range or --on-demand "
-            "(profsh report WINDOW.profsh reports a window)");
+  if (!report.empty() && (launch.schedule || !launch.capture_range.empty() || launch.on_demand)) {
+    cl.Fail(
+        "--report reports a whole run: not with --schedule, --capture-range or --on-demand "
+        "(profsh report WINDOW.profsh reports a window)");
   }
   if (!report_template.empty() && report.empty()) cl.Fail("--report-template needs --report PATH");
 

@@ -100,6 +100,15 @@ local function unit_of(name, from_averages)
   return ""
 end
 
+-- A list in a cell (input shapes, a stack) as text: [[1, 3], [3]], "a; b" for strings.
+local function cell_text(v, depth)
+  if type(v) ~= "table" then return tostring(v) end
+  if (depth or 0) > 4 then return "..." end
+  local parts = {}
+  for i, x in ipairs(v) do parts[i] = cell_text(x, (depth or 0) + 1) end
+  return "[" .. table.concat(parts, ", ") .. "]"
+end
+
 local default_average_columns = {"key", "count", "self_cpu_time_total", "cpu_time_total", "cpu_time"}
 
 local function compare_cells(a, b, ascending)
@@ -171,7 +180,9 @@ function Report:table(source, options)
     local row = {}
     for k, c in ipairs(columns) do
       local v = r[c]
-      if v ~= nil and type(v) ~= "number" and type(v) ~= "string" and type(v) ~= "boolean" then
+      if type(v) == "table" then
+        v = cell_text(v)
+      elseif v ~= nil and type(v) ~= "number" and type(v) ~= "string" and type(v) ~= "boolean" then
         v = tostring(v)
       end
       row[k] = v

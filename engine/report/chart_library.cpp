@@ -8,7 +8,8 @@ asm(".section .rodata\n"
     ".balign 16\n"
     ".global profsh_chart_library_begin\n"
     "profsh_chart_library_begin:\n"
-    ".incbin \"" PROFSH_CHART_LIBRARY_JS "\"\n"
+    ".incbin \"" PROFSH_CHART_LIBRARY_JS
+    "\"\n"
     ".global profsh_chart_library_end\n"
     "profsh_chart_library_end:\n"
     ".byte 0\n"
@@ -20,10 +21,13 @@ extern "C" const char profsh_chart_library_end[];
 namespace profsh::report {
 
 std::string_view ChartLibrarySource() {
-  return std::string_view(profsh_chart_library_begin,
-                          static_cast<size_t>(profsh_chart_library_end - profsh_chart_library_begin));
+  return std::string_view(
+      profsh_chart_library_begin,
+      static_cast<size_t>(profsh_chart_library_end - profsh_chart_library_begin));
 }
 
-std::string_view ChartLibraryVersion() { return PROFSH_CHART_LIBRARY_VERSION; }
+std::string_view ChartLibraryVersion() {
+  return PROFSH_CHART_LIBRARY_VERSION;
+}
 
 }  // namespace profsh::report

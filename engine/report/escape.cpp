@@ -10,12 +10,23 @@ std::string EscapeHtml(std::string_view text) {
   out.reserve(text.size() + 16);
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -45,12 +56,25 @@ std::string EscapeMarkdownCell(std::string_view text) {
   out.reserve(text.size() + 16);
   for (char c : text) {
     switch (c) {
-      case '\\': case '`': case '*': case '_': case '[': case ']': case '<': case '>':
-      case '#': case '|': case '!': case '~': case '&':
+      case '\\':
+      case '`':
+      case '*':
+      case '_':
+      case '[':
+      case ']':
+      case '<':
+      case '>':
+      case '#':
+      case '|':
+      case '!':
+      case '~':
+      case '&':
         out += '\\';
         out += c;
         break;
-      case '\n': case '\r': case '\t':
+      case '\n':
+      case '\r':
+      case '\t':
         out += ' ';
         break;
       default:
@@ -63,7 +87,7 @@ std::string EscapeMarkdownCell(std::string_view text) {
 std::string EscapeMarkdown(std::string_view text) {
   std::string out = EscapeMarkdownCell(text);
   // A paragraph starting with "-" or "+" would become a list item.
-  if (!out.empty() && (out[0] == '-' || out[0] == '+')) out.insert(0, "\\");
+  if (!out.empty() && (out[0] == '-' || out[0] == '+')) return "\\" + out;
   return out;
 }
 

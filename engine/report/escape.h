@@ -3,6 +3,7 @@
 // anything (<script>, quotes, backticks, pipes, control characters, non-ASCII).
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -19,5 +20,11 @@ std::string EscapeMarkdown(std::string_view text);
 // A GitHub table cell: the same but for a leading "-" or "+", which is no list item there.
 std::string EscapeMarkdownCell(std::string_view text);
 std::string Base64(std::string_view bytes);
+
+// Appends the parts in order (no temporaries: GCC 12 warns, wrongly, of overlapping copies in
+// `"literal" + std::string(...)`).
+inline void Append(std::string& out, std::initializer_list<std::string_view> parts) {
+  for (std::string_view p : parts) out.append(p.data(), p.size());
+}
 
 }  // namespace profsh::report

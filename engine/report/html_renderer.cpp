@@ -110,7 +110,9 @@ std::string Number(double v) {
   return buf;
 }
 
-bool IsNumber(const Cell& c) { return c.kind == Cell::Kind::kInt || c.kind == Cell::Kind::kDouble; }
+bool IsNumber(const Cell& c) {
+  return c.kind == Cell::Kind::kInt || c.kind == Cell::Kind::kDouble;
+}
 
 double ValueOf(const Cell& c) {
   return c.kind == Cell::Kind::kInt ? static_cast<double>(c.int_value) : c.double_value;
@@ -193,7 +195,7 @@ class HtmlWriter {
       if (static_cast<int>(c) == t.sort_column) {
         out_ += t.descending ? " aria-sort=\"descending\"" : " aria-sort=\"ascending\"";
       }
-      out_ += ">" + EscapeHtml(t.columns[c].name);
+      Append(out_, {">", EscapeHtml(t.columns[c].name)});
       if (!t.columns[c].unit.empty()) {
         out_ += " <span class=\"unit\">(" + EscapeHtml(t.columns[c].unit) + ")</span>";
       }
@@ -222,19 +224,21 @@ class HtmlWriter {
     out_ += "<div class=\"chart\" id=\"" + id + "\" role=\"img\" aria-label=\"" +
             EscapeHtml(c.title) + "\"></div>\n";
     out_ += "<script type=\"application/json\" id=\"" + id + "-data\">{\"kind\":";
-    out_ += c.kind == ChartKind::kLine ? "\"line\"" : c.kind == ChartKind::kStackedBar ? "\"stacked\"" : "\"bar\"";
+    out_ += c.kind == ChartKind::kLine         ? "\"line\""
+            : c.kind == ChartKind::kStackedBar ? "\"stacked\""
+                                               : "\"bar\"";
     out_ += ",\"x_name\":" + JsonString(c.x_name) + ",\"unit\":" + JsonString(c.unit);
     out_ += std::string(",\"step\":") + (c.step ? "true" : "false") + ",\"categories\":[";
     for (size_t i = 0; i < c.categories.size(); ++i) {
-      out_ += (i ? "," : "") + JsonString(c.categories[i]);
+      Append(out_, {i ? "," : "", JsonString(c.categories[i])});
     }
     out_ += "],\"x\":[";
-    for (size_t i = 0; i < c.x.size(); ++i) out_ += (i ? "," : "") + Number(c.x[i]);
+    for (size_t i = 0; i < c.x.size(); ++i) Append(out_, {i ? "," : "", Number(c.x[i])});
     out_ += "],\"series\":[";
     for (size_t s = 0; s < c.series.size(); ++s) {
       out_ += (s ? ",{\"name\":" : "{\"name\":") + JsonString(c.series[s].name) + ",\"values\":[";
       for (size_t i = 0; i < c.series[s].values.size(); ++i) {
-        out_ += (i ? "," : "") + Number(c.series[s].values[i]);
+        Append(out_, {i ? "," : "", Number(c.series[s].values[i])});
       }
       out_ += "]}";
     }
@@ -247,9 +251,9 @@ class HtmlWriter {
     const size_t at = s.svg.find(" height=\"");
     if (at != std::string::npos) height = std::atof(s.svg.c_str() + at + 9);
     if (!s.title.empty()) out_ += "<h3>" + EscapeHtml(s.title) + "</h3>\n";
-    out_ += "<iframe class=\"svg\" title=\"" + EscapeHtml(s.title) + "\" style=\"height:" +
-            Number(std::ceil(height) + 4) + "px\" src=\"data:image/svg+xml;base64," +
-            Base64(s.svg) + "\"></iframe>\n";
+    out_ += "<iframe class=\"svg\" title=\"" + EscapeHtml(s.title) +
+            "\" style=\"height:" + Number(std::ceil(height) + 4) +
+            "px\" src=\"data:image/svg+xml;base64," + Base64(s.svg) + "\"></iframe>\n";
   }
 
   void Write(const Timeline& t) {
@@ -285,8 +289,8 @@ class HtmlWriter {
         if (shade > 0) {
           out_ += "<rect x=\"" + Number(kLabelWidth + k * bucket_width) + "\" y=\"" +
                   std::to_string(y) + "\" width=\"" + Number((end - k) * bucket_width) +
-                  "\" height=\"" + std::to_string(kLane - 2) + "\" fill=\"#1f6feb\" fill-opacity=\"" +
-                  Number(shade / 10.0) + "\"/>";
+                  "\" height=\"" + std::to_string(kLane - 2) +
+                  "\" fill=\"#1f6feb\" fill-opacity=\"" + Number(shade / 10.0) + "\"/>";
         }
         k = end;
       }
@@ -306,6 +310,8 @@ class HtmlWriter {
 
 }  // namespace
 
-std::string RenderHtml(const Document& doc) { return HtmlWriter(doc).Render(); }
+std::string RenderHtml(const Document& doc) {
+  return HtmlWriter(doc).Render();
+}
 
 }  // namespace profsh::report

@@ -15,11 +15,17 @@ namespace {
 
 constexpr size_t kMaxLineRows = 24;  // a line chart's table shows at most this many points
 
-std::string NumberText(double v) { return Cell::Double(v).Format(); }
+std::string NumberText(double v) {
+  return Cell::Double(v).Format();
+}
 
-std::string Ms(int64_t ns) { return NumberText(std::round(ns / 1e3) / 1e3); }
+std::string Ms(int64_t ns) {
+  return NumberText(std::round(ns / 1e3) / 1e3);
+}
 
-bool IsNumber(const Cell& c) { return c.kind == Cell::Kind::kInt || c.kind == Cell::Kind::kDouble; }
+bool IsNumber(const Cell& c) {
+  return c.kind == Cell::Kind::kInt || c.kind == Cell::Kind::kDouble;
+}
 
 class MarkdownWriter {
  public:
@@ -60,7 +66,7 @@ class MarkdownWriter {
 
   void Header(const std::vector<std::string>& names, const std::vector<bool>& numeric) {
     out_ += "|";
-    for (const auto& n : names) out_ += " " + EscapeMarkdownCell(n) + " |";
+    for (const auto& n : names) Append(out_, {" ", EscapeMarkdownCell(n), " |"});
     out_ += "\n|";
     for (bool num : numeric) out_ += num ? "---:|" : "---|";
     out_ += "\n";
@@ -68,7 +74,7 @@ class MarkdownWriter {
 
   void Row(const std::vector<std::string>& cells) {
     out_ += "|";
-    for (const auto& c : cells) out_ += " " + EscapeMarkdownCell(c) + " |";
+    for (const auto& c : cells) Append(out_, {" ", EscapeMarkdownCell(c), " |"});
     out_ += "\n";
   }
 
@@ -76,8 +82,9 @@ class MarkdownWriter {
     std::vector<std::string> names;
     std::vector<bool> numeric(t.columns.size(), false);
     for (size_t c = 0; c < t.columns.size(); ++c) {
-      names.push_back(t.columns[c].unit.empty() ? t.columns[c].name
-                                                : t.columns[c].name + " (" + t.columns[c].unit + ")");
+      names.push_back(t.columns[c].unit.empty()
+                          ? t.columns[c].name
+                          : t.columns[c].name + " (" + t.columns[c].unit + ")");
       bool any_number = false, any_text = false;
       for (const auto& row : t.rows) {
         any_number = any_number || IsNumber(row[c]);
@@ -93,11 +100,11 @@ class MarkdownWriter {
     }
     std::string caption = t.caption;
     if (t.total_rows > t.rows.size()) {
-      caption += (caption.empty() ? "" : " ") + std::to_string(t.rows.size()) + " of " +
-                 std::to_string(t.total_rows) + " rows shown.";
+      Append(caption, {caption.empty() ? "" : " ", std::to_string(t.rows.size()), " of ",
+                       std::to_string(t.total_rows), " rows shown."});
     }
-    for (const auto& note : t.notes) caption += (caption.empty() ? "" : " ") + note;
-    if (!caption.empty()) out_ += "\n" + EscapeMarkdown(caption) + "\n";
+    for (const auto& note : t.notes) Append(caption, {caption.empty() ? "" : " ", note});
+    if (!caption.empty()) Append(out_, {"\n", EscapeMarkdown(caption), "\n"});
   }
 
   void Write(const Chart& c) {
@@ -113,14 +120,17 @@ class MarkdownWriter {
     // A line's points are picked evenly, the last included, so the table stays short.
     const size_t shown = c.kind == ChartKind::kLine ? std::min(points, kMaxLineRows) : points;
     for (size_t k = 0; k < shown; ++k) {
-      const size_t i = shown == points ? k : (shown == 1 ? points - 1 : k * (points - 1) / (shown - 1));
-      std::vector<std::string> cells{c.kind == ChartKind::kLine ? NumberText(c.x[i]) : c.categories[i]};
-      for (const auto& s : c.series) cells.push_back(i < s.values.size() ? NumberText(s.values[i]) : "");
+      const size_t i =
+          shown == points ? k : (shown == 1 ? points - 1 : k * (points - 1) / (shown - 1));
+      std::vector<std::string> cells{c.kind == ChartKind::kLine ? NumberText(c.x[i])
+                                                                : c.categories[i]};
+      for (const auto& s : c.series)
+        cells.push_back(i < s.values.size() ? NumberText(s.values[i]) : "");
       Row(cells);
     }
     if (shown < points) {
-      out_ += "\n" + std::to_string(shown) + " of " + std::to_string(points) +
-              " points shown, evenly spaced.\n";
+      Append(out_, {"\n", std::to_string(shown), " of ", std::to_string(points),
+                    " points shown, evenly spaced.\n"});
     }
   }
 
@@ -140,7 +150,7 @@ class MarkdownWriter {
            Ms(lane.first_ns - t.start_ns), Ms(lane.last_ns - t.start_ns)});
     }
     if (t.lanes_left_out > 0) {
-      out_ += "\n" + std::to_string(t.lanes_left_out) + " less busy tracks left out.\n";
+      Append(out_, {"\n", std::to_string(t.lanes_left_out), " less busy tracks left out.\n"});
     }
   }
 
@@ -164,7 +174,8 @@ std::string RenderMarkdown(const Document& doc, const std::string& file_stem,
 
 Result<std::vector<std::string>> WriteReport(const Document& doc, const std::string& path) {
   std::string lower = path;
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
   std::vector<std::pair<std::string, std::string>> files;
   if (EndsWith(lower, ".html") || EndsWith(lower, ".htm")) {
     files.emplace_back(path, RenderHtml(doc));

@@ -54,16 +54,15 @@ Timeline BuildTimelineOverview(const Trace& trace, size_t buckets, size_t max_la
     for (uint32_t track : p.tracks) {
       if (lanes[track].events == 0) continue;
       lanes[track].process = IdentLabel(trace, p.pid, p.name, "pid");
-      lanes[track].thread = IdentLabel(trace, trace.tracks[track].tid, trace.thread(track).name,
-                                       "tid");
+      lanes[track].thread =
+          IdentLabel(trace, trace.tracks[track].tid, trace.thread(track).name, "tid");
       order.push_back(track);
     }
   }
   if (order.size() > max_lanes) {
     std::vector<uint32_t> busiest = order;
-    std::stable_sort(busiest.begin(), busiest.end(), [&](uint32_t a, uint32_t b) {
-      return lanes[a].busy_ns > lanes[b].busy_ns;
-    });
+    std::stable_sort(busiest.begin(), busiest.end(),
+                     [&](uint32_t a, uint32_t b) { return lanes[a].busy_ns > lanes[b].busy_ns; });
     busiest.resize(max_lanes);
     std::vector<bool> keep(tracks, false);
     for (uint32_t k : busiest) keep[k] = true;

@@ -245,6 +245,10 @@ def main():
             check(table_rows and all(len(re.findall(r"(?<!\\)\|", l)) == l.count(" | ") + 2 for l in table_rows),
                   "Markdown: a hostile name's pipes do not split its table row")
             check("<script>" not in text and "\\<script\\>" in text, "Markdown: tags are escaped")
+        r = run(profsh, ["-e", "print(table.concat(profsh.templates(), ','))"], tests_dir, env)
+        check(r.stdout.strip() == "broken_call,broken_engine,broken_link,broken_syntax,compile,diff,gpu,ranks,"
+                                  "summary,team", "profsh.templates() lists the user's and the built-in ones (%s)"
+              % r.stdout.strip())
         # The same template as a path, from Lua: profsh.report.
         r = run(profsh, ["-e", "local f = profsh.report(profsh.load(arg[1]), {template = arg[2], output = arg[3]})"
                          " print(#f, f[1])", "--", SMALL, os.path.join(tests_dir, "report", "templates", "team.lua"),
