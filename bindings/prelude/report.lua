@@ -5,6 +5,25 @@
 -- arguments here, in Lua, so a mistake is reported at the template's own file and line.
 local profsh, builtins, write_report = ...
 
+profsh.help_topics.report = [[
+profsh.report(traces, {template="summary", output="report.html", title=T}) -> files written
+  A report of a Trace, a path or a list of them, from a report template: one self-contained
+  HTML page (.html: sortable tables, charts, the flamegraph; opens offline) or Markdown (.md:
+  charts as tables, the flamegraph as an SVG file beside it). Built-in templates: summary, gpu,
+  compile, ranks (one trace per rank), diff (two traces). A name is looked for as NAME.lua in
+  the folders of $PROFSH_TEMPLATES first; a path (FILE.lua) is used as it is.
+  profsh.templates() lists the names. Command line: profsh report TRACE... -o OUT --template T;
+  profsh run --report OUT -- CMD.
+  A template is Lua; it gets the report:  local report = ...
+    report.trace, report.traces, report.paths; report:title(t), report:subtitle(t)
+    report:section(title [, id]), report:heading(t), report:text(fmt, ...), report:list{...}
+    report:table(rows | averages | list, {columns=, labels=, units=, sort=, ascending=, limit=50})
+    report:chart{kind="bar"|"stacked"|"line", categories=, x=, series={{name=, values=}}, unit=}
+    report:chart{kind=..., rows=R, category="col" (or x="col"), values={"col", ...}}
+    report:flamegraph(trace, opts), report:flamegraph_diff(a, b, opts), report:svg(text)
+    report:timeline(trace), report:link(section_id, text)
+  Errors name the template's file and line.]]
+
 local Report = {}
 Report.__index = Report
 
