@@ -110,6 +110,14 @@ std::string Number(double v) {
   return buf;
 }
 
+// At most `max` bytes, "..." at the end when cut, never inside a UTF-8 sequence.
+std::string Shorten(const std::string& text, size_t max) {
+  if (text.size() <= max) return text;
+  size_t cut = max - 3;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return text.substr(0, cut) + "...";
+}
+
 bool IsNumber(const Cell& c) {
   return c.kind == Cell::Kind::kInt || c.kind == Cell::Kind::kDouble;
 }
@@ -273,13 +281,18 @@ class HtmlWriter {
       const TimelineLane& lane = t.lanes[l];
       const int y = kTop + static_cast<int>(l) * kLane;
       const std::string label = lane.process + " / " + lane.thread;
+      // The thread first: a process is often a long path, the same on every lane of it.
+      const size_t slash = lane.process.rfind('/');
+      const std::string shown =
+          lane.thread + " — " +
+          (slash == std::string::npos ? lane.process : lane.process.substr(slash + 1));
       out_ += "<g><title>" + EscapeHtml(label) + ": " + std::to_string(lane.events) +
               " events, busy " + Number(std::round(lane.busy_ns / 1e3) / 1e3) + " ms</title>";
       out_ += "<rect x=\"" + std::to_string(kLabelWidth) + "\" y=\"" + std::to_string(y) +
               "\" width=\"" + std::to_string(kPlotWidth) + "\" height=\"" +
               std::to_string(kLane - 2) + "\" fill=\"#f0f2f5\"/>";
       out_ += "<text x=\"4\" y=\"" + std::to_string(y + 11) + "\">" +
-              EscapeHtml(label.size() > 48 ? label.substr(0, 45) + "..." : label) + "</text>";
+              EscapeHtml(Shorten(shown, 48)) + "</text>";
       // Runs of buckets of the same shade (tenths) as one rectangle keep the SVG small.
       size_t k = 0;
       while (k < buckets) {
