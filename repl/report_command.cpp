@@ -73,7 +73,8 @@ local function given(s) if s ~= "" then return s end end
 local ok, files = pcall(profsh.report, traces, {template = given(arg[n + 2]), output = arg[n + 3],
                                                  title = given(arg[n + 4])})
 if not ok then
-  io.stderr:write("profsh report: ", tostring(files), "\n")
+  local message = tostring(files)
+  io.stderr:write(message:match("^report") and "profsh " or "profsh report: ", message, "\n")
   os.exit(1, true)
 end
 io.stderr:write("profsh: report written to " .. table.concat(files, ", ") .. "\n")

@@ -25,7 +25,13 @@ profsh.report(traces, {template="summary", output="report.html", title=T}) -> fi
   Errors name the template's file and line.]]
 
 local Report = {}
-Report.__index = Report
+-- report.trace is the first of report.traces, which are loaded when a template first reads them
+-- (the ranks template loads its paths with profsh.load_ranks instead, and a job of many large
+-- ranks is not held twice).
+Report.__index = function(self, key)
+  if key == "trace" then return self.traces[1] end
+  return Report[key]
+end
 
 -- Raises `message` at the template line that called the report method (level 3: the method's
 -- caller, seen from the helper that checks it).
@@ -48,10 +54,21 @@ local function text_arg(method, v, what)
   return tostring(v)
 end
 
-local function new_report(traces, title)
-  local self = setmetatable({traces = traces, trace = traces[1], _ids = {}, _links = {},
-                             _doc = {title = title, sections = {}}}, Report)
-  return self
+local function lazy_traces(given, paths)
+  return setmetatable({}, {
+    __index = function(list, i)
+      if type(i) ~= "number" or given[i] == nil then return nil end
+      local t = given[i]
+      if type(t) == "string" then t = profsh.load(t) end
+      rawset(list, i, t)
+      return t
+    end,
+    __len = function() return #paths end})
+end
+
+local function new_report(traces, paths, title)
+  return setmetatable({traces = lazy_traces(traces, paths), paths = paths, _ids = {}, _links = {},
+                       _doc = {title = title, sections = {}}}, Report)
 end
 
 -- report:title(text), report:subtitle(text): the page's title and the line below it.
@@ -378,21 +395,27 @@ function profsh.report(traces, options)
   if type(options) ~= "table" then error("report: options must be a table {template=, output=, title=}", 2) end
   if type(traces) == "string" or is_trace(traces) then traces = {traces} end
   if type(traces) ~= "table" or #traces == 0 then error("report: a trace, a path or a list of them expected", 2) end
-  local loaded, paths = {}, {}
+  local paths = {}
   for i, t in ipairs(traces) do
-    if type(t) == "string" then paths[i] = t; t = profsh.load(t) else paths[i] = t.path end
-    if not is_trace(t) then error("report: traces[" .. i .. "] is a " .. type(t) .. ", not a Trace or a path", 2) end
-    loaded[i] = t
+    if type(t) == "string" then
+      local f, err = io.open(t, "r")
+      if not f then error("report: cannot read " .. err, 2) end
+      f:close()
+      paths[i] = t
+    elseif is_trace(t) then
+      paths[i] = t.path
+    else
+      error("report: traces[" .. i .. "] is a " .. type(t) .. ", not a Trace or a path", 2)
+    end
   end
   local name = options.template or "summary"
   local source, chunkname = find_template(name)
   local chunk, err = load(source, chunkname, "t")
   if not chunk then error("report template: " .. err, 0) end
   local names = {}
-  for i, t in ipairs(loaded) do names[i] = basename(t.path) end
-  local report = new_report(loaded, options.title or ("profsh report: " .. table.concat(names, " vs ")))
+  for i, p in ipairs(paths) do names[i] = basename(p) end
+  local report = new_report(traces, paths, options.title or ("profsh report: " .. table.concat(names, " vs ")))
   report.template = name
-  report.paths = paths
   -- An error raised outside the template's own lines (in profsh's C++ functions) gets the
   -- template line that led to it.
   local function locate(message)

@@ -2,8 +2,7 @@
 -- collectives. Give one trace per rank (profsh report rank-*.json.gz --template ranks) or one
 -- trace that holds every rank (a profsh run session of a torchrun job).
 local report = ...
-local t = report.trace
-if #report.traces > 1 then t = profsh.load_ranks(report.paths) end
+local t = #report.paths > 1 and profsh.load_ranks(report.paths) or report.trace
 
 report:subtitle(("%d ranks, %d events, %.3f ms"):format(math.max(1, #t.ranks), t.event_count,
                                                       t.duration / 1000))
