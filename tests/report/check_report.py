@@ -64,7 +64,13 @@ window.addEventListener("error", function (e) { __errors.push(String(e.message))
 (function () { var ce = console.error;
   console.error = function () { __errors.push(Array.prototype.join.call(arguments, " ")); ce.apply(console, arguments); }; })();
 window.addEventListener("load", function () { setTimeout(function () {
-  var out = {errors: __errors, pwned: !!window.__pwned, sections: {}, charts: [], fetched: [],
+  // Each chart's tooltip shown (its text comes from names too), then the page read.
+  document.querySelectorAll("div.chart").forEach(function (c) {
+    echarts.getInstanceByDom(c).dispatchAction({type: "showTip", seriesIndex: 0, dataIndex: 0}); });
+}, 300); setTimeout(function () {
+  var tips = Array.prototype.map.call(document.querySelectorAll("div.chart > div:not(:first-child)"),
+                                      function (d) { return d.textContent; });
+  var out = {errors: __errors, tips: tips, pwned: !!window.__pwned, sections: {}, charts: [], fetched: [],
              title: document.querySelector("h1").textContent, cells: []};
   performance.getEntriesByType("resource").forEach(function (r) {
     if (r.name.indexOf("data:") !== 0) out.fetched.push(r.name); });
@@ -88,7 +94,7 @@ window.addEventListener("load", function () { setTimeout(function () {
     th.click(); out.sorted_desc = values(); th.click(); out.sorted_asc = values();
   }
   document.documentElement.setAttribute("data-probe", JSON.stringify(out));
-}, 300); });
+}, 900); });
 </script>"""
 
 # For the screenshot: the first chart alone, filling a small window.
@@ -270,6 +276,8 @@ def main():
                       "HTML: no script element came from a name (%d)" % result["script_elements"])
                 check(len(result["charts"]) == 1 and result["charts"][0]["rendered"],
                       "HTML: a chart with hostile names is drawn")
+                check(any("<img src=x" in t for t in result["tips"]),
+                      "HTML: the chart's tooltip shows a hostile name as text (%s)" % result["tips"])
         # A hostile trace name in the built-in template's title.
         evil_trace = os.path.join(work, "run <img src=x onerror=\"window.__pwned=1\"> 'q' é.json.gz")
         shutil.copy(os.path.join(tests_dir, SMALL), evil_trace)
