@@ -271,11 +271,11 @@ def main():
             if result is not None:
                 check(result["title"] == "Team report " + EVIL, "HTML: the hostile title reads as written")
                 check(EVIL in result["cells"], "HTML: a hostile table cell reads as written")
-                # The probe's, the library's, the chart's data and the page's own: no other.
-                check(result["script_elements"] == 4,
+                # The probe's, the library's, the two charts' data and the page's own: no other.
+                check(result["script_elements"] == 5,
                       "HTML: no script element came from a name (%d)" % result["script_elements"])
-                check(len(result["charts"]) == 1 and result["charts"][0]["rendered"],
-                      "HTML: a chart with hostile names is drawn")
+                check(len(result["charts"]) == 2 and all(c["rendered"] and c["paths"] >= 3 for c in result["charts"]),
+                      "HTML: a bar and a line chart with hostile names are drawn (%s)" % result["charts"])
                 check(any("<img src=x" in t for t in result["tips"]),
                       "HTML: the chart's tooltip shows a hostile name as text (%s)" % result["tips"])
         # A hostile trace name in the built-in template's title.

@@ -11,6 +11,8 @@ report:table({{name = evil, value = 1}, {name = "plain", value = 2.5}},
              {columns = {"name", "value"}, units = {value = "us"}, sort = "value"})
 report:chart{kind = "bar", title = "Chart " .. evil, unit = "us", categories = {evil, "b"},
              series = {{name = evil, values = {1, 2}}}}
+report:chart{kind = "line", title = "Memory " .. evil, unit = "bytes", x_name = "ms", step = true,
+             x = {0, 1.5, 2, 4}, series = {{name = evil, values = {0, 4096, 1024, 8192}}}}
 report:heading(evil)
 report:section("Operators", "ops")
 report:table(report.trace:key_averages(), {limit = 3})
