@@ -1,7 +1,8 @@
 // Reports from Lua templates. The template API (report:section, :table, :chart, ...) is Lua,
 // in prelude/report.lua, so a mistake in a template is reported at the template's own line; it
-// builds the document as plain tables, and profsh._write_report here reads them into the
-// engine's document (engine/report/document.h) and writes HTML or Markdown.
+// builds the document as plain tables, and the writer here (handed to the library, not in the
+// profsh table) reads them into the engine's document (engine/report/document.h) and writes
+// HTML or Markdown.
 #include <cmath>
 #include <cstring>
 
@@ -178,11 +179,11 @@ report::Block ReadBlock(lua_State* L, const std::string& where) {
   throw LuaError(where + ": unknown block kind '" + kind + "'");
 }
 
-// profsh._write_report(document, path) -> list of the files written.
+// write_report(document, path) -> list of the files written.
 int WriteReportFromLua(lua_State* L) {
   return Protect(L, [&] {
     luaL_checktype(L, 1, LUA_TTABLE);
-    const std::string path(CheckString(L, 2, "_write_report", "output path"));
+    const std::string path(CheckString(L, 2, "report", "output path"));
     lua_settop(L, 2);
     lua_pushvalue(L, 1);
     report::Document doc;
