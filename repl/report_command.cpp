@@ -73,9 +73,11 @@ local function given(s) if s ~= "" then return s end end
 local ok, files = pcall(profsh.report, traces, {template = given(arg[n + 2]), output = arg[n + 3],
                                                  title = given(arg[n + 4])})
 if not ok then
+  -- An error object with __tostring is printed as it is, without a traceback (the message
+  -- names the template's line already), and the caller goes on (profsh run cleans up).
   local message = tostring(files)
-  io.stderr:write(message:match("^report") and "profsh " or "profsh report: ", message, "\n")
-  os.exit(1, true)
+  message = (message:match("^report") and "profsh " or "profsh report: ") .. message
+  error(setmetatable({}, {__tostring = function() return message end}))
 end
 io.stderr:write("profsh: report written to " .. table.concat(files, ", ") .. "\n")
 )lua";

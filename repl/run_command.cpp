@@ -255,6 +255,10 @@ int RunRunCommand(int argc, char** argv) {
       output = cl.Value("a file name");
     } else if (a == "--report") {
       report = cl.Value("a report file (.html or .md)");
+      if (!EndsWith(report, ".html") && !EndsWith(report, ".htm") && !EndsWith(report, ".md") &&
+          !EndsWith(report, ".markdown")) {
+        cl.Fail("--report " + report + ": a report is written as .html or .md");
+      }
     } else if (a == "--report-template") {
       report_template = cl.Value("a template name or a FILE.lua");
     } else if (a == "--activities") {

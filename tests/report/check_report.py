@@ -313,6 +313,9 @@ def main():
         check(r.returncode == 1 and "the diff template compares two traces" in r.stderr,
               "the diff template of one trace says it needs two")
 
+        r = run(profsh, ["run", "--report", "x.txt", "--", "/bin/true"], work)
+        check(r.returncode == 2 and "--report x.txt: a report is written as .html or .md" in r.stderr,
+              "profsh run --report checks the report's name before running anything")
         # profsh run --report: a live run's report.
         pipeline = os.path.join(os.path.dirname(profsh), "nvtx_pipeline")
         if os.path.exists(pipeline):
