@@ -19,6 +19,9 @@ PACKAGES="build-essential cmake pkg-config liblua5.4-dev nlohmann-json3-dev zlib
 googletest libgtest-dev libgmock-dev libbenchmark-dev python3 python3-dev util-linux \
 libtorch-dev python3-torch python3-torchvision libsqlite3-dev libdw-dev"
 # libdw-dev (elfutils; brings libelf-dev): engine/symbols unwinds and names native stacks.
+# HTML reports inline a charting library the build installs with npm (engine/report/web): Debian's
+# nodejs and npm, unless npm is there already (a nodesource nodejs conflicts with Debian's npm).
+command -v npm >/dev/null 2>&1 || PACKAGES="$PACKAGES nodejs npm"
 # The flamegraph test runs the SVG's script in a headless Chromium; the collector's race tests
 # build it with clang's ThreadSanitizer (llvm-symbolizer names the frames of a report); the
 # SQLite export is checked with the sqlite3 client.

@@ -94,5 +94,15 @@ std::string FormatDuration(int64_t ns);
 
 // The prelude's source, embedded at build time from bindings/prelude/*.lua.
 extern const char* const kPreludeSource;
+// Reports (lua_report.cpp): profsh.report and profsh.templates, from the report library and the
+// built-in templates (bindings/prelude/report.lua, bindings/templates/*.lua, embedded).
+void OpenReport(lua_State* L);  // expects the profsh table on top of the stack
+extern const char* const kReportLibrarySource;
+struct BuiltinTemplate {
+  const char* name;
+  const char* source;
+};
+extern const BuiltinTemplate kBuiltinTemplates[];
+extern const size_t kBuiltinTemplateCount;
 
 }  // namespace profsh::lua

@@ -148,25 +148,35 @@ int TraceSpeedscope(lua_State* L) {
 
 namespace {
 
+// Draws `stacks` into `path`, or, with none, returns the SVG after the summary.
+int PushDrawn(lua_State* L, FoldedStacks& stacks, const FlameOptions& o, const std::string* path) {
+  std::string svg;
+  auto summary = path ? WriteFlamegraph(stacks, o, *path) : RenderFlamegraph(stacks, o, &svg);
+  if (!summary.ok()) throw LuaError(summary.error().message);
+  PushSummary(L, summary.value());
+  if (!path) lua_pushlstring(L, svg.data(), svg.size());
+  return path ? 1 : 2;
+}
+
 int ModuleFlamegraph(lua_State* L) {
   return Protect(L, [&] {
-    std::string out(CheckString(L, 2, "flamegraph", "output path"));
+    // No output path (nil): the SVG comes back as a second result (reports inline it).
+    const bool to_string = lua_isnil(L, 2);
+    std::string out(to_string ? "" : CheckString(L, 2, "flamegraph", "output path"));
     Options opts(L, 3, "flamegraph",
                  {PROFSH_FLAME_OPTIONS, "metric", "stacks", "threads", "thread_frames"});
     TraceStackOptions s = ReadStackOptions(opts, "pids");
     bool from_trace = false;
     FoldedStacks stacks = StacksArg(L, 1, "flamegraph", "input", s, &from_trace);
     FlameOptions o = ReadFlameOptions(opts, from_trace ? MetricUnit(s.metric) : "samples");
-    auto summary = WriteFlamegraph(stacks, o, out);
-    if (!summary.ok()) throw LuaError(summary.error().message);
-    PushSummary(L, summary.value());
-    return 1;
+    return PushDrawn(L, stacks, o, to_string ? nullptr : &out);
   });
 }
 
 int ModuleFlamegraphDiff(lua_State* L) {
   return Protect(L, [&] {
-    std::string out(CheckString(L, 3, "flamegraph_diff", "output path"));
+    const bool to_string = lua_isnil(L, 3);
+    std::string out(to_string ? "" : CheckString(L, 3, "flamegraph_diff", "output path"));
     Options opts(
         L, 4, "flamegraph_diff",
         {PROFSH_FLAME_OPTIONS, "metric", "stacks", "threads", "thread_frames", "normalize"});
@@ -177,10 +187,7 @@ int ModuleFlamegraphDiff(lua_State* L) {
     FoldedStacks d = FoldedStacks::Difference(a, b, opts.Bool("normalize", false));
     FlameOptions o = ReadFlameOptions(opts, from_trace ? MetricUnit(s.metric) : "samples");
     if (o.title.empty()) o.title = "Differential Flame Graph";
-    auto summary = WriteFlamegraph(d, o, out);
-    if (!summary.ok()) throw LuaError(summary.error().message);
-    PushSummary(L, summary.value());
-    return 1;
+    return PushDrawn(L, d, o, to_string ? nullptr : &out);
   });
 }
 

@@ -50,6 +50,7 @@ void OpenProfsh(lua_State* L) {
   }
   lua_pushvalue(L, -2);
   lua_call(L, 1, 0);
+  OpenReport(L);
   lua_setglobal(L, "profsh");
 
   // require "profsh" returns the same table.

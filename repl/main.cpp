@@ -12,6 +12,7 @@
 #include "repl/diff_command.h"
 #include "repl/flamegraph_command.h"
 #include "repl/repl.h"
+#include "repl/report_command.h"
 #include "repl/run_command.h"
 #include "repl/sql_command.h"
 #include "repl/stats_command.h"
@@ -54,6 +55,9 @@ constexpr char kUsage[] =
     "  profsh export --sqlite OUT TRACE           the trace as a SQLite database\n"
     "  profsh diff CONTROL TEST [--device D]      HTA's TraceDiff: per name, counts and time\n"
     "        [--step N] [--format table|csv]      in each trace (profsh diff --help)\n"
+    "  profsh report TRACE... [-o OUT.html|.md]   an HTML or Markdown report from a template\n"
+    "        [--template NAME|FILE.lua]           (summary, gpu, compile, ranks, diff; profsh\n"
+    "                                             report --help)\n"
     "\n"
     "In the shell, :help lists what profsh offers.\n";
 
@@ -80,6 +84,9 @@ int main(int argc, char** argv) {
   }
   if (argc > 1 && std::strcmp(argv[1], "diff") == 0) {
     return profsh::repl::RunDiffCommand(argc - 1, argv + 1);
+  }
+  if (argc > 1 && std::strcmp(argv[1], "report") == 0) {
+    return profsh::repl::RunReportCommand(argc - 1, argv + 1);
   }
   if (argc > 1 && std::strcmp(argv[1], "flamegraph") == 0) {
     return profsh::repl::RunFlamegraphCommand(argc - 1, argv + 1);

@@ -17,6 +17,7 @@
 #include "engine/util/edit_distance.h"
 #include "engine/util/human_text.h"
 #include "repl/command_line.h"
+#include "repl/report_command.h"
 
 namespace profsh::repl {
 
@@ -45,6 +46,8 @@ constexpr char kUsage[] =
     "  --group-by-input-shape     one row per operator and input shapes\n"
     "  --no-table                 print no table\n"
     "  --keep-session             keep the raw per-process streams (the folder is printed)\n"
+    "  --report PATH              also write a report of the run (.html or .md; profsh report)\n"
+    "  --report-template NAME     its template (default: summary)\n"
     "  --buffer-kb N              per-thread event buffer (default: 8192)\n"
     "  --drain-ms N               how often buffers are written out, 1..100 (default: 20)\n"
     "\n"
@@ -221,16 +224,19 @@ int RunLive(LaunchOptions& launch, std::string output, const TableOptions& table
 
 int RunRunCommand(int argc, char** argv) {
   LaunchOptions launch;
-  std::string output;
+  std::string output, report, report_template;
   TableOptions table;
   table.sort_by = "cpu_time_total";
   table.row_limit = 25;
   bool group_by_shape = false, print_table = true, keep_session = false;
   CommandLine cl("profsh run", argc, argv,
-                 {"--help", "--output", "--activities", "--sort-by", "--row-limit",
-                  "--group-by-input-shape", "--record-shapes", "--with-stack", "--with-flops",
-                  "--profile-memory", "--no-table", "--keep-session", "--buffer-kb", "--drain-ms",
-                  "--schedule", "--step-marker", "--capture-range", "--on-demand"});
+                 {"--help",           "--output",         "--activities",
+                  "--sort-by",        "--row-limit",      "--group-by-input-shape",
+                  "--record-shapes",  "--with-stack",     "--with-flops",
+                  "--profile-memory", "--no-table",       "--keep-session",
+                  "--buffer-kb",      "--drain-ms",       "--schedule",
+                  "--step-marker",    "--capture-range",  "--on-demand",
+                  "--report",         "--report-template"});
   bool command_started = false;
   while (cl.Next()) {
     const std::string& a = cl.arg();
@@ -247,6 +253,14 @@ int RunRunCommand(int argc, char** argv) {
       return 0;
     } else if (a == "-o" || a == "--output") {
       output = cl.Value("a file name");
+    } else if (a == "--report") {
+      report = cl.Value("a report file (.html or .md)");
+      if (!EndsWith(report, ".html") && !EndsWith(report, ".htm") && !EndsWith(report, ".md") &&
+          !EndsWith(report, ".markdown")) {
+        cl.Fail("--report " + report + ": a report is written as .html or .md");
+      }
+    } else if (a == "--report-template") {
+      report_template = cl.Value("a template name or a FILE.lua");
     } else if (a == "--activities") {
       launch.activities = SplitList(cl.Value("a list such as nvtx,itt,torch"));
       for (const std::string& activity : launch.activities) {
@@ -327,6 +341,13 @@ int RunRunCommand(int argc, char** argv) {
         "-o has no effect with --on-demand: give it to profsh trace --pid PID --steps N -o PATH");
   }
 
+  if (!report.empty() && (launch.schedule || !launch.capture_range.empty() || launch.on_demand)) {
+    cl.Fail(
+        "--report reports a whole run: not with --schedule, --capture-range or --on-demand "
+        "(profsh report WINDOW.profsh reports a window)");
+  }
+  if (!report_template.empty() && report.empty()) cl.Fail("--report-template needs --report PATH");
+
   // Covers the wait, the load and the save: a signal in any of them is passed on or counted,
   // and does not end profsh before the trace is saved.
   SignalForwarding forwarding;
@@ -377,6 +398,8 @@ int RunRunCommand(int argc, char** argv) {
   } else {
     std::fprintf(stderr, "profsh: trace saved to %s (profsh.load(\"%s\"))\n", output.c_str(),
                  output.c_str());
+    // A report that fails leaves the run's status alone: its error is on stderr.
+    if (!report.empty()) WriteReport({output}, report, report_template, "");
     if (keep_session) {
       std::fprintf(stderr, "profsh: streams kept in %s\n", folder.c_str());
     } else {

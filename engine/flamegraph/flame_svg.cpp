@@ -148,8 +148,8 @@ const std::vector<std::string>& FlamePalettes() {
   return names;
 }
 
-Result<FlameSummary> WriteFlamegraph(FoldedStacks& stacks, const FlameOptions& o,
-                                     const std::string& path) {
+Result<FlameSummary> RenderFlamegraph(FoldedStacks& stacks, const FlameOptions& o,
+                                      std::string* svg) {
   const auto& palettes = FlamePalettes();
   if (std::find(palettes.begin(), palettes.end(), o.colors) == palettes.end()) {
     std::string list;
@@ -276,13 +276,22 @@ Result<FlameSummary> WriteFlamegraph(FoldedStacks& stacks, const FlameOptions& o
   }
   out += "</g>\n</svg>\n";
 
-  Status s = WriteFileAtomically(path, out);
-  if (!s.ok()) return Error{s.message()};
+  *svg = std::move(out);
   FlameSummary summary;
   summary.stacks = stacks.size();
   summary.ignored_lines = stacks.ignored_lines();
   summary.frames_drawn = layout.frames.size();
   summary.total = total;
+  return summary;
+}
+
+Result<FlameSummary> WriteFlamegraph(FoldedStacks& stacks, const FlameOptions& options,
+                                     const std::string& path) {
+  std::string svg;
+  auto summary = RenderFlamegraph(stacks, options, &svg);
+  if (!summary.ok()) return summary;
+  Status s = WriteFileAtomically(path, svg);
+  if (!s.ok()) return Error{s.message()};
   return summary;
 }
 

@@ -36,7 +36,10 @@ struct FlameSummary {
   double total = 0;
 };
 
-// Sorts `stacks`, lays them out and writes the SVG atomically to `path`.
+// Sorts `stacks`, lays them out and draws the SVG into `*svg`.
+Result<FlameSummary> RenderFlamegraph(FoldedStacks& stacks, const FlameOptions& options,
+                                      std::string* svg);
+// The same, written atomically to `path`.
 Result<FlameSummary> WriteFlamegraph(FoldedStacks& stacks, const FlameOptions& options,
                                      const std::string& path);
 

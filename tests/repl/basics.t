@@ -46,5 +46,5 @@ trace:key_averages{group_by_input_shape=false, group_by_stack_n=0} -> averages l
   op's rows by input shape. avgs["aten::mm"] is the row when exactly one has that name, and
   an error otherwise; avgs:find(name [, kind]) returns every row of the name (maybe none).
 profsh> :help nothing
-no help on 'nothing'; topics: avg, compile, diff, events, export_chrome_trace, export_stacks, flamegraph, flamegraph_diff, gpu, gpu_events, key_averages, load, memory_timeline, on_demand, processes, profile, pytorch, ranks, record_function, repl, run, save, schedule, speedscope, sql, table, tensorboard_trace_handler, threads, to_sqlite, trace
+no help on 'nothing'; topics: avg, compile, diff, events, export_chrome_trace, export_stacks, flamegraph, flamegraph_diff, gpu, gpu_events, key_averages, load, memory_timeline, on_demand, processes, profile, pytorch, ranks, record_function, repl, report, run, save, schedule, speedscope, sql, table, tensorboard_trace_handler, threads, to_sqlite, trace
 profsh> :quit

@@ -1,0 +1,70 @@
+-- The GPU report: HTA's analyses of where device time went (times in us, as HTA gives them).
+local report = ...
+local t = report.trace
+local us = {kernel_time = "us", idle_time = "us", compute_time = "us", non_compute_time = "us",
+            exposed_comm_time = "us", exposed_memory_time = "us", sum = "us", max = "us",
+            min = "us", mean = "us", stddev = "us", cpu_duration = "us", gpu_duration = "us",
+            launch_delay = "us", idle_time_pctg = "%", compute_time_pctg = "%",
+            non_compute_time_pctg = "%", percentage = "%", comp_comm_overlap_pctg = "%",
+            idle_time_ratio = "ratio"}
+
+report:subtitle(("%s: %d events, %.3f ms"):format(t.path, t.event_count, t.duration / 1000))
+
+local temporal = t:temporal_breakdown()
+report:section("Temporal breakdown", "temporal")
+report:text("Per rank, how the device's time splits between computation, other kernels "
+            .. "(communication, memory) and idleness.")
+report:table(temporal, {units = us})
+local per_rank = {}
+for i, r in ipairs(temporal) do
+  per_rank[i] = {rank = "rank " .. tostring(r.rank), compute = r.compute_time,
+                 non_compute = r.non_compute_time, idle = r.idle_time}
+end
+report:chart{kind = "stacked", title = "Device time per rank", unit = "us", rows = per_rank,
+             category = "rank", values = {"compute", "non_compute", "idle"},
+             labels = {non_compute = "non-compute"}}
+
+local idle = t:idle_time_breakdown()
+report:section("Idle time", "idle")
+report:text("Why each stream waited: for the host (host_wait), between kernels (kernel_wait), other.")
+report:table(idle, {units = us})
+local streams, by_stream = {}, {}
+for _, r in ipairs(idle) do
+  local key = "rank " .. tostring(r.rank) .. " stream " .. tostring(r.stream)
+  if not by_stream[key] then
+    by_stream[key] = {stream = key, host_wait = 0, kernel_wait = 0, other = 0}
+    streams[#streams + 1] = by_stream[key]
+  end
+  local category = r.idle_category
+  if by_stream[key][category] ~= nil then by_stream[key][category] = by_stream[key][category] + r.idle_time end
+end
+if #streams > 0 then
+  report:chart{kind = "stacked", title = "Idle time per stream", unit = "us", rows = streams,
+               category = "stream", values = {"host_wait", "kernel_wait", "other"}}
+end
+
+local by_type, by_kernel = t:kernel_breakdown()
+report:section("Kernel breakdown", "kernels")
+report:table(by_type, {units = us, sort = "sum"})
+report:chart{kind = "bar", title = "Kernel time by type", unit = "us", rows = by_type,
+             category = "kernel_type", values = {"sum"}}
+report:heading("Top kernels")
+report:table(by_kernel, {units = us, sort = "sum", limit = 20})
+
+report:section("Communication and computation overlap", "overlap")
+report:table(t:comm_comp_overlap(), {units = us})
+
+local launches = t:kernel_launch_stats()
+report:section("Kernel launches", "launches")
+report:text("%d kernels launched: %d short kernels (shorter on the device than their launch "
+            .. "on the host), %d long launches, %d long launch delays.", #launches,
+            #launches.short_kernels, #launches.long_launches, #launches.long_delays)
+report:table(launches, {units = us, sort = "launch_delay", limit = 20,
+                        caption = "The longest launch delays."})
+
+report:section("Queue length", "queue")
+report:table(t:queue_length_summary())
+
+report:section("Timeline", "timeline")
+report:timeline(t)
+report:link("temporal", "Back to the temporal breakdown")

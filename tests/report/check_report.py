@@ -1,0 +1,337 @@
+#!/usr/bin/env python3
+"""Report tests: every built-in template on real traces (tests/data/kineto, tests/ranks/data)
+gives Markdown equal to its golden file and an HTML page that a headless Chromium opens without
+an error, fetching nothing, with the expected table rows, every chart drawn (ECharts' SVG) and a
+screenshot of a chart that is not blank; a user template is found by name in PROFSH_TEMPLATES;
+hostile names are shown as written and run nothing; broken templates fail naming their file and
+line; profsh.report from Lua; profsh run --report.
+
+Usage: check_report.py PROFSH TESTS_DIR [BUILD_DIR]
+Set PROFSH_UPDATE_GOLDEN=1 to rewrite the golden Markdown (then read the diff).
+"""
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import zlib
+
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+KINETO = "data/kineto/"
+SIMPLE_ADD = KINETO + "critical_path_simple_add_benchmark_result_493459_1694039959_trace.json.gz"
+SMALL = KINETO + "execution_trace_benchmark_simple_add_trace.json.gz"
+TRITON = KINETO + "triton_example_triton_example.json.gz"
+RANKS = ["ranks/data/rank-0.json.gz", "ranks/data/rank-1.json.gz"]
+
+# template -> (traces, charts expected, {section id: (table index, first-column texts)})
+CASES = {
+    "summary": ([SIMPLE_ADD], 2, {
+        "operators": (0, ["cudaDeviceGetStreamPriorityRange", "cudaFree", "cudaLaunchKernel",
+                          "aten::cudnn_convolution"]),
+        "categories": (0, ["runtime", "cpu_op", "annotation", "copy", "kernel", "set"])}),
+    "gpu": ([SIMPLE_ADD], 3, {
+        "temporal": (0, ["0"]),
+        "kernels": (0, ["MEMORY", "COMPUTATION"])}),
+    "compile": ([TRITON], 2, {
+        "regions": (0, ["Torch-Compiled Region: 0/0"]),
+        "provenance": (0, ["gpu"])}),
+    "ranks": (RANKS, 2, {
+        "ranks": (0, ["0", "1"]),
+        "stragglers": (0, ["1", "0"])}),
+    "diff": ([SIMPLE_ADD, SMALL], 2, {
+        "overview": (0, ["added", "deleted", "increased", "decreased", "unchanged"])}),
+}
+
+EVIL = ("<script>window.__pwned=1</script><img src=x onerror=\"window.__pwned=1\"> \"dq\" 'sq' "
+        "`tick` |pipe| *star* _u_ [l](http://x) é ü 日本 # h & &amp; </textarea>")
+
+# Put first in <head>: records errors and console.error calls, then, once the page has loaded
+# and its charts drawn, what the test checks, as JSON in an attribute --dump-dom shows.
+PROBE = """<script>
+window.__errors = [];
+window.addEventListener("error", function (e) { __errors.push(String(e.message)); }, true);
+(function () { var ce = console.error;
+  console.error = function () { __errors.push(Array.prototype.join.call(arguments, " ")); ce.apply(console, arguments); }; })();
+window.addEventListener("load", function () { setTimeout(function () {
+  // Each chart's tooltip shown (its text comes from names too), then the page read.
+  document.querySelectorAll("div.chart").forEach(function (c) {
+    echarts.getInstanceByDom(c).dispatchAction({type: "showTip", seriesIndex: 0, dataIndex: 0}); });
+}, 300); setTimeout(function () {
+  var tips = Array.prototype.map.call(document.querySelectorAll("div.chart > div:not(:first-child)"),
+                                      function (d) { return d.textContent; });
+  var out = {errors: __errors, tips: tips, pwned: !!window.__pwned, sections: {}, charts: [], fetched: [],
+             title: document.querySelector("h1").textContent, cells: []};
+  performance.getEntriesByType("resource").forEach(function (r) {
+    if (r.name.indexOf("data:") !== 0) out.fetched.push(r.name); });
+  document.querySelectorAll("section").forEach(function (s) {
+    out.sections[s.id] = Array.prototype.map.call(s.querySelectorAll("table"), function (t) {
+      return Array.prototype.map.call(t.tBodies[0].rows, function (r) { return r.cells[0].textContent; }); }); });
+  document.querySelectorAll("td").forEach(function (td) { out.cells.push(td.textContent); });
+  document.querySelectorAll("div.chart").forEach(function (c) {
+    out.charts.push({rendered: c.getAttribute("data-rendered") === "true",
+                     paths: c.querySelectorAll("svg path").length}); });
+  out.script_elements = document.querySelectorAll("script").length;
+  // A header click sorts the table: the first table's numeric column, descending, then ascending.
+  var table = Array.prototype.filter.call(document.querySelectorAll("table.sortable"),
+    function (t) { return t.tBodies[0].rows.length > 2 && t.querySelector("th.num"); })[0];
+  var th = table && table.querySelector("th.num");
+  if (th) {
+    var col = Array.prototype.indexOf.call(th.parentNode.cells, th);
+    var values = function () { return Array.prototype.map.call(table.tBodies[0].rows,
+      function (r) { return r.cells[col].getAttribute("data-v"); })
+      .filter(function (v) { return v !== null; }).map(parseFloat); };
+    th.click(); out.sorted_desc = values(); th.click(); out.sorted_asc = values();
+  }
+  document.documentElement.setAttribute("data-probe", JSON.stringify(out));
+}, 900); });
+</script>"""
+
+# For the screenshot: the first chart alone, filling a small window.
+SHOT_STYLE = """<style>#chart-1{position:fixed!important;left:0;top:0;width:480px!important;
+height:320px!important;z-index:10;background:#fff}</style>"""
+
+
+def chromium_args(browser, work):
+    return [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            "--user-data-dir=" + os.path.join(work, "chromium"), "--virtual-time-budget=5000"]
+
+
+def probe(browser, html_path, work):
+    text = open(html_path, encoding="utf-8").read()
+    page = html_path + ".probe.html"
+    open(page, "w", encoding="utf-8").write(text.replace("<head>", "<head>\n" + PROBE, 1))
+    r = subprocess.run(chromium_args(browser, work) + ["--dump-dom", "file://" + page],
+                       capture_output=True, text=True, timeout=120)
+    m = re.search(r'data-probe="([^"]*)"', r.stdout)
+    if not m:
+        return None, r.stderr[-400:]
+    raw = m.group(1).replace("&quot;", '"').replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+    return json.loads(raw), ""
+
+
+def png_pixels(path):
+    """(width, height, rows of RGB tuples) of an 8-bit RGB or RGBA PNG (Chromium's screenshots)."""
+    data = open(path, "rb").read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, idat = 8, b""
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            width, height, depth, color = struct.unpack(">IIBB", body[:10])
+            assert depth == 8 and color in (2, 6), "unexpected PNG format"
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    channels = 3 if color == 2 else 4
+    raw = zlib.decompress(idat)
+    stride = width * channels
+    prev = bytearray(stride)
+    rows = []
+    for y in range(height):
+        f = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - channels] if i >= channels else 0
+            b = prev[i]
+            c = prev[i - channels] if i >= channels else 0
+            if f == 1:
+                line[i] = (line[i] + a) & 255
+            elif f == 2:
+                line[i] = (line[i] + b) & 255
+            elif f == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append([tuple(line[x * channels:x * channels + 3]) for x in range(width)])
+        prev = line
+    return width, height, rows
+
+
+def screenshot_check(browser, html_path, work, name):
+    text = open(html_path, encoding="utf-8").read()
+    page = html_path + ".shot.html"
+    open(page, "w", encoding="utf-8").write(text.replace("</head>", SHOT_STYLE + "</head>", 1))
+    shot = os.path.join(work, name + ".png")
+    subprocess.run(chromium_args(browser, work) + ["--window-size=480,320", "--screenshot=" + shot,
+                                                  "file://" + page],
+                   capture_output=True, text=True, timeout=120)
+    if not os.path.exists(shot):
+        check(False, name + ": a screenshot was taken")
+        return
+    width, height, rows = png_pixels(shot)
+    pixels = [p for row in rows for p in row]
+    non_white = sum(1 for p in pixels if min(p) < 235)
+    # ECharts' first series colour (#5470c6): the bars or the line themselves.
+    series = sum(1 for p in pixels if abs(p[0] - 0x54) < 24 and abs(p[1] - 0x70) < 24 and abs(p[2] - 0xc6) < 24)
+    check(non_white > 0.01 * len(pixels) and series > 40,
+          "%s: the screenshot of its first chart is not blank (%d of %d pixels drawn, %d in the first "
+          "series' colour)" % (name, non_white, len(pixels), series))
+
+
+def run(profsh, args, cwd, env=None):
+    return subprocess.run([profsh] + args, capture_output=True, text=True, cwd=cwd, env=env)
+
+
+def compare_golden(tests_dir, name, markdown_path):
+    golden = os.path.join(tests_dir, "report", "golden", name + ".md")
+    got = open(markdown_path, encoding="utf-8").read()
+    if os.environ.get("PROFSH_UPDATE_GOLDEN"):
+        open(golden, "w", encoding="utf-8").write(got)
+    want = open(golden, encoding="utf-8").read() if os.path.exists(golden) else None
+    if got != want:
+        import difflib
+        diff = "".join(list(difflib.unified_diff((want or "").splitlines(True), got.splitlines(True),
+                                                 "golden/" + name + ".md", "got"))[:40])
+        print(diff)
+    check(got == want, name + ": the Markdown equals golden/%s.md" % name)
+
+
+def main():
+    profsh, tests_dir = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    work = tempfile.mkdtemp(prefix="profsh_report_")
+    env = dict(os.environ, PROFSH_TEMPLATES=os.path.join(tests_dir, "report", "templates"))
+    try:
+        for name, (traces, charts, tables) in CASES.items():
+            md = os.path.join(work, name + ".md")
+            r = run(profsh, ["report"] + traces + ["--template", name, "-o", md], tests_dir)
+            check(r.returncode == 0, "%s: the Markdown report is written (%s)" % (name, r.stderr.strip()[-300:]))
+            if r.returncode == 0:
+                compare_golden(tests_dir, name, md)
+            html = os.path.join(work, name + ".html")
+            r = run(profsh, ["report"] + traces + ["--template", name, "-o", html], tests_dir)
+            check(r.returncode == 0, "%s: the HTML report is written" % name)
+            if r.returncode != 0:
+                continue
+            if not browser:
+                print("skip %s in the browser: chromium is not installed" % name)
+                continue
+            size = os.path.getsize(html)
+            check(size < 3 << 20, "%s: the page is small (%d bytes)" % (name, size))
+            result, err = probe(browser, html, work)
+            if result is None:
+                check(False, "%s: the browser ran the page's script (%s)" % (name, err))
+                continue
+            check(result["errors"] == [], "%s: no error in the browser's console (%s)" % (name, result["errors"]))
+            check(result["fetched"] == [], "%s: nothing is fetched (%s)" % (name, result["fetched"]))
+            drawn = [c for c in result["charts"] if c["rendered"] and c["paths"] >= 3]
+            check(len(result["charts"]) == charts and len(drawn) == charts,
+                  "%s: %d charts drawn (%s)" % (name, charts, result["charts"]))
+            for section, (index, first_column) in tables.items():
+                got = result["sections"].get(section, [])
+                got = got[index][:len(first_column)] if len(got) > index else None
+                check(got == first_column, "%s: section %s's table %d holds %s (%s)" %
+                      (name, section, index, first_column, got))
+            if "sorted_desc" in result:
+                d, a = result["sorted_desc"], result["sorted_asc"]
+                check(d == sorted(d, reverse=True) and a == sorted(a) and len(d) > 1,
+                      "%s: a header click sorts the table, descending then ascending" % name)
+            screenshot_check(browser, html, work, name)
+
+        # A user template, found by name; every text in it hostile.
+        md, html = os.path.join(work, "team.md"), os.path.join(work, "team.html")
+        r = run(profsh, ["report", SMALL, "--template", "team", "-o", md], tests_dir, env)
+        check(r.returncode == 0, "a user template is found by name in PROFSH_TEMPLATES (%s)" % r.stderr.strip())
+        if r.returncode == 0:
+            compare_golden(tests_dir, "team", md)
+            text = open(md, encoding="utf-8").read()
+            table_rows = [l for l in text.splitlines() if l.startswith("| ") and "script" in l]
+            check(table_rows and all(len(re.findall(r"(?<!\\)\|", l)) == l.count(" | ") + 2 for l in table_rows),
+                  "Markdown: a hostile name's pipes do not split its table row")
+            check("<script>" not in text and "\\<script\\>" in text, "Markdown: tags are escaped")
+        r = run(profsh, ["-e", "print(table.concat(profsh.templates(), ','))"], tests_dir, env)
+        check(r.stdout.strip() == "broken_call,broken_engine,broken_link,broken_syntax,compile,diff,gpu,ranks,"
+                                  "summary,team", "profsh.templates() lists the user's and the built-in ones (%s)"
+              % r.stdout.strip())
+        # The same template as a path, from Lua: profsh.report.
+        r = run(profsh, ["-e", "local f = profsh.report(profsh.load(arg[1]), {template = arg[2], output = arg[3]})"
+                         " print(#f, f[1])", "--", SMALL, os.path.join(tests_dir, "report", "templates", "team.lua"),
+                         html], tests_dir)
+        check(r.returncode == 0 and r.stdout.strip() == "1\t" + html,
+              "profsh.report takes a template's path and returns the files written (%s)" % r.stderr.strip())
+        if r.returncode == 0 and browser:
+            result, err = probe(browser, html, work)
+            check(result is not None and not result["pwned"] and result["errors"] == [],
+                  "HTML: hostile names run nothing (%s)" % (result and result["errors"] or err))
+            if result is not None:
+                check(result["title"] == "Team report " + EVIL, "HTML: the hostile title reads as written")
+                check(EVIL in result["cells"], "HTML: a hostile table cell reads as written")
+                # The probe's, the library's, the two charts' data and the page's own: no other.
+                check(result["script_elements"] == 5,
+                      "HTML: no script element came from a name (%d)" % result["script_elements"])
+                check(len(result["charts"]) == 2 and all(c["rendered"] and c["paths"] >= 3 for c in result["charts"]),
+                      "HTML: a bar and a line chart with hostile names are drawn (%s)" % result["charts"])
+                check(any("<img src=x" in t for t in result["tips"]),
+                      "HTML: the chart's tooltip shows a hostile name as text (%s)" % result["tips"])
+        # A hostile trace name in the built-in template's title.
+        evil_trace = os.path.join(work, "run <img src=x onerror=\"window.__pwned=1\"> 'q' é.json.gz")
+        shutil.copy(os.path.join(tests_dir, SMALL), evil_trace)
+        html = os.path.join(work, "evil_trace.html")
+        r = run(profsh, ["report", evil_trace, "-o", html], tests_dir)
+        check(r.returncode == 0, "a trace with a hostile name is reported")
+        if r.returncode == 0 and browser:
+            result, err = probe(browser, html, work)
+            check(result is not None and result["title"] == "profsh report: " + os.path.basename(evil_trace)
+                  and result["errors"] == [] and not result["pwned"], "HTML: a hostile trace name reads as written in the title")
+
+        # Broken templates: the error names the template's file and line.
+        templates = os.path.join(tests_dir, "report", "templates")
+        for name, want in [
+                ("broken_call", "broken_call.lua:4: report:table: rows, key averages or a list of row tables "
+                                "expected, got number"),
+                ("broken_syntax", "broken_syntax.lua:3: ')' expected (to close '(' at line 2)"),
+                ("broken_engine", "broken_engine.lua:3: bad option 'duration_ratio' to 'kernel_breakdown'"),
+                ("broken_link", "broken_link.lua:3: report:link: no section has the id 'nowhere'")]:
+            out = os.path.join(work, name + ".html")
+            r = run(profsh, ["report", SMALL, "--template", name, "-o", out], tests_dir, env)
+            check(r.returncode == 1 and os.path.join(templates, want) in r.stderr and not os.path.exists(out),
+                  "%s: fails naming the file and line, writes nothing (%s)" % (name, r.stderr.strip()))
+        r = run(profsh, ["report", SMALL, "--template", "nope", "-o", os.path.join(work, "x.html")], tests_dir, env)
+        check(r.returncode == 1 and "no template named 'nope' (built in: compile, diff, gpu, ranks, summary;" in r.stderr,
+              "an unknown template is an error listing the built-in ones")
+        r = run(profsh, ["report", "no_such_trace.json", "-o", os.path.join(work, "x.html")], tests_dir)
+        check(r.returncode == 1 and "profsh report: cannot read no_such_trace.json: No such file" in r.stderr,
+              "a missing trace is an error naming it (%s)" % r.stderr.strip())
+        r = run(profsh, ["report", SMALL, "-o", os.path.join(work, "x.txt")], tests_dir)
+        check(r.returncode == 1 and "a report is written as .html or .md" in r.stderr, "an unknown output kind is an error")
+        r = run(profsh, ["report", SMALL, "--template", "diff", "-o", os.path.join(work, "x.md")], tests_dir)
+        check(r.returncode == 1 and "the diff template compares two traces" in r.stderr,
+              "the diff template of one trace says it needs two")
+
+        r = run(profsh, ["run", "--report", "x.txt", "--", "/bin/true"], work)
+        check(r.returncode == 2 and "--report x.txt: a report is written as .html or .md" in r.stderr,
+              "profsh run --report checks the report's name before running anything")
+        # profsh run --report: a live run's report.
+        pipeline = os.path.join(os.path.dirname(profsh), "nvtx_pipeline")
+        if os.path.exists(pipeline):
+            out = os.path.join(work, "run.md")
+            r = run(profsh, ["run", "--no-table", "-o", os.path.join(work, "run.profsh"), "--report", out, "--",
+                             pipeline], work)
+            text = open(out, encoding="utf-8").read() if os.path.exists(out) else ""
+            check(r.returncode == 0 and "## Top operators" in text and "run.profsh" in text,
+                  "profsh run --report writes the run's report (%s)" % r.stderr.strip()[-300:])
+        else:
+            print("skip profsh run --report: nvtx_pipeline is not built")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print("report: %d failed" % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

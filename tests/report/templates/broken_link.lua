@@ -1,0 +1,3 @@
+local report = ...
+report:section("Only", "only")
+report:link("nowhere", "a link to nothing")

@@ -1,0 +1,3 @@
+local report = ...
+report:section("First"
+report:text("never")

@@ -1,0 +1,133 @@
+// engine/report: escaping, the timeline overview's busy shares, the Markdown rendering of each
+// block and the writer's choice of format.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "engine/report/escape.h"
+#include "engine/report/render.h"
+#include "engine/report/timeline_overview.h"
+#include "tests/unit/test_util.h"
+
+namespace profsh::report {
+namespace {
+
+TEST(ReportEscape, Html) {
+  EXPECT_EQ(EscapeHtml("<a href=\"x\">'&'</a> é"),
+            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt; é");
+}
+
+TEST(ReportEscape, JsonCannotEndTheScriptElement) {
+  EXPECT_EQ(JsonString("</script><!-- \"\\\n"),
+            "\"\\u003c/script\\u003e\\u003c!-- \\\"\\\\\\u000a\"");
+}
+
+TEST(ReportEscape, Markdown) {
+  EXPECT_EQ(EscapeMarkdown("a|b `c` *d* _e_ [f](g) <h> # & ~ !"),
+            "a\\|b \\`c\\` \\*d\\* \\_e\\_ \\[f\\](g) \\<h\\> \\# \\& \\~ \\!");
+  EXPECT_EQ(EscapeMarkdown("- item\nnext"), "\\- item next");
+  EXPECT_EQ(EscapeMarkdownCell("-1.5"), "-1.5");  // a number in a cell is no list item
+}
+
+TEST(ReportEscape, Base64) {
+  EXPECT_EQ(Base64(""), "");
+  EXPECT_EQ(Base64("f"), "Zg==");
+  EXPECT_EQ(Base64("fo"), "Zm8=");
+  EXPECT_EQ(Base64("foo"), "Zm9v");
+  EXPECT_EQ(Base64("foob"), "Zm9vYg==");
+}
+
+TEST(TimelineOverview, NestedRangesCountOnceAndBucketsSplit) {
+  // Thread 1: [0, 40) with [10, 20) nested, then [60, 100); thread 2: one instant only.
+  auto trace = testing::ImportString(R"({"traceEvents": [
+    {"ph": "X", "name": "outer", "pid": 1, "tid": 1, "ts": 0, "dur": 40},
+    {"ph": "X", "name": "inner", "pid": 1, "tid": 1, "ts": 10, "dur": 10},
+    {"ph": "X", "name": "late", "pid": 1, "tid": 1, "ts": 60, "dur": 40},
+    {"ph": "i", "name": "mark", "pid": 1, "tid": 2, "ts": 50, "s": "t"},
+    {"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "main"}}]})");
+  ASSERT_TRUE(trace.ok());
+  Timeline t = BuildTimelineOverview(*trace.value(), 4, 10);
+  ASSERT_EQ(t.lanes.size(), 2u);
+  const TimelineLane& main = t.lanes[0];
+  EXPECT_EQ(main.thread, "main [tid 1]");
+  EXPECT_EQ(main.events, 3u);
+  EXPECT_EQ(main.busy_ns, 80000);
+  ASSERT_EQ(main.busy.size(), 4u);
+  EXPECT_FLOAT_EQ(main.busy[0], 1.0f);  // [0, 25): covered by outer
+  EXPECT_FLOAT_EQ(main.busy[1], 0.6f);  // [25, 50): outer until 40
+  EXPECT_FLOAT_EQ(main.busy[2], 0.6f);  // [50, 75): late from 60
+  EXPECT_FLOAT_EQ(main.busy[3], 1.0f);
+  EXPECT_EQ(t.lanes[1].busy_ns, 0);
+  // Only the busiest lane kept when one is asked for.
+  Timeline one = BuildTimelineOverview(*trace.value(), 4, 1);
+  ASSERT_EQ(one.lanes.size(), 1u);
+  EXPECT_EQ(one.lanes[0].thread, "main [tid 1]");
+  EXPECT_EQ(one.lanes_left_out, 1u);
+}
+
+Document SmallDocument() {
+  Document doc;
+  doc.title = "T|1";
+  Section s{"s1", "First", {}};
+  s.blocks.push_back(Paragraph{"text"});
+  Table table;
+  table.columns = {{"name", ""}, {"time", "us"}};
+  table.rows = {{Cell::Text("a|b"), Cell::Int(5)}, {Cell::Text("c"), Cell::Double(1.5)}};
+  table.total_rows = 3;
+  s.blocks.push_back(table);
+  Chart line;
+  line.kind = ChartKind::kLine;
+  line.x_name = "ms";
+  for (int i = 0; i < 30; ++i) line.x.push_back(i);
+  line.series.push_back({"y", std::vector<double>(30, 2.0)});
+  s.blocks.push_back(line);
+  s.blocks.push_back(Svg{"graph", "flame.svg", "<svg/>"});
+  s.blocks.push_back(SectionLink{"s1", "up"});
+  doc.sections.push_back(std::move(s));
+  return doc;
+}
+
+TEST(ReportMarkdown, EveryBlock) {
+  std::vector<std::pair<std::string, std::string>> side;
+  const std::string md = RenderMarkdown(SmallDocument(), "out/r", &side);
+  EXPECT_NE(md.find("# T\\|1\n"), std::string::npos);
+  EXPECT_NE(md.find("- [First](#s1)\n"), std::string::npos);
+  EXPECT_NE(md.find("<a id=\"s1\"></a>\n\n## First\n"), std::string::npos);
+  EXPECT_NE(
+      md.find(
+          "| name | time (us) |\n|---|---:|\n| a\\|b | 5 |\n| c | 1.5 |\n\n2 of 3 rows shown.\n"),
+      std::string::npos);
+  EXPECT_NE(md.find("24 of 30 points shown, evenly spaced."), std::string::npos);
+  EXPECT_NE(md.find("| 29.0 | 2.0 |"), std::string::npos);  // the last point is kept
+  EXPECT_NE(md.find("![graph](r.flame.svg)\n"), std::string::npos);
+  EXPECT_NE(md.find("[up](#s1)\n"), std::string::npos);
+  ASSERT_EQ(side.size(), 1u);
+  EXPECT_EQ(side[0].first, "out/r.flame.svg");
+}
+
+TEST(ReportHtml, SelfContained) {
+  const std::string html = RenderHtml(SmallDocument());
+  EXPECT_EQ(html.find("<script src"), std::string::npos);
+  EXPECT_EQ(html.find("<link"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"num\" data-v=\"5\">5</td>"), std::string::npos);
+  EXPECT_NE(html.find("data:image/svg+xml;base64,PHN2Zy8+"), std::string::npos);
+  EXPECT_NE(html.find("echarts"), std::string::npos);  // a chart brings the library
+}
+
+TEST(ReportWriter, FormatFromTheName) {
+  EXPECT_FALSE(WriteReport(SmallDocument(), "/nonexistent-dir/r.txt").ok());
+  const std::string dir = ::testing::TempDir();
+  auto written = WriteReport(SmallDocument(), dir + "/report_test.md");
+  ASSERT_TRUE(written.ok()) << written.error().message;
+  ASSERT_EQ(written.value().size(), 2u);
+  std::ifstream svg(dir + "/report_test.flame.svg");
+  std::stringstream content;
+  content << svg.rdbuf();
+  EXPECT_EQ(content.str(), "<svg/>");
+  for (const auto& f : written.value()) std::remove(f.c_str());
+}
+
+}  // namespace
+}  // namespace profsh::report
