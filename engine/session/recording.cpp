@@ -101,6 +101,8 @@ std::string DescribeRecording(const SessionSummary& s) {
               : "; nothing dropped";
   for (size_t i = 0; i < s.operator_sources.size(); ++i)
     out += (i == 0 ? "; operators: " : ", ") + s.operator_sources[i];
+  if (!s.sampling_method.empty())
+    out += "; " + Plural(s.cpu_samples, "CPU sample", "CPU samples") + " by " + s.sampling_method;
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include <queue>
 #include <unordered_map>
 
+#include "engine/session/sample_reader.h"
 #include "engine/session/stream_clock.h"
 #include "engine/session/stream_decoder.h"
 #include "engine/session/torch_fallback.h"
@@ -213,6 +214,12 @@ Result<SessionLoad> LoadSession(const std::string& path) {
   if (folder) {
     MergeTorchTraces(path, sink.windows, origin, builder, sum, warnings);
     sum.operator_sources = OperatorSources(path);
+    const std::string samples = path + "/" + st::kSamplesFile;
+    struct stat samples_stat;
+    if (stat(samples.c_str(), &samples_stat) == 0) {
+      Status s = ReadCpuSamples(samples, origin, sink.windows, builder, sum, warnings);
+      if (!s.ok()) return Error{s.message()};
+    }
   }
   for (const SummaryCount& c : kSummaryCounts) {
     if (int64_t n = c.Value(sum); c.IsLoss() && n > 0)
