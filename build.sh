@@ -17,7 +17,7 @@ JOBS=$(nproc 2>/dev/null || echo 2)
 # recipes in scripts/ run Debian's torch and torchvision (CPU only).
 PACKAGES="build-essential cmake pkg-config liblua5.4-dev nlohmann-json3-dev zlib1g-dev \
 googletest libgtest-dev libgmock-dev libbenchmark-dev python3 python3-dev util-linux \
-libtorch-dev python3-torch python3-torchvision libsqlite3-dev"
+libtorch-dev python3-torch python3-torchvision libsqlite3-dev libdw-dev"
 # The flamegraph test runs the SVG's script in a headless Chromium; the collector's race tests
 # build it with clang's ThreadSanitizer (llvm-symbolizer names the frames of a report); the
 # SQLite export is checked with the sqlite3 client.

@@ -31,9 +31,16 @@ class AddressSpace {
   // Null when no mapping holds the address.
   const Mapping* Find(uint64_t address) const;
   const std::vector<Mapping>& mappings() const { return mappings_; }
+  // Fills the build ids left empty from the files' NT_GNU_BUILD_ID notes (files that cannot be
+  // read keep theirs empty); returns how many mappings gained one.
+  size_t ReadMissingBuildIds();
 
  private:
   std::vector<Mapping> mappings_;  // sorted by start, not overlapping
 };
+
+// A mapping backed by a file that can be opened: an absolute path, not "[vdso]" nor a file
+// deleted since it was mapped.
+bool IsFilePath(std::string_view path);
 
 }  // namespace profsh::symbols

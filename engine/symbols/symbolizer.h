@@ -29,9 +29,18 @@ struct SymbolizerStats {
   uint64_t modules_opened = 0;
 };
 
+struct SymbolizerOptions {
+  // Roots of separate debug files: ROOT/.build-id/xx/yyyy.debug, and ROOT/DIR/NAME for a file
+  // in DIR whose .gnu_debuglink says NAME.
+  std::vector<std::string> debug_roots = {"/usr/lib/debug"};
+  // debuginfod's cache (BUILDID/debuginfo); empty: its default (DefaultDebuginfodCache()).
+  std::string debuginfod_cache;
+};
+
 class Symbolizer {
  public:
   Symbolizer();
+  explicit Symbolizer(SymbolizerOptions options);
   ~Symbolizer();
   Symbolizer(const Symbolizer&) = delete;
   Symbolizer& operator=(const Symbolizer&) = delete;
