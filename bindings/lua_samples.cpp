@@ -36,8 +36,8 @@ int TraceSamples(lua_State* L) {
     const CpuSamples samples = CollectCpuSamples(t);
     if (samples.samples.empty()) throw LuaError(t.source_path + kNoSamples);
     AnalysisRows rows;
-    rows.columns = {"ts", "pid", "tid", "function", "module", "nvtx", "itt", "op", "ranges",
-                    "stack"};
+    rows.columns = {"ts",   "pid", "tid", "function", "module",
+                    "nvtx", "itt", "op",  "ranges",   "stack"};
     for (const CpuSample& s : samples.samples) {
       if (limit >= 0 && static_cast<int64_t>(rows.rows.size()) >= limit) break;
       const std::string_view path = samples.strings.Get(s.range_path);
@@ -45,16 +45,15 @@ int TraceSamples(lua_State* L) {
           (";" + std::string(path) + ";").find(";" + range + ";") == std::string::npos)
         continue;
       const Track& track = t.tracks[s.track];
-      rows.rows.push_back({Cell::Double(static_cast<double>(s.ts_ns - t.begin_ns()) / 1000.0),
-                           Cell::Text(t.FormatIdent(track.pid)),
-                           Cell::Text(t.FormatIdent(track.tid)),
-                           Cell::Text(std::string(samples.strings.Get(s.function))),
-                           Cell::Text(std::string(Last(samples.strings.Get(s.modules)))),
-                           Cell::Text(std::string(samples.strings.Get(s.nvtx))),
-                           Cell::Text(std::string(samples.strings.Get(s.itt))),
-                           Cell::Text(std::string(samples.strings.Get(s.op))),
-                           Cell::Text(std::string(path)),
-                           Cell::Text(std::string(samples.strings.Get(s.stack)))});
+      rows.rows.push_back(
+          {Cell::Double(static_cast<double>(s.ts_ns - t.begin_ns()) / 1000.0),
+           Cell::Text(t.FormatIdent(track.pid)), Cell::Text(t.FormatIdent(track.tid)),
+           Cell::Text(std::string(samples.strings.Get(s.function))),
+           Cell::Text(std::string(Last(samples.strings.Get(s.modules)))),
+           Cell::Text(std::string(samples.strings.Get(s.nvtx))),
+           Cell::Text(std::string(samples.strings.Get(s.itt))),
+           Cell::Text(std::string(samples.strings.Get(s.op))), Cell::Text(std::string(path)),
+           Cell::Text(std::string(samples.strings.Get(s.stack)))});
     }
     PushRows(L, std::move(rows), {});
     return 1;
@@ -75,15 +74,17 @@ int TraceHotspots(lua_State* L) {
     } else if (by == "range") {
       options.by = HotspotKey::kRange;
     } else {
-      throw LuaError("bad option 'by' to 'hotspots' (\"function\", \"module\" or \"range\" "
-                     "expected, got \"" +
-                     by + "\")");
+      throw LuaError(
+          "bad option 'by' to 'hotspots' (\"function\", \"module\" or \"range\" "
+          "expected, got \"" +
+          by + "\")");
     }
     const std::string order = opts.String("order").value_or("bottom_up");
     if (order != "bottom_up" && order != "top_down") {
-      throw LuaError("bad option 'order' to 'hotspots' (\"bottom_up\" or \"top_down\" expected, "
-                     "got \"" +
-                     order + "\")");
+      throw LuaError(
+          "bad option 'order' to 'hotspots' (\"bottom_up\" or \"top_down\" expected, "
+          "got \"" +
+          order + "\")");
     }
     options.range = opts.String("range").value_or("");
     const int64_t limit = opts.Int("limit", -1);

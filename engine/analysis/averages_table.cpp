@@ -290,9 +290,9 @@ Result<std::string> BuildAveragesTable(const KeyAverages& averages, const TableO
   }
   // Activity cpu: two columns torch has not (after its own, so its columns keep their places).
   if (averages.has_samples) {
-    headers.push_back("Self CPU samples");
+    headers.push_back("Self samples");
     add_column(kDefaultWidth);
-    headers.push_back("CPU samples");
+    headers.push_back("Samples");
     add_column(kDefaultWidth);
   }
 

@@ -65,8 +65,7 @@ CpuSamples CollectCpuSamples(const Trace& trace) {
     if (ev.phase(i) != 'X' || !sampled_tracks.count(ev.track(i))) continue;
     const std::string_view category = trace.category_name(ev.category(i));
     if (category == kCpuSampleCategoryName) continue;
-    ranges[ev.track(i)].push_back(
-        OpenRange{ev.ts(i), ev.end(i), ev.name(i), RangeKind(category)});
+    ranges[ev.track(i)].push_back(OpenRange{ev.ts(i), ev.end(i), ev.name(i), RangeKind(category)});
   }
   for (auto& [track, list] : ranges) {
     std::stable_sort(list.begin(), list.end(), [](const OpenRange& a, const OpenRange& b) {

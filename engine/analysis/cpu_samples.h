@@ -22,8 +22,8 @@ inline constexpr char kCpuSampleCategoryName[] = "cpu_sample";
 struct CpuSample {
   int64_t ts_ns = 0;  // relative to the trace's origin
   uint32_t track = 0;
-  uint32_t stack = 0;    // string id: frames root first, ';'-separated
-  uint32_t modules = 0;  // string id: each frame's module, same order
+  uint32_t stack = 0;     // string id: frames root first, ';'-separated
+  uint32_t modules = 0;   // string id: each frame's module, same order
   uint32_t function = 0;  // string id: the innermost frame
   // String ids of the innermost open range of each kind on the sample's thread; 0: none.
   uint32_t nvtx = 0, itt = 0, op = 0;
@@ -51,9 +51,9 @@ enum class HotspotKey { kFunction, kModule, kRange };
 
 struct HotspotRow {
   std::string name;
-  std::string module;      // kFunction: the function's module
-  uint64_t self = 0;       // samples with it innermost (bottom-up)
-  uint64_t total = 0;      // samples with it anywhere on the stack (top-down), once per sample
+  std::string module;  // kFunction: the function's module
+  uint64_t self = 0;   // samples with it innermost (bottom-up)
+  uint64_t total = 0;  // samples with it anywhere on the stack (top-down), once per sample
   double self_pct = 0, total_pct = 0;
 };
 

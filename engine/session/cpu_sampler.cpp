@@ -38,10 +38,9 @@ namespace {
 
 // perf's register mask for x86-64 user registers: every register but DS, ES, FS and GS, which
 // the kernel refuses in 64-bit mode.
-constexpr uint64_t kUserRegsMask = ((uint64_t{1} << 24) - 1) & ~((uint64_t{1} << 12) |
-                                                                   (uint64_t{1} << 13) |
-                                                                   (uint64_t{1} << 14) |
-                                                                   (uint64_t{1} << 15));
+constexpr uint64_t kUserRegsMask =
+    ((uint64_t{1} << 24) - 1) &
+    ~((uint64_t{1} << 12) | (uint64_t{1} << 13) | (uint64_t{1} << 14) | (uint64_t{1} << 15));
 
 int64_t NowNs(clockid_t clock) {
   timespec ts{};
@@ -171,8 +170,7 @@ Result<std::unique_ptr<CpuSampler>> CpuSampler::Start(int pid, const std::string
   if (s->map_bytes_ == 0) {
     for (Ring& r : s->rings_) close(r.fd);
     s->rings_.clear();
-    return Error{std::string("perf_event_open: cannot map the sample buffers: ") +
-                 strerror(errno)};
+    return Error{std::string("perf_event_open: cannot map the sample buffers: ") + strerror(errno)};
   }
   const std::string path = session + "/" + st::kSamplesFile;
   s->file_ = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -284,12 +282,14 @@ void CpuSampler::HandleRecord(const uint8_t* record, size_t size) {
       }
       const uint64_t stack_size = Read<uint64_t>(p, end, &ok);
       const uint8_t* stack = p;
-      if (ok && static_cast<uint64_t>(end - p) >= stack_size) p += stack_size;
-      else ok = false;
+      if (ok && static_cast<uint64_t>(end - p) >= stack_size)
+        p += stack_size;
+      else
+        ok = false;
       const uint64_t dyn_size = stack_size ? Read<uint64_t>(p, end, &ok) : 0;
       if (!ok) return;
-      b.stack = std::string_view(reinterpret_cast<const char*>(stack),
-                                 std::min(dyn_size, stack_size));
+      b.stack =
+          std::string_view(reinterpret_cast<const char*>(stack), std::min(dyn_size, stack_size));
       st::AppendBlockTo(*out_, b);
       ++stats_.samples;
       break;

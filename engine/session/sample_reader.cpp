@@ -42,7 +42,6 @@ std::string FrameText(std::string_view s) {
 
 class SampleDecoder {
  public:
-
   void Task(const st::SampleTaskBlock& t) {
     if (t.kind == st::kTaskFork && t.pid != t.parent_pid) {
       // A new process starts with its parent's mappings.
@@ -73,8 +72,8 @@ class SampleDecoder {
       if ((s.regs_mask >> r) & 1) snap.regs[r] = s.decoded_regs[r];
     }
     snap.regs_mask = s.regs_mask;
-    snap.stack = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(s.stack.data()),
-                                          s.stack.size());
+    snap.stack =
+        std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(s.stack.data()), s.stack.size());
     const sym::AddressSpace& space = spaces_[s.pid];
     frames_ = unwinder_.Unwind(space, snap);
     // The same return addresses in one process name the same stack.
@@ -135,8 +134,9 @@ class SampleDecoder {
 std::string MethodText(const st::SampleConfigBlock& c) {
   std::string m = c.method == st::kSamplePerfCycles     ? "perf_event_open (cycles)"
                   : c.method == st::kSamplePerfCpuClock ? "perf_event_open (cpu-clock)"
-                  : c.method == st::kSampleTimer ? "timer (CLOCK_THREAD_CPUTIME_ID, in the collector)"
-                                                 : "none";
+                  : c.method == st::kSampleTimer
+                      ? "timer (CLOCK_THREAD_CPUTIME_ID, in the collector)"
+                      : "none";
   m += " at " + std::to_string(c.rate_hz) + " Hz";
   if (!c.note.empty()) m += " (" + std::string(c.note) + ")";
   return m;

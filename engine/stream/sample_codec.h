@@ -118,7 +118,7 @@ struct SampleBlock {
   int64_t pid = 0, tid = 0;
   uint64_t time_ns = 0;
   uint64_t regs_mask = 0;
-  const uint64_t* regs = nullptr;  // Encode: popcount(regs_mask) values in bit order
+  const uint64_t* regs = nullptr;        // Encode: popcount(regs_mask) values in bit order
   uint64_t decoded_regs[kMaxRegs] = {};  // Decode: by register number
   std::string_view stack;
 
