@@ -36,14 +36,12 @@ int TraceSamples(lua_State* L) {
     const CpuSamples samples = CollectCpuSamples(t);
     if (samples.samples.empty()) throw LuaError(t.source_path + kNoSamples);
     AnalysisRows rows;
-    rows.columns = {"ts",   "pid", "tid", "function", "module",
-                    "nvtx", "itt", "op",  "ranges",   "stack"};
+    rows.columns = {"ts",  "pid", "tid",    "function", "module", "nvtx",
+                    "itt", "op",  "ranges", "stack",    "weight"};
     for (const CpuSample& s : samples.samples) {
       if (limit >= 0 && static_cast<int64_t>(rows.rows.size()) >= limit) break;
       const std::string_view path = samples.strings.Get(s.range_path);
-      if (!range.empty() &&
-          (";" + std::string(path) + ";").find(";" + range + ";") == std::string::npos)
-        continue;
+      if (!range.empty() && !RangePathHas(path, range)) continue;
       const Track& track = t.tracks[s.track];
       rows.rows.push_back(
           {Cell::Double(static_cast<double>(s.ts_ns - t.begin_ns()) / 1000.0),
@@ -53,7 +51,7 @@ int TraceSamples(lua_State* L) {
            Cell::Text(std::string(samples.strings.Get(s.nvtx))),
            Cell::Text(std::string(samples.strings.Get(s.itt))),
            Cell::Text(std::string(samples.strings.Get(s.op))), Cell::Text(std::string(path)),
-           Cell::Text(std::string(samples.strings.Get(s.stack)))});
+           Cell::Text(std::string(samples.strings.Get(s.stack))), Cell::Int(s.weight)});
     }
     PushRows(L, std::move(rows), {});
     return 1;

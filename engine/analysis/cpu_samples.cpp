@@ -39,6 +39,13 @@ std::vector<std::string_view> SplitFrames(std::string_view s) {
 
 }  // namespace
 
+bool RangePathHas(std::string_view path, std::string_view name) {
+  for (std::string_view r : SplitFrames(path)) {
+    if (r == name) return true;
+  }
+  return false;
+}
+
 CpuSamples CollectCpuSamples(const Trace& trace) {
   CpuSamples out;
   out.strings.Intern("");
@@ -48,7 +55,7 @@ CpuSamples CollectCpuSamples(const Trace& trace) {
       sample_category = static_cast<uint16_t>(c);
   }
   if (sample_category == UINT16_MAX) return out;
-  ArgReader args(trace, {"stack", "modules"});
+  ArgReader args(trace, {"stack", "modules", "weight"});
   std::vector<size_t> sample_events;
   std::unordered_set<uint32_t> sampled_tracks;
   const EventTable& ev = trace.events;
@@ -116,6 +123,8 @@ CpuSamples CollectCpuSamples(const Trace& trace) {
     ArgValue v;
     if (args.Get(ev.args(i), 0, &v) && v.type == ArgType::kString) s.stack = Local(v.str);
     if (args.Get(ev.args(i), 1, &v) && v.type == ArgType::kString) s.modules = Local(v.str);
+    if (args.Get(ev.args(i), 2, &v) && v.type == ArgType::kInt && v.int_value >= 1)
+      s.weight = static_cast<uint32_t>(v.int_value);
     path.clear();
     for (const OpenRange* r : live) {
       if (!path.empty()) path += ';';
@@ -180,9 +189,9 @@ EventSampleCounts CountSamplesPerEvent(const Trace& trace, const FunctionEvents&
       }
     }
     if (innermost < 0) continue;
-    ++out.self[static_cast<size_t>(innermost)];
+    out.self[static_cast<size_t>(innermost)] += s.weight;
     for (int32_t e = innermost; e >= 0; e = fe.parent(static_cast<size_t>(e)))
-      ++out.total[static_cast<size_t>(e)];
+      out.total[static_cast<size_t>(e)] += s.weight;
   }
   return out;
 }
@@ -199,12 +208,8 @@ Result<std::vector<HotspotRow>> ComputeHotspots(const CpuSamples& samples,
   std::unordered_set<std::string_view> seen;
   for (const CpuSample& s : samples.samples) {
     const std::string_view path = samples.strings.Get(s.range_path);
-    if (!options.range.empty()) {
-      bool inside = false;
-      for (std::string_view r : SplitFrames(path)) inside |= r == options.range;
-      if (!inside) continue;
-    }
-    ++*kept;
+    if (!options.range.empty() && !RangePathHas(path, options.range)) continue;
+    *kept += s.weight;
     std::vector<std::string_view> items, modules;
     if (options.by == HotspotKey::kRange) {
       if (s.range_path != 0 && !path.empty()) items = SplitFrames(path);
@@ -222,8 +227,8 @@ Result<std::vector<HotspotRow>> ComputeHotspots(const CpuSamples& samples,
         if (options.by == HotspotKey::kFunction && k < modules.size())
           it->second.module = std::string(modules[k]);
       }
-      if (seen.insert(items[k]).second) ++it->second.total;  // recursion counts once
-      if (k + 1 == items.size()) ++it->second.self;
+      if (seen.insert(items[k]).second) it->second.total += s.weight;  // recursion counts once
+      if (k + 1 == items.size()) it->second.self += s.weight;
     }
   }
   std::vector<HotspotRow> rows;

@@ -20,7 +20,8 @@ namespace profsh {
 inline constexpr char kCpuSampleCategoryName[] = "cpu_sample";
 
 struct CpuSample {
-  int64_t ts_ns = 0;  // relative to the trace's origin
+  int64_t ts_ns = 0;    // relative to the trace's origin
+  uint32_t weight = 1;  // periods of the sampling rate it stands for (the timer fallback: >= 1)
   uint32_t track = 0;
   uint32_t stack = 0;     // string id: frames root first, ';'-separated
   uint32_t modules = 0;   // string id: each frame's module, same order
@@ -35,6 +36,9 @@ struct CpuSamples {
   std::vector<CpuSample> samples;  // by track, then time
   StringPool strings;              // the strings the ids above name
 };
+
+// Whether `name` is one of the ';'-separated ranges of a range path.
+bool RangePathHas(std::string_view path, std::string_view name);
 
 // Every sample of the trace, attributed. Empty when the trace has none.
 CpuSamples CollectCpuSamples(const Trace& trace);

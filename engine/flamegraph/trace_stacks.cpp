@@ -114,14 +114,12 @@ Result<FoldedStacks> SampleStacks(const Trace& trace, const TraceStackOptions& o
   std::string line;
   for (const CpuSample& s : samples.samples) {
     const std::string_view path = samples.strings.Get(s.range_path);
-    if (!options.range.empty() && (";" + std::string(path) + ";").find(";" + options.range + ";") ==
-                                      std::string::npos)
-      continue;
+    if (!options.range.empty() && !RangePathHas(path, options.range)) continue;
     line.clear();
     if (by_thread) line += Sanitize(ThreadFrame(trace, s.track, options.thread_frames)) + ";";
     if (options.under_ranges && !path.empty()) line += std::string(path) + ";";
     line += samples.strings.Get(s.stack);
-    per_stack[line] += 1;
+    per_stack[line] += s.weight;
   }
   std::string text;
   for (const auto& [stack, count] : per_stack) text += stack + " " + Count(count) + "\n";

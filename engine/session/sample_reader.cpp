@@ -181,7 +181,7 @@ Status ReadCpuSamples(const std::string& path, int64_t origin_ns,
       case st::kSampleDrops: {
         st::SampleDropsBlock drops;
         if (!drops.Decode(c)) return Status(Error{path + ": bad sample drops block"});
-        summary.samples_lost = drops.lost + drops.dropped;
+        summary.samples_lost += drops.lost + drops.dropped;
         break;
       }
       case st::kSampleTask:
@@ -239,6 +239,7 @@ Status ReadCpuSamples(const std::string& path, int64_t origin_ns,
         builder.BeginArgs();
         builder.AddStringArg("stack", stack.stack);
         builder.AddStringArg("modules", stack.modules);
+        builder.AddInlineInt32Arg("weight");
         schema = schemas.emplace(key, builder.BuildSchema()).first;
       }
       EventFields e;
@@ -248,7 +249,8 @@ Status ReadCpuSamples(const std::string& path, int64_t origin_ns,
       e.category = kCpuSampleCategory;
       e.pid = Ident{s.pid, 0, false};
       e.tid = Ident{s.tid, 0, false};
-      builder.AddEvent(e, schema->second, {});
+      const uint32_t weight = static_cast<uint32_t>(s.weight);
+      builder.AddEvent(e, schema->second, std::span<const uint32_t>(&weight, 1));
       ++summary.cpu_samples;
     }
   }

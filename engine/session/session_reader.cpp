@@ -112,6 +112,19 @@ Result<std::vector<std::string>> StreamPaths(const std::string& path, bool* fold
   return out;
 }
 
+std::vector<std::string> SampleFiles(const std::string& folder) {
+  std::vector<std::string> out;
+  if (DIR* d = opendir(folder.c_str())) {
+    while (dirent* e = readdir(d)) {
+      const std::string name = e->d_name;
+      if (name.ends_with(st::kSamplesSuffix)) out.push_back(folder + "/" + name);
+    }
+    closedir(d);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 }  // namespace
 
 bool IsSessionFolder(const std::string& path) {
@@ -214,9 +227,9 @@ Result<SessionLoad> LoadSession(const std::string& path) {
   if (folder) {
     MergeTorchTraces(path, sink.windows, origin, builder, sum, warnings);
     sum.operator_sources = OperatorSources(path);
-    const std::string samples = path + "/" + st::kSamplesFile;
-    struct stat samples_stat;
-    if (stat(samples.c_str(), &samples_stat) == 0) {
+    // profsh's perf_event_open samples (one file), or the collector's timer samples (a file
+    // per process).
+    for (const std::string& samples : SampleFiles(path)) {
       Status s = ReadCpuSamples(samples, origin, sink.windows, builder, sum, warnings);
       if (!s.ok()) return Error{s.message()};
     }

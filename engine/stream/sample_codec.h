@@ -111,7 +111,8 @@ struct SampleMappingBlock {
 };
 
 // i64 pid, i64 tid, u64 time_ns, u64 regs mask, one u64 per set bit (perf_event_x86_regs
-// order), str stack bytes (from the stack pointer up)
+// order), str stack bytes (from the stack pointer up), varint weight (periods of CPU time the
+// sample stands for: 1, or more when the timer fallback's expirations were merged by the tick)
 struct SampleBlock {
   static constexpr BlockType kType = kSample;
   static constexpr int kMaxRegs = 24;
@@ -121,6 +122,7 @@ struct SampleBlock {
   const uint64_t* regs = nullptr;        // Encode: popcount(regs_mask) values in bit order
   uint64_t decoded_regs[kMaxRegs] = {};  // Decode: by register number
   std::string_view stack;
+  uint64_t weight = 1;
 
   template <typename Sink>
   void Encode(Sink& out) const {
@@ -131,6 +133,7 @@ struct SampleBlock {
     const int n = __builtin_popcountll(regs_mask);
     PutBytes(out, regs, static_cast<size_t>(n) * sizeof(uint64_t));
     PutStr(out, stack);
+    PutVarintTo(out, weight);
   }
   bool Decode(Cursor& c) {
     pid = c.Fixed<int64_t>();
@@ -142,7 +145,8 @@ struct SampleBlock {
       if ((regs_mask >> r) & 1) decoded_regs[r] = c.Fixed<uint64_t>();
     }
     stack = c.Str();
-    return c.ok;
+    weight = c.Varint();
+    return c.ok && weight >= 1 && weight <= (uint64_t{1} << 20);
   }
 };
 

@@ -90,7 +90,9 @@ enum BlockType : uint32_t {
 
 // The CPU samples of a session: written by profsh from perf_event_open's buffers (the samples'
 // times are CLOCK_MONOTONIC ns; a kClock block pairs them with CLOCK_REALTIME).
+// The collector's timer fallback writes one per process: cpu-samples-PID.psamples.
 inline constexpr char kSamplesFile[] = "cpu-samples.psamples";
+inline constexpr char kSamplesSuffix[] = ".psamples";
 
 enum ConfigFlags : uint8_t {
   kConfigSchedule = 1,
