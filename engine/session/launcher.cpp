@@ -277,9 +277,11 @@ Result<LaunchResult> RunWorkload(const LaunchOptions& options) {
   // it (they start at the exec), or has given up and asks for the collector's timers.
   int go_fds[2] = {-1, -1};
   if (cpu && pipe2(go_fds, O_CLOEXEC) != 0) return Error{std::string("pipe: ") + strerror(errno)};
-  const std::string timer_entry =
-      std::string(stream::kEnvSampleTimer) + "=" + std::to_string(options.sample_rate) + "," +
-      std::to_string(options.sample_stack_bytes);
+  // The child appends why perf_event_open failed (what profsh sends it) to this entry.
+  const std::string timer_prefix = std::string(stream::kEnvSampleTimer) + "=" +
+                                   std::to_string(options.sample_rate) + "," +
+                                   std::to_string(options.sample_stack_bytes) + ",";
+  static char timer_entry[1024];
 
   std::vector<char*> argv;
   for (const std::string& a : options.argv) argv.push_back(const_cast<char*>(a.c_str()));
@@ -292,10 +294,20 @@ Result<LaunchResult> RunWorkload(const LaunchOptions& options) {
     for (const std::string& e : env) putenv(const_cast<char*>(e.c_str()));
     if (cpu) {
       close(go_fds[1]);
-      char go = 0;
-      while (read(go_fds[0], &go, 1) < 0 && errno == EINTR) {
+      char go[512] = {};
+      size_t got_go = 0;
+      while (got_go + 1 < sizeof go) {
+        const ssize_t n = read(go_fds[0], go + got_go, sizeof go - 1 - got_go);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        got_go += static_cast<size_t>(n);
       }
-      if (go == 'T') putenv(const_cast<char*>(timer_entry.c_str()));
+      if (go[0] == 'T' && timer_prefix.size() + got_go < sizeof timer_entry) {
+        memcpy(timer_entry, timer_prefix.data(), timer_prefix.size());
+        memcpy(timer_entry + timer_prefix.size(), go + 1, got_go - 1);
+        timer_entry[timer_prefix.size() + got_go - 1] = '\0';
+        putenv(timer_entry);
+      }
     }
     execvp(argv[0], argv.data());
     int err = errno;
@@ -319,16 +331,16 @@ Result<LaunchResult> RunWorkload(const LaunchOptions& options) {
     close(go_fds[0]);
     CpuSamplerOptions sampling{options.sample_rate, options.sample_stack_bytes};
     auto started = CpuSampler::Start(pid, result.session, sampling);
-    char go = 'P';
+    std::string go = "P";
     if (started.ok()) {
       sampler = std::move(started.value());
       result.sampling_method = sampler->method_name();
     } else {
-      go = 'T';
       result.sampling_method = "timer (CLOCK_THREAD_CPUTIME_ID, in the collector)";
       result.sampling_note = started.error().message;
+      go = "T" + result.sampling_note.substr(0, 400);
     }
-    ssize_t ignored = write(go_fds[1], &go, 1);
+    ssize_t ignored = write(go_fds[1], go.data(), go.size());
     (void)ignored;
     close(go_fds[1]);
   }

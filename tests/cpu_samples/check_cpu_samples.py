@@ -45,12 +45,12 @@ EXPECTED = {
 }
 
 
-def run_variant(profsh, workdir, variant, env_extra, label):
+def run_variant(profsh, workdir, variant, env_extra, label, wrapper=()):
     exe = os.path.join(workdir, "cpu_split_" + variant)
     lib = os.path.join(workdir, "libcpu_work_%s.so" % variant)
     out = os.path.join(tmp, "%s.profsh" % label)
     env = dict(os.environ, **env_extra)
-    r = subprocess.run([profsh, "run", "--activities", "nvtx,cpu", "--sample-rate", "999",
+    r = subprocess.run(list(wrapper) + [profsh, "run", "--activities", "nvtx,cpu", "--sample-rate", "999",
                         "--no-table", "-o", out, "--", exe, lib, "1000"],
                        capture_output=True, text=True, timeout=120, env=env)
     check(r.returncode == 0, "%s: profsh run exits 0 (%s)" % (label, r.stderr.strip()[-300:]))
@@ -144,6 +144,14 @@ def main():
               "%s: the summary names the timer fallback and why (%s)" % (label, summary))
         # POSIX CPU-time timers expire on the scheduler tick (CONFIG_HZ, 250 on Debian): each
         # sample's weight counts the periods the tick merged, so the periods add up as above.
+        check_split(label, samples, averages, modules, svg, "cpu_split_fp")
+        # A real denial: a seccomp filter refuses perf_event_open, as containers' profiles do.
+        label = "fp (seccomp)"
+        summary, samples, averages, modules, svg = run_variant(
+            profsh, workdir, "fp", {}, "seccomp", wrapper=[os.path.join(workdir, "deny_perf")])
+        check(summary and "timer" in summary[0] and "Operation not permitted" in summary[0],
+              "%s: the summary names the timer fallback and the kernel's refusal (%s)" %
+              (label, summary))
         check_split(label, samples, averages, modules, svg, "cpu_split_fp")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

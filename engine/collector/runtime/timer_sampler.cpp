@@ -313,7 +313,11 @@ void StartTimerSampling(const char* session) {
   const char* spec = getenv(st::kEnvSampleTimer);
   if (spec == nullptr || *spec == '\0' || session == nullptr) return;
   unsigned rate = 999, stack = 8192;
-  if (sscanf(spec, "%u,%u", &rate, &stack) < 1 || rate == 0 || rate > 100000) return;
+  int reason_at = 0;
+  if (sscanf(spec, "%u,%u,%n", &rate, &stack, &reason_at) < 1 || rate == 0 || rate > 100000) return;
+  // The launcher says why perf_event_open failed after the numbers.
+  const char* reason =
+      reason_at > 0 && spec[reason_at] ? spec + reason_at : "perf_event_open was denied";
   if (stack > 65528) stack = 65528;
   g.rate_hz = rate;
   g.stack_bytes = stack & ~7u;
@@ -356,7 +360,7 @@ void StartTimerSampling(const char* session) {
     return;
   }
   config.method = st::kSampleTimer;
-  config.note = "perf_event_open was denied";
+  config.note = reason;
   st::AppendBlockTo(sink, config);
   WriteMappings();
   Flush();
