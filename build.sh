@@ -18,13 +18,16 @@ JOBS=$(nproc 2>/dev/null || echo 2)
 PACKAGES="build-essential cmake pkg-config liblua5.4-dev nlohmann-json3-dev zlib1g-dev \
 googletest libgtest-dev libgmock-dev libbenchmark-dev python3 python3-dev util-linux \
 libtorch-dev python3-torch python3-torchvision libsqlite3-dev libdw-dev"
+# libdw-dev (elfutils; brings libelf-dev): engine/symbols unwinds and names native stacks.
 # The flamegraph test runs the SVG's script in a headless Chromium; the collector's race tests
 # build it with clang's ThreadSanitizer (llvm-symbolizer names the frames of a report); the
 # SQLite export is checked with the sqlite3 client.
 # debootstrap makes the Debian 13 root with PyTorch 2.6 for the torch tests' second environment.
-TEST_PACKAGES="chromium clang llvm sqlite3 debootstrap"
-# The flamegraph benchmark measures peak memory with GNU time and fetches flamegraph.pl.
-BENCH_PACKAGES="time perl curl ca-certificates"
+# libc6-dbg: the symbols tests name libc's frames from Debian's detached debug files.
+TEST_PACKAGES="chromium clang llvm sqlite3 debootstrap libc6-dbg"
+# The flamegraph benchmark measures peak memory with GNU time and fetches flamegraph.pl; the
+# symbolisation benchmark compares with perf (linux-perf).
+BENCH_PACKAGES="time perl curl ca-certificates linux-perf"
 
 install_packages() {
   missing=""

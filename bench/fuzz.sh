@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 seconds=${1:-60}
 [ $# -gt 0 ] && shift
-targets=${*:-trace_reader stream_decoder folded_stacks roundtrip sql}
+targets=${*:-trace_reader stream_decoder folded_stacks roundtrip sql proc_maps elf_symbols}
 build="$root/build-fuzz"
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DPROFSH_FUZZ=ON -DPROFSH_SANITIZE=ON -DPROFSH_BUILD_BENCHMARKS=OFF >/dev/null
@@ -27,6 +27,8 @@ for t in $targets; do
   dict="$root/tests/fuzz/json.dict"
   [ "$t" = stream_decoder ] && dict="$root/tests/fuzz/stream.dict"
   [ "$t" = folded_stacks ] && dict=""
+  [ "$t" = proc_maps ] && dict=""
+  [ "$t" = elf_symbols ] && dict=""
   seeds="$root/tests/fuzz/corpus/$t $root/tests/fuzz/crashes/$t"
   # Whole traces are replayed by the test suite; fuzzing starts from small ones (a 54 MB input
   # costs ~10 ms, a 30 KB slice of it ~0.1 ms), and inputs stay under 64 KB.

@@ -43,3 +43,7 @@ fi
 echo
 echo "== a 64-rank job of 100 MB traces: profsh.load_ranks and per-rank analyses"
 sh "$here/ranks_bench.sh" "$build" 64 100
+echo
+echo "== native stacks: symbolisation of a libtorch profile beside perf report; unwinding rate"
+sh "$here/symbols_bench.sh" "$build"
+"$build/bench/unwind_bench" 32 100000 5

@@ -3,20 +3,33 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 
-#include <vector>
+#include <utility>
 
 namespace profsh::symbols {
 
 std::optional<ExpressionValue> EvaluateExpression(const Dwarf_Op* ops, size_t count,
                                                   const ExpressionContext& context) {
   if (ops == nullptr || count == 0) return std::nullopt;
-  std::vector<uint64_t> stack;
-  stack.reserve(8);
+  // A fixed stack: no allocation per evaluation (the unwinder evaluates several per frame).
+  struct Stack {
+    uint64_t values[64];
+    size_t size = 0;
+    bool empty() const { return size == 0; }
+    uint64_t& back() { return values[size - 1]; }
+    uint64_t& operator[](size_t i) { return values[i]; }
+    bool push_back(uint64_t v) {
+      if (size == 64) return false;
+      values[size++] = v;
+      return true;
+    }
+  } stack;
+  bool overflow = false;
+  auto push = [&stack, &overflow](uint64_t v) { overflow |= !stack.push_back(v); };
   bool is_location = true;
   auto pop = [&stack](uint64_t* out) {
     if (stack.empty()) return false;
     *out = stack.back();
-    stack.pop_back();
+    --stack.size;
     return true;
   };
   // A branch's operand is a signed byte distance from the end of the branch (1 byte of
@@ -39,15 +52,15 @@ std::optional<ExpressionValue> EvaluateExpression(const Dwarf_Op* ops, size_t co
     size_t next = i + 1;
     uint64_t a = 0, b = 0;
     if (atom >= DW_OP_lit0 && atom <= DW_OP_lit31) {
-      stack.push_back(atom - DW_OP_lit0);
+      push(atom - DW_OP_lit0);
     } else if (atom >= DW_OP_breg0 && atom <= DW_OP_breg31) {
       const auto reg = context.read_register(atom - DW_OP_breg0);
       if (!reg) return std::nullopt;
-      stack.push_back(*reg + op.number);
+      push(*reg + op.number);
     } else if (atom >= DW_OP_reg0 && atom <= DW_OP_reg31) {
       const auto reg = context.read_register(atom - DW_OP_reg0);
       if (!reg) return std::nullopt;
-      stack.push_back(*reg);
+      push(*reg);
       is_location = false;
     } else {
       switch (atom) {
@@ -62,49 +75,49 @@ std::optional<ExpressionValue> EvaluateExpression(const Dwarf_Op* ops, size_t co
         case DW_OP_const4s:
         case DW_OP_const8s:
         case DW_OP_consts:
-          stack.push_back(op.number);
+          push(op.number);
           break;
         case DW_OP_bregx: {
           const auto reg = context.read_register(static_cast<unsigned>(op.number));
           if (!reg) return std::nullopt;
-          stack.push_back(*reg + op.number2);
+          push(*reg + op.number2);
           break;
         }
         case DW_OP_regx: {
           const auto reg = context.read_register(static_cast<unsigned>(op.number));
           if (!reg) return std::nullopt;
-          stack.push_back(*reg);
+          push(*reg);
           is_location = false;
           break;
         }
         case DW_OP_call_frame_cfa:
           if (!context.cfa) return std::nullopt;
-          stack.push_back(*context.cfa);
+          push(*context.cfa);
           break;
         case DW_OP_dup:
           if (stack.empty()) return std::nullopt;
-          stack.push_back(stack.back());
+          push(stack.back());
           break;
         case DW_OP_drop:
           if (!pop(&a)) return std::nullopt;
           break;
         case DW_OP_over:
-          if (stack.size() < 2) return std::nullopt;
-          stack.push_back(stack[stack.size() - 2]);
+          if (stack.size < 2) return std::nullopt;
+          push(stack[stack.size - 2]);
           break;
         case DW_OP_pick:
-          if (op.number >= stack.size()) return std::nullopt;
-          stack.push_back(stack[stack.size() - 1 - op.number]);
+          if (op.number >= stack.size) return std::nullopt;
+          push(stack[stack.size - 1 - op.number]);
           break;
         case DW_OP_swap:
-          if (stack.size() < 2) return std::nullopt;
-          std::swap(stack[stack.size() - 1], stack[stack.size() - 2]);
+          if (stack.size < 2) return std::nullopt;
+          std::swap(stack[stack.size - 1], stack[stack.size - 2]);
           break;
         case DW_OP_rot:
-          if (stack.size() < 3) return std::nullopt;
+          if (stack.size < 3) return std::nullopt;
           // top three A B C (C on top) become C A B
-          std::swap(stack[stack.size() - 1], stack[stack.size() - 2]);
-          std::swap(stack[stack.size() - 2], stack[stack.size() - 3]);
+          std::swap(stack[stack.size - 1], stack[stack.size - 2]);
+          std::swap(stack[stack.size - 2], stack[stack.size - 3]);
           break;
         case DW_OP_deref:
         case DW_OP_deref_size: {
@@ -113,24 +126,24 @@ std::optional<ExpressionValue> EvaluateExpression(const Dwarf_Op* ops, size_t co
           if (size == 0 || size > 8) return std::nullopt;
           const auto value = context.read_memory(a, size);
           if (!value) return std::nullopt;
-          stack.push_back(*value);
+          push(*value);
           break;
         }
         case DW_OP_abs:
           if (!pop(&a)) return std::nullopt;
-          stack.push_back(static_cast<int64_t>(a) < 0 ? -a : a);
+          push(static_cast<int64_t>(a) < 0 ? -a : a);
           break;
         case DW_OP_neg:
           if (!pop(&a)) return std::nullopt;
-          stack.push_back(-a);
+          push(-a);
           break;
         case DW_OP_not:
           if (!pop(&a)) return std::nullopt;
-          stack.push_back(~a);
+          push(~a);
           break;
         case DW_OP_plus_uconst:
           if (!pop(&a)) return std::nullopt;
-          stack.push_back(a + op.number);
+          push(a + op.number);
           break;
         case DW_OP_and:
         case DW_OP_or:
@@ -207,7 +220,7 @@ std::optional<ExpressionValue> EvaluateExpression(const Dwarf_Op* ops, size_t co
               r = sa >= sb;
               break;
           }
-          stack.push_back(r);
+          push(r);
           break;
         }
         case DW_OP_skip:
@@ -227,6 +240,7 @@ std::optional<ExpressionValue> EvaluateExpression(const Dwarf_Op* ops, size_t co
           return std::nullopt;
       }
     }
+    if (overflow) return std::nullopt;
     i = next;
   }
   if (stack.empty()) return std::nullopt;

@@ -3,7 +3,11 @@
 #include <elfutils/libdwelf.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <sys/auxv.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
 
 namespace profsh::symbols {
 namespace {
@@ -36,23 +40,48 @@ std::unique_ptr<ElfFile> ElfFile::Open(const std::string& path) {
   file->fd_ = fd;
   file->path_ = path;
   file->elf_ = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
-  if (file->elf_ == nullptr || elf_kind(file->elf_) != ELF_K_ELF) return nullptr;
+  if (!file->Load()) return nullptr;
+  return file;
+}
+
+std::unique_ptr<ElfFile> ElfFile::OpenOwnVdso() {
+  if (!InitLibelf()) return nullptr;
+  const auto* base = reinterpret_cast<const char*>(getauxval(AT_SYSINFO_EHDR));
+  if (base == nullptr) return nullptr;
+  // The image ends with its section headers (the kernel builds it so); bounded for safety.
+  const auto* ehdr = reinterpret_cast<const Elf64_Ehdr*>(base);
+  if (std::memcmp(ehdr->e_ident, ELFMAG, SELFMAG) != 0 || ehdr->e_ident[EI_CLASS] != ELFCLASS64) {
+    return nullptr;
+  }
+  const uint64_t size = ehdr->e_shoff + uint64_t{ehdr->e_shnum} * ehdr->e_shentsize;
+  if (size < sizeof(Elf64_Ehdr) || size > (1u << 20)) return nullptr;
+  std::unique_ptr<ElfFile> file(new ElfFile());
+  file->path_ = "[vdso]";
+  // libelf reads a private copy: the mapped vDSO is not writable, and libelf may write.
+  file->image_.assign(base, base + size);
+  file->elf_ = elf_memory(file->image_.data(), file->image_.size());
+  if (!file->Load()) return nullptr;
+  return file;
+}
+
+bool ElfFile::Load() {
+  if (elf_ == nullptr || elf_kind(elf_) != ELF_K_ELF) return false;
   GElf_Ehdr ehdr;
-  if (gelf_getehdr(file->elf_, &ehdr) == nullptr) return nullptr;
-  file->is_dyn_ = ehdr.e_type == ET_DYN;
+  if (gelf_getehdr(elf_, &ehdr) == nullptr) return false;
+  is_dyn_ = ehdr.e_type == ET_DYN;
   size_t phnum = 0;
-  if (elf_getphdrnum(file->elf_, &phnum) == 0) {
+  if (elf_getphdrnum(elf_, &phnum) == 0) {
     for (size_t i = 0; i < phnum; ++i) {
       GElf_Phdr phdr;
-      if (gelf_getphdr(file->elf_, static_cast<int>(i), &phdr) == nullptr) continue;
+      if (gelf_getphdr(elf_, static_cast<int>(i), &phdr) == nullptr) continue;
       if (phdr.p_type != PT_LOAD) continue;
-      file->segments_.push_back({phdr.p_offset, phdr.p_vaddr, phdr.p_filesz});
+      segments_.push_back({phdr.p_offset, phdr.p_vaddr, phdr.p_filesz});
     }
   }
   const void* id = nullptr;
-  const ssize_t id_size = dwelf_elf_gnu_build_id(file->elf_, &id);
-  if (id_size > 0) file->build_id_ = HexOf(id, static_cast<size_t>(id_size));
-  return file;
+  const ssize_t id_size = dwelf_elf_gnu_build_id(elf_, &id);
+  if (id_size > 0) build_id_ = HexOf(id, static_cast<size_t>(id_size));
+  return true;
 }
 
 ElfFile::~ElfFile() {

@@ -16,6 +16,10 @@ class ElfFile {
  public:
   // Null when the file cannot be opened or is not ELF.
   static std::unique_ptr<ElfFile> Open(const std::string& path);
+  // The kernel's vDSO as this process has it (a copy of its image): the same code every
+  // process on this kernel runs, so it unwinds and names the sampled processes' [vdso] frames.
+  // Null when the kernel gives none.
+  static std::unique_ptr<ElfFile> OpenOwnVdso();
   ~ElfFile();
   ElfFile(const ElfFile&) = delete;
   ElfFile& operator=(const ElfFile&) = delete;
@@ -32,6 +36,7 @@ class ElfFile {
 
  private:
   ElfFile() = default;
+  bool Load();  // reads the headers of elf_
   struct Segment {
     uint64_t offset, vaddr, filesz;
   };
@@ -41,6 +46,7 @@ class ElfFile {
   std::string build_id_;
   bool is_dyn_ = false;
   std::vector<Segment> segments_;
+  std::vector<char> image_;  // the bytes elf_ reads, when it is not a file
 };
 
 // The build id of the file at `path` (lower-case hex), empty when it has none or cannot be

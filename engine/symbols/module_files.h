@@ -1,11 +1,14 @@
 // The files behind mappings, each opened once per (path, build id) and kept open: a mapping
 // whose recorded build id differs from the file's now (the file was replaced since the process
-// mapped it) gets no file, so no wrong names come from it.
+// mapped it) gets no file, so no wrong names come from it. "[vdso]" is this process's own vDSO
+// (the processes sampled run on this kernel).
 #pragma once
 
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "engine/symbols/address_space.h"
 #include "engine/symbols/elf_file.h"
@@ -19,7 +22,12 @@ class ModuleFiles {
   size_t opened() const { return opened_; }
 
  private:
-  std::unordered_map<std::string, std::unique_ptr<ElfFile>> files_;
+  // path -> (build id the mapping gave, file); looked up by path without building a key, as
+  // the unwinder asks once per frame.
+  std::unordered_map<std::string, std::vector<std::pair<std::string, std::unique_ptr<ElfFile>>>>
+      files_;
+  std::unique_ptr<ElfFile> vdso_;
+  bool vdso_tried_ = false;
   size_t opened_ = 0;
 };
 

@@ -13,6 +13,7 @@
 #include "engine/symbols/debug_files.h"
 #include "engine/symbols/demangle.h"
 #include "engine/symbols/module_files.h"
+#include "engine/symbols/symbol_table.h"
 
 namespace profsh::symbols {
 namespace {
@@ -102,6 +103,8 @@ struct ModuleSymbols {
   Dwfl_Module* module = nullptr;
   Dwarf_Addr bias = 0;
   std::string debug_file;
+  std::unique_ptr<ElfFile> debug;  // the separate debug file, for its .symtab
+  SymbolTable table;
   std::unordered_map<uint64_t, std::vector<SourceFrame>> cache;  // by lookup offset
 
   ~ModuleSymbols() {
@@ -121,7 +124,10 @@ struct Symbolizer::Impl {
     if (it != modules.end()) return *it->second;
     auto symbols = std::make_unique<ModuleSymbols>();
     symbols->debug_file = FindDebugFile(*file, search);
-    symbols->dwfl = dwfl_begin(&kCallbacks);
+    if (!symbols->debug_file.empty()) symbols->debug = ElfFile::Open(symbols->debug_file);
+    symbols->table =
+        SymbolTable::Read({file->elf(), symbols->debug ? symbols->debug->elf() : nullptr});
+    symbols->dwfl = IsFilePath(file->path()) ? dwfl_begin(&kCallbacks) : nullptr;
     if (symbols->dwfl != nullptr) {
       dwfl_report_begin(symbols->dwfl);
       symbols->module = dwfl_report_elf(symbols->dwfl, ModuleName(file->path()).c_str(),
@@ -142,12 +148,13 @@ struct Symbolizer::Impl {
   // The frames at `address` (the file's own address space); empty when nothing names it.
   static std::vector<SourceFrame> Describe(ModuleSymbols& symbols, uint64_t address) {
     std::vector<SourceFrame> frames;
-    if (symbols.module == nullptr) return frames;
+    const SymbolTable::Entry* entry = symbols.table.Find(address);
+    const char* symbol = entry != nullptr ? entry->name : nullptr;
+    if (symbols.module == nullptr) {
+      if (symbol != nullptr) frames.push_back(SourceFrame{Demangle(symbol), "", 0, "", 0, false});
+      return frames;
+    }
     const Dwarf_Addr at = address + symbols.bias;
-    GElf_Sym sym;
-    GElf_Off symbol_offset = 0;
-    const char* symbol =
-        dwfl_module_addrinfo(symbols.module, at, &symbol_offset, &sym, nullptr, nullptr, nullptr);
     std::string line_file;
     int line_number = 0;
     if (Dwfl_Line* line = dwfl_module_getsrc(symbols.module, at)) {
@@ -243,11 +250,22 @@ std::vector<SourceFrame> Symbolizer::Symbolize(const AddressSpace& space, uint64
     if (cached != symbols.cache.end()) {
       ++stats_.cache_hits;
       if (cached->second.empty()) return unnamed();
-      return cached->second;
+      // The same lookup serves a sampled pc and a return address one byte on: the offset is
+      // this pc's.
+      std::vector<SourceFrame> frames = cached->second;
+      for (SourceFrame& frame : frames) frame.module_offset = offset;
+      return frames;
     }
     std::vector<SourceFrame> frames;
     if (const auto address = file->OffsetToAddress(lookup_offset)) {
       frames = Impl::Describe(symbols, *address);
+    }
+    // A "return address" at a function's first byte puts pc - 1 in the padding before it: it
+    // was no return address (a frame-pointer walk read a function pointer); name pc itself.
+    if (frames.empty() && lookup_offset != offset) {
+      if (const auto address = file->OffsetToAddress(offset)) {
+        frames = Impl::Describe(symbols, *address);
+      }
     }
     for (SourceFrame& frame : frames) {
       frame.module = module;

@@ -37,6 +37,7 @@ struct SymbolizerOptions {
   std::string debuginfod_cache;
 };
 
+// Not thread-safe (its caches change on every call): one per decoding thread.
 class Symbolizer {
  public:
   Symbolizer();

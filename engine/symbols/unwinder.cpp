@@ -38,13 +38,60 @@ struct Registers {
   void forget(unsigned r) { known &= ~(1u << r); }
 };
 
+// The unwind rules at one pc, copied out of libdw's frame state: samples hit the same pcs
+// again and again, and libdw re-executes the CIE's and FDE's instructions (and allocates) for
+// every dwarf_cfi_addrframe.
+struct CompiledRule {
+  enum Kind : uint8_t { kUndefined, kSameValue, kExpression };
+  uint8_t reg;
+  Kind kind;
+  uint16_t first, count;  // in CompiledFrame::ops
+};
+struct CompiledFrame {
+  bool found = false;  // no CFI covers the pc: the frame-pointer chain is all there is
+  bool signal = false;
+  uint16_t cfa_count = 0;  // ops[0, cfa_count) compute the CFA
+  std::vector<Dwarf_Op> ops;
+  std::vector<CompiledRule> rules;
+};
+
+CompiledFrame Compile(Dwarf_Frame* frame) {
+  CompiledFrame compiled;
+  Dwarf_Op* ops = nullptr;
+  size_t nops = 0;
+  if (dwarf_frame_cfa(frame, &ops, &nops) != 0 || nops == 0 || nops > 1000) return compiled;
+  compiled.found = true;
+  dwarf_frame_info(frame, nullptr, nullptr, &compiled.signal);
+  compiled.ops.assign(ops, ops + nops);
+  compiled.cfa_count = static_cast<uint16_t>(nops);
+  for (unsigned r = 0; r < kDwarfRegisters; ++r) {
+    Dwarf_Op ops_mem[3];
+    if (dwarf_frame_register(frame, static_cast<int>(r), ops_mem, &ops, &nops) != 0) continue;
+    CompiledRule rule{static_cast<uint8_t>(r), CompiledRule::kExpression,
+                      static_cast<uint16_t>(compiled.ops.size()), static_cast<uint16_t>(nops)};
+    if (nops == 0) {
+      rule.kind = ops == nullptr ? CompiledRule::kSameValue : CompiledRule::kUndefined;
+    } else if (nops > 1000 || compiled.ops.size() + nops > 60000) {
+      continue;
+    } else {
+      compiled.ops.insert(compiled.ops.end(), ops, ops + nops);
+    }
+    compiled.rules.push_back(rule);
+  }
+  return compiled;
+}
+
 // Unwind tables of one file: .eh_frame (what the loader keeps) and .debug_frame (what
 // -fno-asynchronous-unwind-tables builds and some assembly carry instead).
 struct FileCfi {
   Dwarf_CFI* eh_frame = nullptr;
   Dwarf* dwarf = nullptr;
   Dwarf_CFI* debug_frame = nullptr;
+  std::unordered_map<uint64_t, CompiledFrame> frames;  // by the file's address
 };
+
+// Compiled frames kept across all files before the caches start over (about 300 bytes each).
+constexpr size_t kMaxCompiledFrames = 1 << 16;
 
 enum class StepResult { kNext, kEnd, kTruncated };
 
@@ -53,6 +100,7 @@ enum class StepResult { kNext, kEnd, kTruncated };
 struct Unwinder::Impl {
   ModuleFiles files;
   std::unordered_map<const ElfFile*, FileCfi> cfi;
+  size_t compiled_frames = 0;
 
   ~Impl() {
     for (auto& [file, c] : cfi) {
@@ -61,7 +109,7 @@ struct Unwinder::Impl {
     }
   }
 
-  const FileCfi& CfiOf(const ElfFile* file) {
+  FileCfi& CfiOf(const ElfFile* file) {
     auto it = cfi.find(file);
     if (it != cfi.end()) return it->second;
     FileCfi c;
@@ -71,17 +119,28 @@ struct Unwinder::Impl {
     return cfi.emplace(file, c).first->second;
   }
 
-  // The frame description covering `address` (the file's own address space), malloc'd.
-  Dwarf_Frame* FrameAt(const ElfFile* file, uint64_t address) {
-    const FileCfi& c = CfiOf(file);
+  // The rules covering `address` (the file's own address space).
+  const CompiledFrame& FrameAt(const ElfFile* file, uint64_t address) {
+    FileCfi& c = CfiOf(file);
+    if (auto it = c.frames.find(address); it != c.frames.end()) return it->second;
+    if (compiled_frames >= kMaxCompiledFrames) {
+      for (auto& [f, other] : cfi) other.frames.clear();
+      compiled_frames = 0;
+    }
     Dwarf_Frame* frame = nullptr;
-    if (c.eh_frame != nullptr && dwarf_cfi_addrframe(c.eh_frame, address, &frame) == 0) {
-      return frame;
+    if (c.eh_frame == nullptr || dwarf_cfi_addrframe(c.eh_frame, address, &frame) != 0) {
+      frame = nullptr;
+      if (c.debug_frame != nullptr && dwarf_cfi_addrframe(c.debug_frame, address, &frame) != 0) {
+        frame = nullptr;
+      }
     }
-    if (c.debug_frame != nullptr && dwarf_cfi_addrframe(c.debug_frame, address, &frame) == 0) {
-      return frame;
+    CompiledFrame compiled;
+    if (frame != nullptr) {
+      compiled = Compile(frame);
+      std::free(frame);
     }
-    return nullptr;
+    ++compiled_frames;
+    return c.frames.emplace(address, std::move(compiled)).first->second;
   }
 };
 
@@ -127,36 +186,35 @@ StepResult StepByFramePointer(Registers* regs, const StackMemory& memory) {
   return *return_address == 0 ? StepResult::kEnd : StepResult::kNext;
 }
 
-StepResult StepByCfi(Dwarf_Frame* frame, Registers* regs, const StackMemory& memory) {
+StepResult StepByCfi(const CompiledFrame& frame, Registers* regs, const StackMemory& memory) {
   ExpressionContext context;
   context.read_register = [regs](unsigned r) { return regs->get(r); };
   context.read_memory = [&memory](uint64_t address, size_t size) {
     return memory.Read(address, size);
   };
-  Dwarf_Op* ops = nullptr;
-  size_t nops = 0;
-  if (dwarf_frame_cfa(frame, &ops, &nops) != 0 || nops == 0) return StepResult::kTruncated;
-  const auto cfa = EvaluateExpression(ops, nops, context);
+  const auto cfa = EvaluateExpression(frame.ops.data(), frame.cfa_count, context);
   if (!cfa) return StepResult::kTruncated;
   context.cfa = cfa->value;
   Registers caller;
-  for (unsigned r = 0; r < kDwarfRegisters; ++r) {
-    Dwarf_Op ops_mem[3];
-    if (dwarf_frame_register(frame, static_cast<int>(r), ops_mem, &ops, &nops) != 0) continue;
-    if (nops == 0) {
-      if (ops == nullptr) {  // same value: this frame left the register alone
-        if (const auto v = regs->get(r)) caller.set(r, *v);
-      } else if (r == kDwarfReturnAddress) {
-        return StepResult::kEnd;  // undefined return address: the outermost frame
+  for (const CompiledRule& rule : frame.rules) {
+    switch (rule.kind) {
+      case CompiledRule::kSameValue:  // this frame left the register alone
+        if (const auto v = regs->get(rule.reg)) caller.set(rule.reg, *v);
+        break;
+      case CompiledRule::kUndefined:
+        // An undefined return address marks the outermost frame.
+        if (rule.reg == kDwarfReturnAddress) return StepResult::kEnd;
+        break;
+      case CompiledRule::kExpression: {
+        const auto value = EvaluateExpression(frame.ops.data() + rule.first, rule.count, context);
+        if (!value) break;
+        if (!value->is_location) {
+          caller.set(rule.reg, value->value);
+        } else if (const auto saved = memory.Read(value->value, 8)) {
+          caller.set(rule.reg, *saved);
+        }
+        break;
       }
-      continue;
-    }
-    const auto rule = EvaluateExpression(ops, nops, context);
-    if (!rule) continue;
-    if (!rule->is_location) {
-      caller.set(r, rule->value);
-    } else if (const auto saved = memory.Read(rule->value, 8)) {
-      caller.set(r, *saved);
     }
   }
   caller.set(kDwarfSp, context.cfa.value());
@@ -186,29 +244,30 @@ std::vector<UnwoundFrame> Unwinder::Unwind(const AddressSpace& space, const Stac
   bool is_return_address = false;
   frames.push_back({pc, false});
   bool truncated = true;
+  const Mapping* last_mapping = nullptr;
+  const ElfFile* last_file = nullptr;
   while (frames.size() < max_depth) {
     const Mapping* mapping = space.Find(pc);
     if (mapping == nullptr) break;
     // A return address points after the call; the call itself (pc - 1) is in the caller's
     // range even when the call was the function's last instruction.
     const uint64_t lookup = is_return_address ? pc - 1 : pc;
-    Dwarf_Frame* frame = nullptr;
-    bool signal_frame = false;
-    if (const ElfFile* file = impl_->files.Get(*mapping)) {
-      if (const auto address =
-              file->OffsetToAddress(lookup - mapping->start + mapping->file_offset)) {
-        frame = impl_->FrameAt(file, *address);
+    const CompiledFrame* frame = nullptr;
+    // Neighbouring frames are mostly in one file: ask ModuleFiles (a path lookup) on a change.
+    if (mapping != last_mapping) {
+      last_mapping = mapping;
+      last_file = impl_->files.Get(*mapping);
+    }
+    if (const ElfFile* file = last_file) {
+      const uint64_t offset = lookup - mapping->start + mapping->file_offset;
+      if (const auto address = file->OffsetToAddress(offset)) {
+        frame = &impl_->FrameAt(file, *address);
       }
     }
     const uint64_t old_sp = regs.get(kDwarfSp).value_or(0);
-    StepResult step;
-    if (frame != nullptr) {
-      dwarf_frame_info(frame, nullptr, nullptr, &signal_frame);
-      step = StepByCfi(frame, &regs, memory);
-      std::free(frame);
-    } else {
-      step = StepByFramePointer(&regs, memory);
-    }
+    const bool signal_frame = frame != nullptr && frame->found && frame->signal;
+    const StepResult step = frame != nullptr && frame->found ? StepByCfi(*frame, &regs, memory)
+                                                             : StepByFramePointer(&regs, memory);
     if (step == StepResult::kEnd) {
       truncated = false;
       break;

@@ -25,6 +25,7 @@ struct UnwindStats {
   uint64_t truncated = 0;  // stopped early: stack copy too short, no CFI and no frame pointer
 };
 
+// Not thread-safe (its caches change on every call): one per decoding thread.
 class Unwinder {
  public:
   Unwinder();

@@ -127,6 +127,35 @@ TEST(SymbolsSnapshot, CWithFramePointersAndNoUnwindTables) {
   ExpectChain(UnwindAndSymbolize(sample, Isolated(dir)), CChain("symbols_target_c_fp"));
 }
 
+TEST(SymbolsSnapshot, ThroughASignalHandlersFrame) {
+  ScratchDir dir;
+  const CapturedSample sample = Capture({SYMBOLS_TARGET_C_CFI, "signal"}, dir);
+  const Outcome outcome = UnwindAndSymbolize(sample, Isolated(dir));
+  SCOPED_TRACE("unwound:\n" + Describe(outcome.frames));
+  const std::string module = "symbols_target_c_cfi";
+  const std::vector<Expected> handler = {
+      {"leaf_inlined", module, "target_c.c", "@c-sample", true},
+      {"middle", module, "target_c.c", "@c-call-leaf"},
+      {"outer", module, "target_c.c", "@c-call-middle"},
+      {"on_signal", module, "target_c.c", "@c-call-outer-in-handler"}};
+  ASSERT_GT(outcome.frames.size(), handler.size() + 2);
+  for (size_t i = 0; i < handler.size(); ++i) {
+    EXPECT_EQ(outcome.frames[i].function, handler[i].function) << i;
+    EXPECT_EQ(outcome.frames[i].line, MarkerLine(handler[i].source, handler[i].marker)) << i;
+  }
+  // Then libc: the signal trampoline and raise's frames (libc has no .symtab here: some are
+  // named by offset), then main at the raise, down to _start.
+  EXPECT_EQ(outcome.frames[handler.size()].module, "libc.so.6");
+  size_t main_at = 0;
+  for (size_t i = handler.size(); i < outcome.frames.size(); ++i) {
+    if (outcome.frames[i].function == "main") main_at = i;
+  }
+  ASSERT_NE(main_at, 0u) << "the walk did not cross the signal frame";
+  EXPECT_EQ(outcome.frames[main_at].line, MarkerLine("target_c.c", "@c-call-raise"));
+  EXPECT_EQ(outcome.frames.back().function, "_start");
+  EXPECT_EQ(outcome.unwind.truncated, 0u);
+}
+
 TEST(SymbolsSnapshot, CxxThroughALibraryLoadedWithDlopen) {
   ScratchDir dir;
   const CapturedSample sample = Capture({SYMBOLS_TARGET_CXX, SYMBOLS_PLUGIN}, dir);
@@ -171,6 +200,28 @@ TEST(SymbolsSnapshot, StrippedBinaryWithDebugFileByDebuglink) {
   ExpectChain(UnwindAndSymbolize(sample, Isolated(dir)), CxxChain("target_cxx_stripped_debuglink"));
 }
 
+// Debian's own detached debug files (libc6-dbg, under /usr/lib/debug/.build-id): libc's frames
+// below main, unnamed in the tests above (no debug root), get their names and lines.
+TEST(SymbolsSnapshot, LibcFramesNamedFromDebiansDebugPackage) {
+  const std::string libc = "/lib/x86_64-linux-gnu/libc.so.6";
+  const std::string id = ReadBuildId(libc);
+  if (id.size() < 3 || !std::filesystem::exists("/usr/lib/debug/.build-id/" + id.substr(0, 2) +
+                                                "/" + id.substr(2) + ".debug")) {
+    GTEST_SKIP() << "no libc6-dbg for this libc";
+  }
+  ScratchDir dir;
+  const CapturedSample sample = Capture({SYMBOLS_TARGET_C_CFI}, dir);
+  const Outcome outcome = UnwindAndSymbolize(sample, SymbolizerOptions());
+  SCOPED_TRACE("unwound:\n" + Describe(outcome.frames));
+  ASSERT_GE(outcome.frames.size(), 7u);
+  EXPECT_EQ(outcome.frames[3].function, "main");
+  EXPECT_EQ(outcome.frames[4].function, "__libc_start_call_main");
+  EXPECT_EQ(outcome.frames[4].module, "libc.so.6");
+  EXPECT_GT(outcome.frames[4].line, 0u);
+  EXPECT_EQ(std::filesystem::path(outcome.frames[4].file).filename(), "libc_start_call_main.h");
+  EXPECT_EQ(outcome.frames.back().function, "_start");
+}
+
 TEST(SymbolsSnapshot, ResultsAreCachedPerModuleOffset) {
   ScratchDir dir;
   const CapturedSample sample = Capture({SYMBOLS_TARGET_CXX, SYMBOLS_PLUGIN}, dir);
@@ -187,6 +238,12 @@ TEST(SymbolsSnapshot, ResultsAreCachedPerModuleOffset) {
   ASSERT_EQ(first.size(), again.size());
   EXPECT_EQ(first[0].function, again[0].function);
   EXPECT_EQ(symbolizer.stats().lookups, 2u);
+  // The pc one byte before, sampled (not a return address): the same lookup, its own offset.
+  const auto sampled = symbolizer.Symbolize(*space, pcs[1].pc - 1, false);
+  EXPECT_EQ(symbolizer.stats().cache_hits, 2u);
+  ASSERT_EQ(sampled.size(), first.size());
+  EXPECT_EQ(sampled.back().function, first.back().function);
+  EXPECT_EQ(sampled.back().module_offset + 1, first.back().module_offset);
 }
 
 TEST(SymbolsSnapshot, BuildIdsAreReadFromTheMappedFiles) {

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Makes a stripped copy of a binary with its debug info in a separate file, the two ways a
 # distribution ships them:
-#   split_debug.sh build-id  IN OUT DEBUG_ROOT   debug file at DEBUG_ROOT/.build-id/xx/yyyy.debug
+#   split_debug.sh build-id  IN OUT DEBUG_ROOT   debug file at DEBUG_ROOT/.build-id/xx/yyyy.debug,
+#                                                its sections compressed (as Fedora ships them)
 #   split_debug.sh debuglink IN OUT              debug file OUT.debug beside OUT, named by
 #                                                OUT's .gnu_debuglink
 set -eu
@@ -13,7 +14,7 @@ case $mode in
     [ -n "$id" ] || { echo "split_debug.sh: $in has no build id" >&2; exit 1; }
     dir="$root/.build-id/$(echo "$id" | cut -c1-2)"
     mkdir -p "$dir"
-    objcopy --only-keep-debug "$in" "$dir/$(echo "$id" | cut -c3-).debug"
+    objcopy --only-keep-debug --compress-debug-sections=zlib "$in" "$dir/$(echo "$id" | cut -c3-).debug"
     strip --strip-all -o "$out" "$in"
     ;;
   debuglink)

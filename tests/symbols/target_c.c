@@ -30,12 +30,27 @@ __attribute__((noinline)) int outer(int x) {
   return y - 1;
 }
 
+static volatile int g_from_signal;
+
+/* With "signal": the sample is taken inside a signal handler, so the walk crosses the kernel's
+ * signal frame (libc's __restore_rt, whose CFI restores every register from the ucontext). */
+static void on_signal(int sig) {
+  g_from_signal = outer(sig); /* @c-call-outer-in-handler */
+  __asm__ volatile("" ::: "memory");
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: %s SNAPSHOT_FILE\n", argv[0]);
+    fprintf(stderr, "usage: %s SNAPSHOT_FILE [signal]\n", argv[0]);
     return 2;
   }
   profsh_capture_install(argv[1]);
+  if (argc > 2 && strcmp(argv[2], "signal") == 0) {
+    signal(SIGUSR1, on_signal);
+    raise(SIGUSR1); /* @c-call-raise */
+    __asm__ volatile("" ::: "memory");
+    return g_from_signal == 12345 ? 1 : 0;
+  }
   int r = outer(argc); /* @c-call-outer */
   __asm__ volatile("" ::: "memory");
   return r == 12345 ? 1 : 0;
