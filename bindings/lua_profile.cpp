@@ -77,7 +77,7 @@ std::vector<std::string> ReadActivities(lua_State* L, const Options& opts) {
   std::vector<std::string> out;
   if (lua_isnil(L, -1)) {
     lua_pop(L, 1);
-    return KnownActivities();
+    return DefaultActivities();
   }
   if (lua_type(L, -1) == LUA_TSTRING) {
     out.push_back(lua_tostring(L, -1));

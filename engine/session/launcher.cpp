@@ -55,6 +55,11 @@ const std::vector<std::string>& KnownActivities() {
   return known;
 }
 
+const std::vector<std::string>& DefaultActivities() {
+  static const std::vector<std::string> defaults = {"nvtx", "itt", "torch"};
+  return defaults;
+}
+
 std::string ActivityList() {
   std::string list;
   for (const std::string& a : KnownActivities()) {

@@ -22,9 +22,13 @@ enum class StackForm {
   kTorch,          // torch 1.13's form: def lines, C functions as frames (with_stack="torch")
 };
 
+// What is collected when nothing is asked for: all but "cpu" (sampling costs more and needs
+// perf_event_open or timers).
+const std::vector<std::string>& DefaultActivities();
+
 struct LaunchOptions {
   std::vector<std::string> argv;  // the command; argv[0] is looked up in PATH
-  std::vector<std::string> activities{"nvtx", "itt", "torch"};
+  std::vector<std::string> activities = DefaultActivities();
   // torch.profiler's options, for the PyTorch operator source (and memory for every workload).
   bool record_shapes = false;
   StackForm with_stack = StackForm::kNone;
