@@ -146,7 +146,8 @@ size_t AddressSpace::ReadMissingBuildIds() {
 }
 
 bool IsFilePath(std::string_view path) {
-  return !path.empty() && path.front() == '/' && !path.ends_with(" (deleted)");
+  // perf's mmap records name anonymous memory "//anon" (JIT code, say).
+  return path.size() > 1 && path[0] == '/' && path[1] != '/' && !path.ends_with(" (deleted)");
 }
 
 }  // namespace profsh::symbols

@@ -39,8 +39,8 @@ class AddressSpace {
   std::vector<Mapping> mappings_;  // sorted by start, not overlapping
 };
 
-// A mapping backed by a file that can be opened: an absolute path, not "[vdso]" nor a file
-// deleted since it was mapped.
+// A mapping backed by a file that can be opened: an absolute path, not "[vdso]", perf's
+// "//anon" nor a file deleted since it was mapped.
 bool IsFilePath(std::string_view path);
 
 }  // namespace profsh::symbols

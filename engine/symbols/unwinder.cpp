@@ -4,7 +4,9 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <unordered_map>
+#include <vector>
 
 #include "engine/symbols/dwarf_expression.h"
 #include "engine/symbols/module_files.h"
@@ -35,7 +37,6 @@ struct Registers {
     value[r] = v;
     known |= 1u << r;
   }
-  void forget(unsigned r) { known &= ~(1u << r); }
 };
 
 // The unwind rules at one pc, copied out of libdw's frame state: samples hit the same pcs

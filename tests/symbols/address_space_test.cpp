@@ -30,6 +30,9 @@ TEST(AddressSpace, ParsesProcMaps) {
   EXPECT_EQ(m[4].path, "/opt/my libs/libx.so (deleted)");
   EXPECT_FALSE(IsFilePath(m[4].path));
   EXPECT_TRUE(IsFilePath(m[2].path));
+  EXPECT_FALSE(IsFilePath("//anon"));  // perf's name for anonymous memory
+  EXPECT_FALSE(IsFilePath("[vdso]"));
+  EXPECT_FALSE(IsFilePath(""));
 }
 
 TEST(AddressSpace, FindsTheMappingHoldingAnAddress) {
