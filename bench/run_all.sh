@@ -47,3 +47,6 @@ echo
 echo "== native stacks: symbolisation of a libtorch profile beside perf report; unwinding rate"
 sh "$here/symbols_bench.sh" "$build"
 "$build/bench/unwind_bench" 32 100000 5
+echo
+echo "== CPU samples: the workload's slowdown at 999 Hz; samples read back per second"
+sh "$here/cpu_sampling_bench.sh" "$build" 5

@@ -63,6 +63,9 @@ int TraceQueueLengthSummary(lua_State* L);
 int TraceCounters(lua_State* L);
 int TraceStats(lua_State* L);        // Nsight Systems' reports
 int TraceKernelTable(lua_State* L);  // PyProf's kernel table
+// The cpu activity's samples (lua_samples.cpp).
+int TraceSamples(lua_State* L);
+int TraceHotspots(lua_State* L);
 // torch.compile's regions, graph breaks and kernel provenance (lua_compile.cpp).
 int TraceCompileRegions(lua_State* L);
 int TraceGraphBreaks(lua_State* L);

@@ -114,6 +114,8 @@ int TotalAverage(lua_State* L) {
       total.self_cpu_memory_usage += r.self_cpu_memory_usage;
       total.self_cuda_memory_usage += r.self_cuda_memory_usage;
       total.flops += r.flops;
+      total.self_cpu_samples += r.self_cpu_samples;
+      total.cpu_samples += r.cpu_samples;
     }
     PushAvg(L, h->averages, total, /*is_total=*/true);
     return 1;
@@ -317,6 +319,10 @@ int AvgField(lua_State* L) {
       lua_pushinteger(L, r.self_cuda_memory_usage);
     } else if (key == "flops") {
       lua_pushinteger(L, r.flops);
+    } else if (key == "self_cpu_samples") {
+      lua_pushinteger(L, r.self_cpu_samples);
+    } else if (key == "cpu_samples") {
+      lua_pushinteger(L, r.cpu_samples);
     } else if (key == "input_shapes") {
       PushShapes(L, *h);
     } else if (key == "stack") {
@@ -390,7 +396,8 @@ void RegisterAverages(lua_State* L) {
                {"key", "count", "cpu_time_total", "self_cpu_time_total", "cpu_time",
                 "cuda_time_total", "self_cuda_time_total", "cuda_time", "cpu_memory_usage",
                 "self_cpu_memory_usage", "cuda_memory_usage", "self_cuda_memory_usage",
-                "input_shapes", "stack", "flops", "device_type", "kind", "is_async", "node_id"},
+                "input_shapes", "stack", "flops", "device_type", "kind", "is_async", "node_id",
+                "self_cpu_samples", "cpu_samples"},
                {{"__gc", GcUserdata<AvgHandle>}, {"__tostring", AvgToString}});
 }
 

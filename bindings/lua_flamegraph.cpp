@@ -76,9 +76,16 @@ TraceStackOptions ReadStackOptions(const Options& opts, const char* default_thre
     s.source = StackSource::kPython;
   } else if (source == "operators") {
     s.source = StackSource::kOperators;
+  } else if (source == "samples") {
+    s.source = StackSource::kSamples;
+    s.metric = "samples";
+    s.under_ranges = opts.Bool("under_ranges", false);
+    s.range = opts.String("range").value_or("");
   } else {
-    throw LuaError("bad option 'stacks' (\"auto\", \"python\" or \"operators\" expected, got \"" +
-                   source + "\")");
+    throw LuaError(
+        "bad option 'stacks' (\"auto\", \"python\", \"operators\" or \"samples\" expected, got "
+        "\"" +
+        source + "\")");
   }
   if (opts.Has("threads")) s.threads = opts.Bool("threads", false) ? 1 : 0;
   return s;
@@ -119,7 +126,7 @@ int TraceFlamegraph(lua_State* L) {
     auto* h = CheckUserdata<TraceHandle>(L, 1, kTraceType, "flamegraph");
     std::string path(CheckString(L, 2, "flamegraph", "output path"));
     Options opts(L, 3, "flamegraph",
-                 {PROFSH_FLAME_OPTIONS, "metric", "stacks", "threads", "thread_frames"});
+                 {PROFSH_FLAME_OPTIONS, "metric", "stacks", "threads", "thread_frames", "under_ranges", "range"});
     TraceStackOptions s = ReadStackOptions(opts, "pids");
     FlameOptions o = ReadFlameOptions(opts, MetricUnit(s.metric));
     FoldedStacks stacks = StacksOf(h, s);
@@ -136,7 +143,7 @@ int TraceSpeedscope(lua_State* L) {
     auto* h = CheckUserdata<TraceHandle>(L, 1, kTraceType, "export_speedscope");
     std::string path(CheckString(L, 2, "export_speedscope", "output path"));
     Options opts(L, 3, "export_speedscope",
-                 {"metric", "stacks", "threads", "thread_frames", "name"});
+                 {"metric", "stacks", "threads", "thread_frames", "under_ranges", "range", "name"});
     TraceStackOptions s = ReadStackOptions(opts, "pids");
     FoldedStacks stacks = StacksOf(h, s);
     std::string name = opts.String("name").value_or(h->trace->source_path + " " + s.metric);
@@ -164,7 +171,7 @@ int ModuleFlamegraph(lua_State* L) {
     const bool to_string = lua_isnil(L, 2);
     std::string out(to_string ? "" : CheckString(L, 2, "flamegraph", "output path"));
     Options opts(L, 3, "flamegraph",
-                 {PROFSH_FLAME_OPTIONS, "metric", "stacks", "threads", "thread_frames"});
+                 {PROFSH_FLAME_OPTIONS, "metric", "stacks", "threads", "thread_frames", "under_ranges", "range"});
     TraceStackOptions s = ReadStackOptions(opts, "pids");
     bool from_trace = false;
     FoldedStacks stacks = StacksArg(L, 1, "flamegraph", "input", s, &from_trace);
@@ -179,7 +186,7 @@ int ModuleFlamegraphDiff(lua_State* L) {
     std::string out(to_string ? "" : CheckString(L, 3, "flamegraph_diff", "output path"));
     Options opts(
         L, 4, "flamegraph_diff",
-        {PROFSH_FLAME_OPTIONS, "metric", "stacks", "threads", "thread_frames", "normalize"});
+        {PROFSH_FLAME_OPTIONS, "metric", "stacks", "threads", "thread_frames", "under_ranges", "range", "normalize"});
     TraceStackOptions s = ReadStackOptions(opts, "names");
     bool from_trace = false;
     FoldedStacks a = StacksArg(L, 1, "flamegraph_diff", "before", s, &from_trace);
@@ -195,7 +202,7 @@ int ModuleSpeedscope(lua_State* L) {
   return Protect(L, [&] {
     std::string out(CheckString(L, 2, "speedscope", "output path"));
     Options opts(L, 3, "speedscope",
-                 {"name", "unit", "metric", "stacks", "threads", "thread_frames"});
+                 {"name", "unit", "metric", "stacks", "threads", "thread_frames", "under_ranges", "range"});
     TraceStackOptions s = ReadStackOptions(opts, "pids");
     bool from_trace = false;
     FoldedStacks stacks = StacksArg(L, 1, "speedscope", "input", s, &from_trace);

@@ -77,7 +77,7 @@ std::vector<std::string> ReadActivities(lua_State* L, const Options& opts) {
   std::vector<std::string> out;
   if (lua_isnil(L, -1)) {
     lua_pop(L, 1);
-    return KnownActivities();
+    return DefaultActivities();
   }
   if (lua_type(L, -1) == LUA_TSTRING) {
     out.push_back(lua_tostring(L, -1));
@@ -116,7 +116,7 @@ int Profile(lua_State* L) {
     Options opts(L, 1, "profile",
                  {"activities", "buffer_kb", "drain_ms", "keep_session", "schedule",
                   "on_trace_ready", "step_marker", "capture_range", "record_shapes", "with_stack",
-                  "with_flops", "profile_memory"});
+                  "with_flops", "profile_memory", "sample_rate", "sample_stack_bytes"});
     ProfileHandle h;
     h.options.activities = ReadActivities(L, opts);
     int64_t buffer = opts.Int("buffer_kb", 0), drain = opts.Int("drain_ms", 0);
@@ -133,6 +133,15 @@ int Profile(lua_State* L) {
     h.options.with_stack = ReadStackForm(opts);
     h.options.with_flops = opts.Bool("with_flops", false);
     h.options.profile_memory = opts.Bool("profile_memory", false);
+    const int64_t rate = opts.Int("sample_rate", 999);
+    if (rate < 1 || rate > 100000)
+      throw LuaError("bad option 'sample_rate' to 'profile' (1..100000 Hz expected)");
+    h.options.sample_rate = static_cast<uint32_t>(rate);
+    const int64_t stack_bytes = opts.Int("sample_stack_bytes", 8192);
+    if (stack_bytes < 8 || stack_bytes > 65528 || stack_bytes % 8 != 0)
+      throw LuaError(
+          "bad option 'sample_stack_bytes' to 'profile' (a multiple of 8 up to 65528 expected)");
+    h.options.sample_stack_bytes = static_cast<uint32_t>(stack_bytes);
     opts.Push("schedule");
     if (!lua_isnil(L, -1)) {
       Schedule* sched = TestSchedule(L, -1);
@@ -399,6 +408,10 @@ void PushSummary(lua_State* L, const SessionSummary& s) {
   std::string text = DescribeRecording(s);
   lua_pushlstring(L, text.data(), text.size());
   lua_setfield(L, -2, "text");
+  if (!s.sampling_method.empty()) {
+    lua_pushlstring(L, s.sampling_method.data(), s.sampling_method.size());
+    lua_setfield(L, -2, "sampling_method");
+  }
 }
 
 // A Trace method called on the profile: the trace takes the place of `self`. Upvalues: the

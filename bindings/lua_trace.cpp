@@ -188,8 +188,10 @@ int KeyAveragesMethod(lua_State* L) {
     int64_t stack_n = opts.Int("group_by_stack_n", 0);
     if (stack_n < 0)
       throw LuaError("bad option 'group_by_stack_n' to 'key_averages' (must be >= 0)");
-    PushKeyAverages(L, ComputeKeyAverages(h->Events(), by_shape, static_cast<int>(stack_n),
-                                          ReadTorchFormat(opts, "key_averages")));
+    auto events = h->Events();
+    const EventSampleCounts samples = CountSamplesPerEvent(*h->trace, *events);
+    PushKeyAverages(L, ComputeKeyAverages(events, by_shape, static_cast<int>(stack_n),
+                                          ReadTorchFormat(opts, "key_averages"), &samples));
     return 1;
   });
 }
@@ -664,7 +666,9 @@ void RegisterTrace(lua_State* L) {
        {"compile_regions", TraceCompileRegions},
        {"graph_breaks", TraceGraphBreaks},
        {"kernel_provenance", TraceKernelProvenance},
-       {"collectives", TraceCollectives}},
+       {"collectives", TraceCollectives},
+       {"samples", TraceSamples},
+       {"hotspots", TraceHotspots}},
       TraceField,
       {"duration", "start", "path", "format", "event_count", "warnings", "metadata", "steps",
        "step_num", "ranks"},

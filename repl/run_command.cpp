@@ -33,7 +33,9 @@ constexpr char kUsage[] =
     "options:\n"
     "  -o, --output PATH          save the trace here (default: profsh-DATE-TIME.profsh in the\n"
     "                             current folder; a .json or .json.gz name writes Chrome JSON)\n"
-    "  --activities LIST          what to collect: nvtx,itt,torch (default: all)\n"
+    "  --activities LIST          what to collect: nvtx,itt,torch,cpu (default: nvtx,itt,torch)\n"
+    "  --sample-rate HZ           cpu: samples per second of each thread's CPU time (default 999)\n"
+    "  --sample-stack-bytes N     cpu: user stack copied per sample for unwinding (default 8192)\n"
     "  --record-shapes            PyTorch operators' input shapes and types\n"
     "  --with-stack[=FORM]        PyTorch operators' Python stacks: lines (the default: each\n"
     "                             frame at the line it is executing) or torch (torch 1.13's\n"
@@ -229,14 +231,17 @@ int RunRunCommand(int argc, char** argv) {
   table.sort_by = "cpu_time_total";
   table.row_limit = 25;
   bool group_by_shape = false, print_table = true, keep_session = false;
-  CommandLine cl("profsh run", argc, argv,
-                 {"--help",           "--output",         "--activities",
-                  "--sort-by",        "--row-limit",      "--group-by-input-shape",
-                  "--record-shapes",  "--with-stack",     "--with-flops",
-                  "--profile-memory", "--no-table",       "--keep-session",
-                  "--buffer-kb",      "--drain-ms",       "--schedule",
-                  "--step-marker",    "--capture-range",  "--on-demand",
-                  "--report",         "--report-template"});
+  CommandLine cl("profsh run", argc, argv, {"--help",          "--output",
+                                            "--activities",    "--sort-by",
+                                            "--row-limit",     "--group-by-input-shape",
+                                            "--record-shapes", "--with-stack",
+                                            "--with-flops",    "--profile-memory",
+                                            "--no-table",      "--keep-session",
+                                            "--buffer-kb",     "--drain-ms",
+                                            "--schedule",      "--step-marker",
+                                            "--capture-range", "--on-demand",
+                                            "--report",        "--report-template",
+                                            "--sample-rate",   "--sample-stack-bytes"});
   bool command_started = false;
   while (cl.Next()) {
     const std::string& a = cl.arg();
@@ -327,6 +332,14 @@ int RunRunCommand(int argc, char** argv) {
     } else if (a == "--on-demand") {
       cl.Flag();
       launch.on_demand = true;
+    } else if (a == "--sample-rate") {
+      const long long hz = cl.Number(1);
+      if (hz > 100000) cl.Fail("--sample-rate: at most 100000 (Hz)");
+      launch.sample_rate = static_cast<uint32_t>(hz);
+    } else if (a == "--sample-stack-bytes") {
+      const long long n = cl.Number(8);
+      if (n % 8 != 0 || n > 65528) cl.Fail("--sample-stack-bytes: a multiple of 8, at most 65528");
+      launch.sample_stack_bytes = static_cast<uint32_t>(n);
     } else {
       cl.Unknown();
     }
@@ -368,7 +381,9 @@ int RunRunCommand(int argc, char** argv) {
   Trace& trace = *r.session.trace;
   trace.source_path = "profsh run";
   if (print_table) {
-    auto averages = ComputeKeyAverages(BuildFunctionEvents(trace), group_by_shape, 0);
+    std::shared_ptr<const FunctionEvents> events = BuildFunctionEvents(trace);
+    const EventSampleCounts samples = CountSamplesPerEvent(trace, *events);
+    auto averages = ComputeKeyAverages(events, group_by_shape, 0, std::nullopt, &samples);
     if (averages.rows.empty()) {
       std::printf("(no ranges were recorded: the workload announced nothing through %s)\n",
                   launch.activities.size() == 1 ? launch.activities[0].c_str() : "NVTX or ITT");

@@ -24,7 +24,7 @@ profsh — a programmable profiling shell.
 Help topics: load, key_averages, table, avg, trace, events, gpu, processes, threads,
 export_chrome_trace, export_stacks, save, to_sqlite, sql, flamegraph, flamegraph_diff,
 diff, speedscope, profile, run, pytorch, memory_timeline, schedule, record_function, on_demand,
-tensorboard_trace_handler, gpu_events, compile, ranks, report, repl.
+tensorboard_trace_handler, gpu_events, compile, ranks, report, samples, repl.
 Type :help TOPIC]]
 
 topics.load = [[
@@ -219,7 +219,7 @@ topics.profile = [[
 p = profsh.profile{activities={"nvtx","itt","torch"}, record_shapes=false, with_stack=false,
                    with_flops=false, profile_memory=false, schedule=nil, on_trace_ready=nil,
                    step_marker=nil, capture_range=nil, buffer_kb=8192, drain_ms=20,
-                   keep_session=false}
+                   keep_session=false, sample_rate=999, sample_stack_bytes=8192}
 status = p:run{"bash", "launch.sh"}     or  p:run("shell command line")
   Runs an unmodified workload, and every process it starts, with profsh's collector injected
   (LD_PRELOAD, NVTX_INJECTION64_PATH, INTEL_LIBITTNOTIFY64) and returns its exit status.
@@ -261,6 +261,25 @@ PyTorch scripts, unchanged:   profsh run --record-shapes --with-stack -- python3
     profile_memory=true   c10's CPU tensor allocations, attributed as torch does
   Operators announced through emit_itt/emit_nvtx in builds that have them are ITT/NVTX ranges.
   Recipes: scripts/resnet18_*.lua (the PyTorch profiler recipe), scripts/itt_sample.lua.]]
+
+topics.samples = [[
+p = profsh.profile{activities={"nvtx","itt","torch","cpu"}, sample_rate=999}
+                                      |   profsh run --activities nvtx,itt,torch,cpu -- CMD
+  Samples every thread of every process of the workload on its CPU time, with native stacks:
+  perf_event_open from profsh (the CPU clock; hardware cycles where present), or where the
+  kernel forbids it a CPU-time timer per thread inside the collector (p.summary.sampling_method
+  says which, and why). Stacks are unwound (DWARF CFI or frame pointers) and symbolised when
+  the session is read; each sample belongs to the ranges open on its thread then.
+t:samples{range=nil, limit=nil}        ts, pid, tid, function, module, nvtx, itt, op, ranges,
+                                       stack (root first, ';'-joined), weight
+t:hotspots{by="function", order="bottom_up", range=nil, limit=nil}
+                                       VTune's table: self (innermost) and total (anywhere on
+                                       the stack) samples by "function", "module" or "range";
+                                       order="top_down" sorts by total
+t:flamegraph(path, {stacks="samples", under_ranges=false, range=nil})
+avgs[i].self_cpu_samples, avgs[i].cpu_samples   samples inside key_averages' rows (the table
+                                       gains "Self samples" and "Samples" columns)
+  Not with schedule=, capture_range= or on-demand recording yet.]]
 
 topics.memory_timeline = [[
 p = profsh.profile{profile_memory=true}   |   profsh run --profile-memory -- CMD

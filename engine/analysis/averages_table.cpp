@@ -55,6 +55,8 @@ const std::vector<SortKey>& SortKeyTable() {
     k.push_back({"self_cuda_memory_usage", i64(&AverageRow::self_cuda_memory_usage)});
     k.push_back({"count", i64(&AverageRow::count)});
     k.push_back({"flops", i64(&AverageRow::flops)});
+    k.push_back({"self_cpu_samples", i64(&AverageRow::self_cpu_samples)});
+    k.push_back({"cpu_samples", i64(&AverageRow::cpu_samples)});
     k.push_back(
         {"node_id", [](const AverageRow&, const StringPool&) -> SortValue { return int64_t{-1}; }});
     k.push_back({"key", [](const AverageRow& r, const StringPool& t) -> SortValue {
@@ -286,6 +288,13 @@ Result<std::string> BuildAveragesTable(const KeyAverages& averages, const TableO
       with_flops = false;
     }
   }
+  // Activity cpu: two columns torch has not (after its own, so its columns keep their places).
+  if (averages.has_samples) {
+    headers.push_back("Self samples");
+    add_column(kDefaultWidth);
+    headers.push_back("Samples");
+    add_column(kDefaultWidth);
+  }
 
   auto format_row = [&](const std::vector<std::string>& values) {
     std::string line;
@@ -393,6 +402,10 @@ Result<std::string> BuildAveragesTable(const KeyAverages& averages, const TableO
     }
     if (has_stack) {
       values.push_back(r.stack.empty() ? std::string() : trim_path(strings.Get(r.stack[0])));
+    }
+    if (averages.has_samples) {
+      values.push_back(std::to_string(r.self_cpu_samples));
+      values.push_back(std::to_string(r.cpu_samples));
     }
     append(format_row(values));
     if (has_stack) {

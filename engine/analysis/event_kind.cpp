@@ -28,7 +28,7 @@ EventKind KindOfCategory(std::string_view category) {
   if (c == "trace" || c == kAc2g || c == kFwdBwd || c == "async_cpu_to_gpu" || c == "cpu_to_cuda" ||
       c == "cuda_sync" || c == "cuda_event" || c == "overhead" || c == kPythonFunction ||
       c == "external_correlation" || c == "cuda_profiler_range" || c == "gpu_memory" ||
-      c == kCpuInstantEvent || c == "profsh") {
+      c == kCpuInstantEvent || c == "profsh" || c == "cpu_sample") {
     return EventKind::kOther;
   }
   return EventKind::kCpuOp;

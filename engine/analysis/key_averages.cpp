@@ -22,8 +22,11 @@ struct VectorHash {
 
 KeyAverages ComputeKeyAverages(std::shared_ptr<const FunctionEvents> events,
                                bool group_by_input_shape, int group_by_stack_n,
-                               std::optional<TorchFormat> torch_format) {
+                               std::optional<TorchFormat> torch_format,
+                               const EventSampleCounts* samples) {
   KeyAverages out;
+  if (samples && samples->empty()) samples = nullptr;
+  out.has_samples = samples != nullptr;
   out.torch_format = torch_format.value_or(events->torch_format);
   const bool by_annotation = out.torch_format == TorchFormat::k2;
   out.group_by_input_shape = group_by_input_shape;
@@ -102,6 +105,10 @@ KeyAverages ComputeKeyAverages(std::shared_ptr<const FunctionEvents> events,
       Add(row.self_cpu_memory_usage, fe.self_cpu_memory(i));
       Add(row.self_cuda_memory_usage, fe.self_cuda_memory(i));
       Add(row.flops, fe.flops(i));
+      if (samples) {
+        row.self_cpu_samples += samples->self[i];
+        row.cpu_samples += samples->total[i];
+      }
     }
   });
   std::vector<AverageRow> rows = std::move(part_rows[0]);
@@ -119,6 +126,8 @@ KeyAverages ComputeKeyAverages(std::shared_ptr<const FunctionEvents> events,
       Add(row.self_cpu_memory_usage, add.self_cpu_memory_usage);
       Add(row.self_cuda_memory_usage, add.self_cuda_memory_usage);
       Add(row.flops, add.flops);
+      row.self_cpu_samples += add.self_cpu_samples;
+      row.cpu_samples += add.cpu_samples;
     }
   }
   for (size_t r = 0; r < first.size(); ++r) {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "engine/analysis/cpu_samples.h"
 #include "engine/analysis/function_events.h"
 
 namespace profsh {
@@ -23,6 +24,10 @@ struct AverageRow {
   int64_t self_cpu_memory_usage = 0;
   int64_t self_cuda_memory_usage = 0;
   int64_t flops = 0;
+  // Activity cpu: samples taken while an event of the row was the innermost open on its
+  // thread (self) or open at all (total); 0 without samples.
+  int64_t self_cpu_samples = 0;
+  int64_t cpu_samples = 0;
   // The time sums in microseconds as torch's FunctionEventAvg holds them: exact for 1.13's
   // traces, torch 2.x's float sums in its event order for 2.x's (FunctionEvents::cpu_total_us).
   double cpu_time_total_us = 0, self_cpu_time_total_us = 0;
@@ -48,6 +53,7 @@ struct KeyAverages {
   int group_by_stack_n = 0;
   bool profile_memory = false;
   bool with_flops = false;
+  bool has_samples = false;  // the rows carry CPU sample counts
   // Whose grouping made the rows and, unless table() says otherwise, whose table prints them.
   TorchFormat torch_format = TorchFormat::k113;
   std::shared_ptr<const FunctionEvents> events;
@@ -57,6 +63,7 @@ struct KeyAverages {
 // rows by is_user_annotation, so a user range and an operator of the same name stay apart.
 KeyAverages ComputeKeyAverages(std::shared_ptr<const FunctionEvents> events,
                                bool group_by_input_shape, int group_by_stack_n,
-                               std::optional<TorchFormat> torch_format = std::nullopt);
+                               std::optional<TorchFormat> torch_format = std::nullopt,
+                               const EventSampleCounts* samples = nullptr);
 
 }  // namespace profsh

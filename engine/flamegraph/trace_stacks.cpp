@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/analysis/cpu_samples.h"
 #include "engine/load/trace_loader.h"
 #include "engine/util/hash.h"
 
@@ -94,11 +95,42 @@ Result<FoldedStacks> ParseOrEmpty(const std::string& text, const std::string& na
 std::string MetricUnit(const std::string& metric) {
   if (metric.find("time") != std::string::npos) return "us";
   if (metric.find("memory") != std::string::npos) return "bytes";
+  if (metric == "samples") return "samples";
   return "calls";
 }
 
+namespace {
+
+// One count per sample: [thread;] [open ranges, outermost first;] native frames, root first.
+Result<FoldedStacks> SampleStacks(const Trace& trace, const TraceStackOptions& options) {
+  const CpuSamples samples = CollectCpuSamples(trace);
+  if (samples.samples.empty()) {
+    return Error{trace.source_path +
+                 ": the trace has no CPU samples (record with the cpu activity: "
+                 "--activities ...,cpu or activities={..., \"cpu\"})"};
+  }
+  const bool by_thread = options.threads > 0;
+  std::unordered_map<std::string, double> per_stack;
+  std::string line;
+  for (const CpuSample& s : samples.samples) {
+    const std::string_view path = samples.strings.Get(s.range_path);
+    if (!options.range.empty() && !RangePathHas(path, options.range)) continue;
+    line.clear();
+    if (by_thread) line += Sanitize(ThreadFrame(trace, s.track, options.thread_frames)) + ";";
+    if (options.under_ranges && !path.empty()) line += std::string(path) + ";";
+    line += samples.strings.Get(s.stack);
+    per_stack[line] += s.weight;
+  }
+  std::string text;
+  for (const auto& [stack, count] : per_stack) text += stack + " " + Count(count) + "\n";
+  return ParseOrEmpty(text, trace.source_path + " (CPU samples)");
+}
+
+}  // namespace
+
 Result<FoldedStacks> TraceStacks(const Trace& trace, const FunctionEvents& f,
                                  const TraceStackOptions& options) {
+  if (options.source == StackSource::kSamples) return SampleStacks(trace, options);
   auto metric = MetricFunction(options.metric);
   if (!metric.ok()) return metric.error();
   auto value_of = metric.value();

@@ -12,7 +12,8 @@
 
 namespace profsh {
 
-enum class StackSource { kAuto, kPython, kOperators };
+// kSamples: the cpu activity's sampled native stacks, one count per sample.
+enum class StackSource { kAuto, kPython, kOperators, kSamples };
 
 // How a thread's root frame is named. With its pid it is unique in one trace; by name (and the
 // process's rank or labels) it matches the same thread of another run, whose pids differ.
@@ -24,6 +25,8 @@ struct TraceStackOptions {
   StackSource source = StackSource::kAuto;  // auto: Python stacks when the trace has them
   int threads = -1;                         // operators: a root frame per thread (-1: when several)
   ThreadFrames thread_frames = ThreadFrames::kNameAndPid;
+  bool under_ranges = false;  // samples: each stack under the ranges open at the sample
+  std::string range;          // samples: only those taken inside a range of this name
 };
 
 // The unit of a metric's values, for flamegraph labels ("us", "bytes", "calls").

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 
+#include "engine/session/cpu_sampler.h"
 #include "engine/session/signal_forwarding.h"
 #include "engine/stream/pattern.h"
 #include "engine/stream/stream_format.h"
@@ -50,8 +51,13 @@ bool TakeVariable(std::vector<std::string>* env, const char* name, const std::st
 }  // namespace
 
 const std::vector<std::string>& KnownActivities() {
-  static const std::vector<std::string> known = {"nvtx", "itt", "torch"};
+  static const std::vector<std::string> known = {"nvtx", "itt", "torch", "cpu"};
   return known;
+}
+
+const std::vector<std::string>& DefaultActivities() {
+  static const std::vector<std::string> defaults = {"nvtx", "itt", "torch"};
+  return defaults;
 }
 
 std::string ActivityList() {
@@ -270,6 +276,18 @@ Result<LaunchResult> RunWorkload(const LaunchOptions& options) {
     if (sigismember(&waited, s) == 1) sigdelset(&sleep_mask, s);
   }
 
+  const bool cpu = std::find(options.activities.begin(), options.activities.end(), "cpu") !=
+                   options.activities.end();
+  // With cpu, the child waits before its exec until profsh has opened the sampling events on
+  // it (they start at the exec), or has given up and asks for the collector's timers.
+  int go_fds[2] = {-1, -1};
+  if (cpu && pipe2(go_fds, O_CLOEXEC) != 0) return Error{std::string("pipe: ") + strerror(errno)};
+  // The child appends why perf_event_open failed (what profsh sends it) to this entry.
+  const std::string timer_prefix = std::string(stream::kEnvSampleTimer) + "=" +
+                                   std::to_string(options.sample_rate) + "," +
+                                   std::to_string(options.sample_stack_bytes) + ",";
+  static char timer_entry[1024];
+
   std::vector<char*> argv;
   for (const std::string& a : options.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -279,6 +297,23 @@ Result<LaunchResult> RunWorkload(const LaunchOptions& options) {
     SignalForwarding::RestoreInChild(previous_mask);
     close(pipe_fds[0]);
     for (const std::string& e : env) putenv(const_cast<char*>(e.c_str()));
+    if (cpu) {
+      close(go_fds[1]);
+      char go[512] = {};
+      size_t got_go = 0;
+      while (got_go + 1 < sizeof go) {
+        const ssize_t n = read(go_fds[0], go + got_go, sizeof go - 1 - got_go);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        got_go += static_cast<size_t>(n);
+      }
+      if (go[0] == 'T' && timer_prefix.size() + got_go < sizeof timer_entry) {
+        memcpy(timer_entry, timer_prefix.data(), timer_prefix.size());
+        memcpy(timer_entry + timer_prefix.size(), go + 1, got_go - 1);
+        timer_entry[timer_prefix.size() + got_go - 1] = '\0';
+        putenv(timer_entry);
+      }
+    }
     execvp(argv[0], argv.data());
     int err = errno;
     ssize_t ignored = write(pipe_fds[1], &err, sizeof err);
@@ -296,6 +331,24 @@ Result<LaunchResult> RunWorkload(const LaunchOptions& options) {
   }
   SignalForwarding::SetWorkload(pid);
   result.pid = pid;
+  std::unique_ptr<CpuSampler> sampler;
+  if (cpu) {
+    close(go_fds[0]);
+    CpuSamplerOptions sampling{options.sample_rate, options.sample_stack_bytes};
+    auto started = CpuSampler::Start(pid, result.session, sampling);
+    std::string go = "P";
+    if (started.ok()) {
+      sampler = std::move(started.value());
+      result.sampling_method = sampler->method_name();
+    } else {
+      result.sampling_method = "timer (CLOCK_THREAD_CPUTIME_ID, in the collector)";
+      result.sampling_note = started.error().message;
+      go = "T" + result.sampling_note.substr(0, 400);
+    }
+    ssize_t ignored = write(go_fds[1], go.data(), go.size());
+    (void)ignored;
+    close(go_fds[1]);
+  }
   int exec_errno = 0;
   ssize_t got;
   do {
@@ -321,6 +374,10 @@ Result<LaunchResult> RunWorkload(const LaunchOptions& options) {
     ppoll(nullptr, 0, &tick, &sleep_mask);
   }
   SignalForwarding::SetWorkload(0);
+  if (sampler) {
+    sampler->Stop();
+    result.samples_taken = sampler->stats().samples;
+  }
   result.signals_received = SignalForwarding::Received() - signals_before;
   result.forwarded_signal = SignalForwarding::LastSignal();
   sigaction(SIGQUIT, &old_quit, nullptr);

@@ -22,9 +22,13 @@ enum class StackForm {
   kTorch,          // torch 1.13's form: def lines, C functions as frames (with_stack="torch")
 };
 
+// What is collected when nothing is asked for: all but "cpu" (sampling costs more and needs
+// perf_event_open or timers).
+const std::vector<std::string>& DefaultActivities();
+
 struct LaunchOptions {
   std::vector<std::string> argv;  // the command; argv[0] is looked up in PATH
-  std::vector<std::string> activities{"nvtx", "itt", "torch"};
+  std::vector<std::string> activities = DefaultActivities();
   // torch.profiler's options, for the PyTorch operator source (and memory for every workload).
   bool record_shapes = false;
   StackForm with_stack = StackForm::kNone;
@@ -43,6 +47,9 @@ struct LaunchOptions {
   // Called once the workload has started (its exec succeeded), with its pid.
   std::function<void(int64_t pid)> launched;
   std::string session;  // an existing session folder to record into (empty: a new one)
+  // Activity "cpu": samples per second of CPU time, and bytes of user stack copied per sample.
+  uint32_t sample_rate = 999;
+  uint32_t sample_stack_bytes = 8192;
 };
 
 // PyTorch's step ranges: ProfilerStep#N.
@@ -60,6 +67,11 @@ struct LaunchResult {
   // After a second signal profsh stops waiting: the workload may still be running, and its
   // streams are read as they are (exit_code is then 128 + the signal).
   bool still_running = false;
+  // Activity "cpu": how the samples were taken ("perf_event_open (cpu-clock)", ...), and why
+  // perf_event_open could not be used when it could not.
+  std::string sampling_method;
+  std::string sampling_note;
+  uint64_t samples_taken = 0;
 };
 
 // The activities profsh can collect from an unmodified workload.

@@ -1,5 +1,7 @@
 #include "engine/session/recording.h"
 
+#include <algorithm>
+
 #include <sys/stat.h>
 
 #include "engine/util/human_text.h"
@@ -45,6 +47,12 @@ Result<Recording> RecordWorkload(const LaunchOptions& options, bool keep_session
 
 Result<LiveRecording> RecordWorkloadLive(LaunchOptions options, bool keep_session,
                                          const LiveCallbacks& callbacks, LaunchResult* ran) {
+  if (std::find(options.activities.begin(), options.activities.end(), "cpu") !=
+      options.activities.end()) {
+    return Error{
+        "the cpu activity does not work with a schedule, a capture range or on-demand recording "
+        "yet (CPU samples are not cut into live windows): record the whole run"};
+  }
   auto folder = CreateSessionFolder();
   if (!folder.ok()) return folder.error();
   auto control = ControlChannel::Create(folder.value());
@@ -101,6 +109,8 @@ std::string DescribeRecording(const SessionSummary& s) {
               : "; nothing dropped";
   for (size_t i = 0; i < s.operator_sources.size(); ++i)
     out += (i == 0 ? "; operators: " : ", ") + s.operator_sources[i];
+  if (!s.sampling_method.empty())
+    out += "; " + Plural(s.cpu_samples, "CPU sample", "CPU samples") + " by " + s.sampling_method;
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include <queue>
 #include <unordered_map>
 
+#include "engine/session/sample_reader.h"
 #include "engine/session/stream_clock.h"
 #include "engine/session/stream_decoder.h"
 #include "engine/session/torch_fallback.h"
@@ -108,6 +109,19 @@ Result<std::vector<std::string>> StreamPaths(const std::string& path, bool* fold
     return Error{path + ": is a directory, and holds no profsh streams (*" +
                  std::string(st::kFileSuffix) + ")"};
   }
+  return out;
+}
+
+std::vector<std::string> SampleFiles(const std::string& folder) {
+  std::vector<std::string> out;
+  if (DIR* d = opendir(folder.c_str())) {
+    while (dirent* e = readdir(d)) {
+      const std::string name = e->d_name;
+      if (name.ends_with(st::kSamplesSuffix)) out.push_back(folder + "/" + name);
+    }
+    closedir(d);
+  }
+  std::sort(out.begin(), out.end());
   return out;
 }
 
@@ -213,6 +227,12 @@ Result<SessionLoad> LoadSession(const std::string& path) {
   if (folder) {
     MergeTorchTraces(path, sink.windows, origin, builder, sum, warnings);
     sum.operator_sources = OperatorSources(path);
+    // profsh's perf_event_open samples (one file), or the collector's timer samples (a file
+    // per process).
+    for (const std::string& samples : SampleFiles(path)) {
+      Status s = ReadCpuSamples(samples, origin, sink.windows, builder, sum, warnings);
+      if (!s.ok()) return Error{s.message()};
+    }
   }
   for (const SummaryCount& c : kSummaryCounts) {
     if (int64_t n = c.Value(sum); c.IsLoss() && n > 0)

@@ -37,6 +37,11 @@ struct SessionSummary {
   // Which path recorded the PyTorch operators ("profsh operator source (...)", "torch.profiler
   // (fallback: why)"), one text per distinct path (the processes' operators-<pid>.txt notes).
   std::vector<std::string> operator_sources;
+  // Activity cpu: how the samples were taken (empty: not sampled), and what was kept and lost.
+  std::string sampling_method;
+  uint64_t cpu_samples = 0;
+  uint64_t samples_lost = 0;  // the kernel's buffer was full, or the collector's ring
+  uint64_t sample_frames_unnamed = 0;
 };
 
 // One count: its name for people and scripts, and, for what a session lost or had to repair,
@@ -75,6 +80,7 @@ inline constexpr SummaryCount kSummaryCounts[] = {
     {"memory_events", &SessionSummary::memory_events},
     {"memory_peak", &SessionSummary::memory_peak},
     {"memory_at_end", &SessionSummary::memory_at_end},
+    {"cpu_samples", &SessionSummary::cpu_samples},
     {"dropped_ranges", &SessionSummary::dropped_ranges,
      "ranges not recorded: a thread's buffer was full (raise PROFSH_BUFFER_KB)",
      "range not recorded: a thread's buffer was full (raise PROFSH_BUFFER_KB)"},
@@ -112,6 +118,9 @@ inline constexpr SummaryCount kSummaryCounts[] = {
      "drain are kept",
      "process did not finish its stream (killed, or still running); events up to its last drain "
      "are kept"},
+    {"samples_lost", &SessionSummary::samples_lost,
+     "CPU samples were lost (the sample buffer was full)",
+     "CPU sample was lost (the sample buffer was full)"},
 };
 
 }  // namespace profsh

@@ -80,7 +80,19 @@ enum BlockType : uint32_t {
   // u8 flags (kConfig*), 6 × i64 schedule (skip_first, wait, warmup, active, repeat,
   // skip_first_wait), str step marker pattern, str capture range name
   kConfig = 20,
+  // CPU samples (activity cpu), in their own file (kSamplesFile), encoded by sample_codec.h:
+  kSampleConfig = 21,   // how the samples were taken
+  kSampleTask = 22,     // a process or thread began, exec'd, was named or ended
+  kSampleMapping = 23,  // an executable mapping of a sampled process
+  kSample = 24,         // one sample: thread, time, user registers, a copy of the user stack
+  kSampleDrops = 25,    // samples the kernel or the collector could not keep (cumulative)
 };
+
+// The CPU samples of a session: written by profsh from perf_event_open's buffers (the samples'
+// times are CLOCK_MONOTONIC ns; a kClock block pairs them with CLOCK_REALTIME).
+// The collector's timer fallback writes one per process: cpu-samples-PID.psamples.
+inline constexpr char kSamplesFile[] = "cpu-samples.psamples";
+inline constexpr char kSamplesSuffix[] = ".psamples";
 
 enum ConfigFlags : uint8_t {
   kConfigSchedule = 1,
@@ -174,6 +186,11 @@ inline constexpr char kEnvStepMarker[] = "PROFSH_STEP_MARKER";  // Lua pattern o
 inline constexpr char kEnvCaptureRange[] =
     "PROFSH_CAPTURE_RANGE";  // record only inside ranges of this name
 inline constexpr char kEnvOnDemand[] = "PROFSH_ON_DEMAND";  // start idle, record on request
+// Tests: act as if perf_event_open were denied (the cpu activity's fallback).
+inline constexpr char kEnvSampleDenyPerf[] = "PROFSH_SAMPLE_DENY_PERF";
+// "rate,stack_bytes": the collector samples its threads on CPU-time timers (perf_event_open
+// was denied to profsh).
+inline constexpr char kEnvSampleTimer[] = "PROFSH_SAMPLE_TIMER";
 
 inline uint64_t ZigZag(int64_t v) {
   return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);

@@ -25,7 +25,7 @@ stdin:1: no_such_trace.json: cannot open: No such file or directory
 profsh> t:key_averages{group_by_shape=true}
 stdin:1: unknown option 'group_by_shape' to 'key_averages' (valid options: group_by_input_shape, group_by_stack_n, torch_format)
 profsh> avgs:table{sort_by="cpu_tme"}
-stdin:1: unknown sort_by key 'cpu_tme' (valid keys: cpu_time, cuda_time, cpu_time_total, cuda_time_total, self_cpu_time_total, self_cuda_time_total, cpu_memory_usage, cuda_memory_usage, self_cpu_memory_usage, self_cuda_memory_usage, count, flops, node_id, key, device_time, device_time_total, self_device_time_total, device_memory_usage, self_device_memory_usage, xpu_time, xpu_time_total, self_xpu_time_total, xpu_memory_usage, self_xpu_memory_usage)
+stdin:1: unknown sort_by key 'cpu_tme' (valid keys: cpu_time, cuda_time, cpu_time_total, cuda_time_total, self_cpu_time_total, self_cuda_time_total, cpu_memory_usage, cuda_memory_usage, self_cpu_memory_usage, self_cuda_memory_usage, count, flops, self_cpu_samples, cpu_samples, node_id, key, device_time, device_time_total, self_device_time_total, device_memory_usage, self_device_memory_usage, xpu_time, xpu_time_total, self_xpu_time_total, xpu_memory_usage, self_xpu_memory_usage)
 profsh> avgs:table{row_limit="ten"}
 stdin:1: bad option 'row_limit' to 'table' (integer or false expected, got string)
 profsh> function double(x)
@@ -46,5 +46,5 @@ trace:key_averages{group_by_input_shape=false, group_by_stack_n=0} -> averages l
   op's rows by input shape. avgs["aten::mm"] is the row when exactly one has that name, and
   an error otherwise; avgs:find(name [, kind]) returns every row of the name (maybe none).
 profsh> :help nothing
-no help on 'nothing'; topics: avg, compile, diff, events, export_chrome_trace, export_stacks, flamegraph, flamegraph_diff, gpu, gpu_events, key_averages, load, memory_timeline, on_demand, processes, profile, pytorch, ranks, record_function, repl, report, run, save, schedule, speedscope, sql, table, tensorboard_trace_handler, threads, to_sqlite, trace
+no help on 'nothing'; topics: avg, compile, diff, events, export_chrome_trace, export_stacks, flamegraph, flamegraph_diff, gpu, gpu_events, key_averages, load, memory_timeline, on_demand, processes, profile, pytorch, ranks, record_function, repl, report, run, samples, save, schedule, speedscope, sql, table, tensorboard_trace_handler, threads, to_sqlite, trace
 profsh> :quit

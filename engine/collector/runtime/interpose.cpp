@@ -3,12 +3,17 @@
 // destructors, and is how Python's multiprocessing children end). Each wrapper then calls the
 // real function, so the program's behaviour does not change.
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <pthread.h>
+#include <stdlib.h>
+
 #include "engine/collector/runtime/process.h"
+#include "engine/collector/runtime/timer_sampler.h"
 #include "engine/stream/stream_format.h"
 
 extern char** environ;
@@ -31,6 +36,23 @@ ExecvpeFn g_execvpe = Next<ExecvpeFn>("execvpe");
 FexecveFn g_fexecve = Next<FexecveFn>("fexecve");
 ExitFn g_exit = Next<ExitFn>("_exit");
 ExitFn g_Exit = Next<ExitFn>("_Exit");
+using PthreadCreateFn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+PthreadCreateFn g_pthread_create = Next<PthreadCreateFn>("pthread_create");
+
+// The cpu activity's timer fallback gives each new thread its CPU-time timer before the
+// thread's own code runs.
+struct ThreadStart {
+  void* (*routine)(void*);
+  void* arg;
+};
+void* StartSampledThread(void* p) {
+  ThreadStart start = *static_cast<ThreadStart*>(p);
+  free(p);
+  profsh::runtime::StartThreadTimer();
+  void* result = start.routine(start.arg);
+  profsh::runtime::StopThreadTimer();
+  return result;
+}
 
 size_t CountEntries(char* const* v) {
   size_t n = 0;
@@ -82,6 +104,23 @@ int DoExecvpe(const char* file, char* const argv[], char* const envp[]) {
 }  // namespace
 
 extern "C" {
+
+__attribute__((visibility("default"))) int pthread_create(pthread_t* thread,
+                                                          const pthread_attr_t* attr,
+                                                          void* (*routine)(void*), void* arg) {
+  // The runtime's own constructor may create its drain thread before this file's initializers.
+  if (g_pthread_create == nullptr) g_pthread_create = Next<PthreadCreateFn>("pthread_create");
+  if (g_pthread_create == nullptr) return EAGAIN;
+  if (profsh::runtime::TimerSamplingActive()) {
+    if (auto* start = static_cast<ThreadStart*>(malloc(sizeof(ThreadStart)))) {
+      *start = ThreadStart{routine, arg};
+      const int r = g_pthread_create(thread, attr, StartSampledThread, start);
+      if (r != 0) free(start);
+      return r;
+    }
+  }
+  return g_pthread_create(thread, attr, routine, arg);
+}
 
 __attribute__((visibility("default"))) int execve(const char* path, char* const argv[],
                                                   char* const envp[]) {

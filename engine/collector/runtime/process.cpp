@@ -21,6 +21,7 @@
 
 #include "engine/collector/runtime/drain.h"
 #include "engine/collector/runtime/process.h"
+#include "engine/collector/runtime/timer_sampler.h"
 #include "engine/collector/runtime/raw_map.h"
 #include "engine/collector/runtime/registry.h"
 #include "engine/collector/runtime/runtime.h"
@@ -456,6 +457,7 @@ bool Initialize() {
   if (!OpenStream(session)) return false;
   MapControlBlock(session);
   g.active = true;
+  StartTimerSampling(session);
   pthread_atfork(BeforeFork, AfterForkParent, AfterForkChild);
   StartDrainThread();
   return true;
@@ -465,6 +467,7 @@ void Shutdown(uint8_t reason) {
   if (!g.active) return;
   // After vfork the child shares our memory and must not touch it; its pid tells.
   if (getpid() != g_pid) return;
+  StopTimerSampling();
   FinalFlush(reason);
   if (reason != stream::kEndExec) {
     g_stop_drain.store(true, std::memory_order_release);

@@ -1,0 +1,398 @@
+#include "engine/collector/runtime/timer_sampler.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <new>
+
+#include "engine/collector/runtime/raw_map.h"
+#include "engine/stream/sample_codec.h"
+#include "engine/stream/stream_format.h"
+
+namespace profsh::runtime {
+
+namespace {
+
+namespace st = stream;
+
+// The registers perf_event_open copies (every one but DS, ES, FS, GS), in its order.
+constexpr uint64_t kRegsMask = ((uint64_t{1} << 24) - 1) & ~(uint64_t{0xf} << 12);
+constexpr int kRegs = 20;
+constexpr uint32_t kRingSamples = 64;  // ~64 ms of one thread's samples at 999 Hz
+constexpr uint32_t kMaxThreads = 1024;
+
+struct RingSample {
+  uint64_t time_ns;
+  uint64_t regs[kRegs];
+  uint32_t stack_len;
+  uint32_t weight;  // 1 + the expirations the kernel merged into this signal
+  // then the stack bytes
+};
+
+struct SampleSlot {
+  std::atomic<uint64_t> head{0};  // written by the signal handler
+  std::atomic<uint64_t> tail{0};  // written by the writer thread
+  std::atomic<uint64_t> dropped{0};
+  std::atomic<bool> live{false};
+  pid_t tid = 0;
+  uintptr_t stack_lo = 0, stack_hi = 0;
+  timer_t timer{};
+  std::atomic<bool> has_timer{false};
+  uint8_t* ring = nullptr;
+};
+
+struct Sampler {
+  bool active = false;
+  pid_t pid = 0;
+  int signal = 0;
+  uint32_t rate_hz = 999;
+  uint32_t stack_bytes = 8192;
+  size_t slot_bytes = 0;
+  SampleSlot* slots = nullptr;
+  std::atomic<uint32_t> slot_count{0};
+  std::atomic<uint64_t> dropped_no_slot{0};
+  int fd = -1;
+  pthread_t writer{};
+  std::atomic<bool> stop{false};
+  // The writer's encoding buffer.
+  uint8_t* out = nullptr;
+  size_t out_capacity = 0, out_used = 0;
+  // Executable mappings already written: (start, end, offset).
+  uint64_t (*written_maps)[3] = nullptr;
+  size_t written_map_count = 0;
+  char* maps_text = nullptr;
+  size_t maps_capacity = 0;
+};
+Sampler g;
+__thread SampleSlot* t_slot __attribute__((tls_model("initial-exec"))) = nullptr;
+
+// A sink for the codec over the fixed buffer; Room() refuses what does not fit.
+struct OutSink {
+  uint8_t* Room(size_t n) {
+    return g.out_used + n <= g.out_capacity ? g.out + g.out_used : nullptr;
+  }
+  void Advance(size_t n) { g.out_used += n; }
+  size_t size() const { return g.out_used; }
+  uint8_t* At(size_t i) { return g.out + i; }
+};
+
+void Flush() {
+  size_t done = 0;
+  while (done < g.out_used) {
+    ssize_t n = write(g.fd, g.out + done, g.out_used - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  g.out_used = 0;
+}
+
+void EnsureRoom(size_t n) {
+  if (g.out_used + n > g.out_capacity) Flush();
+}
+
+int64_t Now(clockid_t clock) {
+  timespec ts{};
+  clock_gettime(clock, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+void OnTimer(int, siginfo_t* info, void* context) {
+  SampleSlot* s = t_slot;
+  if (s == nullptr) return;
+  const int saved_errno = errno;
+  const uint64_t head = s->head.load(std::memory_order_relaxed);
+  if (head - s->tail.load(std::memory_order_acquire) >= kRingSamples) {
+    s->dropped.fetch_add(1, std::memory_order_relaxed);
+    errno = saved_errno;
+    return;
+  }
+  auto* r = reinterpret_cast<RingSample*>(s->ring + (head % kRingSamples) * g.slot_bytes);
+  const greg_t* gr = static_cast<ucontext_t*>(context)->uc_mcontext.gregs;
+  static constexpr int kOrder[kRegs] = {
+      REG_RAX, REG_RBX, REG_RCX, REG_RDX, REG_RSI, REG_RDI, REG_RBP, REG_RSP, REG_RIP, REG_EFL,
+      -1,      -1,      REG_R8,  REG_R9,  REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15};
+  for (int k = 0; k < kRegs; ++k)
+    r->regs[k] = kOrder[k] < 0 ? 0 : static_cast<uint64_t>(gr[kOrder[k]]);
+  r->time_ns = static_cast<uint64_t>(Now(CLOCK_MONOTONIC));
+  const uintptr_t sp = static_cast<uintptr_t>(gr[REG_RSP]);
+  uint32_t n = 0;
+  // Only the thread's own stack is read: past its top is unmapped memory (and a handler on
+  // an alternate stack has no slice to copy).
+  if (sp >= s->stack_lo && sp < s->stack_hi) {
+    const uintptr_t room = s->stack_hi - sp;
+    n = static_cast<uint32_t>(room < g.stack_bytes ? room : g.stack_bytes);
+    memcpy(reinterpret_cast<uint8_t*>(r) + sizeof(RingSample), reinterpret_cast<const void*>(sp),
+           n);
+  }
+  r->stack_len = n;
+  // CPU-time timers expire on the scheduler tick: a 1 ms period under a 4 ms tick fires once
+  // with 3 overruns, and the sample stands for all four periods.
+  const int overrun = info ? info->si_overrun : 0;
+  r->weight = 1 + static_cast<uint32_t>(overrun > 0 && overrun < (1 << 20) - 1 ? overrun : 0);
+  s->head.store(head + 1, std::memory_order_release);
+  errno = saved_errno;
+}
+
+// New executable mappings of /proc/self/maps, written with time 0: mappings are only added
+// while the process runs (a dlopen), so one valid from the start names the addresses right.
+void WriteMappings() {
+  int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  size_t used = 0;
+  while (true) {
+    if (used + 4096 > g.maps_capacity) break;  // a huge map: the rest is left out
+    ssize_t n = read(fd, g.maps_text + used, g.maps_capacity - used - 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    used += static_cast<size_t>(n);
+  }
+  close(fd);
+  g.maps_text[used] = '\0';
+  char* line = g.maps_text;
+  while (line && *line) {
+    char* next = strchr(line, '\n');
+    if (next) *next++ = '\0';
+    unsigned long long start = 0, end = 0, offset = 0;
+    char perms[5] = {};
+    int path_at = 0;
+    if (sscanf(line, "%llx-%llx %4s %llx %*s %*s %n", &start, &end, perms, &offset, &path_at) >=
+            4 &&
+        perms[2] == 'x') {
+      bool seen = false;
+      for (size_t k = 0; k < g.written_map_count && !seen; ++k) {
+        seen = g.written_maps[k][0] == start && g.written_maps[k][1] == end &&
+               g.written_maps[k][2] == offset;
+      }
+      if (!seen && g.written_map_count < 8192) {
+        g.written_maps[g.written_map_count][0] = start;
+        g.written_maps[g.written_map_count][1] = end;
+        g.written_maps[g.written_map_count][2] = offset;
+        ++g.written_map_count;
+        st::SampleMappingBlock m;
+        m.pid = g.pid;
+        m.time_ns = 0;
+        m.start = start;
+        m.length = end - start;
+        m.file_offset = offset;
+        m.executable = 1;
+        m.path = path_at > 0 ? line + path_at : "";
+        EnsureRoom(4096 + 64);
+        OutSink sink;
+        st::AppendBlockTo(sink, m);
+      }
+    }
+    line = next;
+  }
+}
+
+void DrainRings() {
+  const uint32_t n = g.slot_count.load(std::memory_order_acquire);
+  for (uint32_t i = 0; i < n && i < kMaxThreads; ++i) {
+    SampleSlot& s = g.slots[i];
+    if (!s.live.load(std::memory_order_acquire)) continue;
+    const uint64_t head = s.head.load(std::memory_order_acquire);
+    uint64_t tail = s.tail.load(std::memory_order_relaxed);
+    for (; tail < head; ++tail) {
+      const auto* r =
+          reinterpret_cast<const RingSample*>(s.ring + (tail % kRingSamples) * g.slot_bytes);
+      st::SampleBlock b;
+      b.pid = g.pid;
+      b.tid = s.tid;
+      b.time_ns = r->time_ns;
+      b.regs_mask = kRegsMask;
+      b.regs = r->regs;
+      b.stack =
+          std::string_view(reinterpret_cast<const char*>(r) + sizeof(RingSample), r->stack_len);
+      b.weight = r->weight;
+      EnsureRoom(g.slot_bytes + 128);
+      OutSink sink;
+      st::AppendBlockTo(sink, b);
+    }
+    s.tail.store(tail, std::memory_order_release);
+  }
+}
+
+void WriteDrops() {
+  uint64_t dropped = g.dropped_no_slot.load(std::memory_order_relaxed);
+  const uint32_t n = g.slot_count.load(std::memory_order_acquire);
+  for (uint32_t i = 0; i < n && i < kMaxThreads; ++i)
+    dropped += g.slots[i].dropped.load(std::memory_order_relaxed);
+  EnsureRoom(64);
+  OutSink sink;
+  st::AppendBlockTo(sink, st::SampleDropsBlock{0, 0, dropped});
+}
+
+void* WriterLoop(void*) {
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);
+  for (uint32_t round = 1; !g.stop.load(std::memory_order_acquire); ++round) {
+    timespec tick{0, 10 * 1000 * 1000};
+    nanosleep(&tick, nullptr);
+    DrainRings();
+    if (round % 100 == 0) WriteMappings();  // libraries loaded since
+    Flush();
+  }
+  return nullptr;
+}
+
+// The highest real-time signal the program leaves at its default.
+int FreeSignal() {
+  for (int s = SIGRTMAX; s > SIGRTMIN + 2; --s) {
+    struct sigaction old {};
+    if (sigaction(s, nullptr, &old) == 0 && old.sa_handler == SIG_DFL &&
+        !(old.sa_flags & SA_SIGINFO))
+      return s;
+  }
+  return 0;
+}
+
+}  // namespace
+
+bool TimerSamplingActive() {
+  return g.active && getpid() == g.pid;
+}
+
+void StartThreadTimer() {
+  if (!TimerSamplingActive() || t_slot != nullptr) return;
+  const uint32_t i = g.slot_count.fetch_add(1, std::memory_order_acq_rel);
+  if (i >= kMaxThreads) {
+    g.dropped_no_slot.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  SampleSlot& s = g.slots[i];
+  void* ring = RawMap(g.slot_bytes * kRingSamples, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
+  if (ring == MAP_FAILED) return;
+  s.ring = static_cast<uint8_t*>(ring);
+  s.tid = static_cast<pid_t>(syscall(SYS_gettid));
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+    void* addr = nullptr;
+    size_t size = 0;
+    if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+      s.stack_lo = reinterpret_cast<uintptr_t>(addr);
+      s.stack_hi = s.stack_lo + size;
+    }
+    pthread_attr_destroy(&attr);
+  }
+  s.live.store(true, std::memory_order_release);
+  t_slot = &s;
+  sigevent ev{};
+  ev.sigev_notify = SIGEV_THREAD_ID;
+  ev.sigev_signo = g.signal;
+  ev._sigev_un._tid = s.tid;
+  if (timer_create(CLOCK_THREAD_CPUTIME_ID, &ev, &s.timer) != 0) return;
+  s.has_timer.store(true, std::memory_order_release);
+  const long period = 1000000000L / g.rate_hz;
+  itimerspec spec{{period / 1000000000L, period % 1000000000L},
+                  {period / 1000000000L, period % 1000000000L}};
+  timer_settime(s.timer, 0, &spec, nullptr);
+}
+
+void StopThreadTimer() {
+  SampleSlot* s = t_slot;
+  if (s == nullptr || !s->has_timer.exchange(false)) return;
+  timer_delete(s->timer);
+}
+
+void StartTimerSampling(const char* session) {
+  const char* spec = getenv(st::kEnvSampleTimer);
+  if (spec == nullptr || *spec == '\0' || session == nullptr) return;
+  unsigned rate = 999, stack = 8192;
+  int reason_at = 0;
+  if (sscanf(spec, "%u,%u,%n", &rate, &stack, &reason_at) < 1 || rate == 0 || rate > 100000) return;
+  // The launcher says why perf_event_open failed after the numbers.
+  const char* reason =
+      reason_at > 0 && spec[reason_at] ? spec + reason_at : "perf_event_open was denied";
+  if (stack > 65528) stack = 65528;
+  g.rate_hz = rate;
+  g.stack_bytes = stack & ~7u;
+  g.slot_bytes = (sizeof(RingSample) + g.stack_bytes + 63) & ~size_t{63};
+  g.pid = getpid();
+  g.signal = FreeSignal();
+  char path[4096];
+  snprintf(path, sizeof path, "%s/cpu-samples-%d.psamples", session, static_cast<int>(g.pid));
+  void* slots = RawMap(sizeof(SampleSlot) * kMaxThreads, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
+  g.out_capacity = size_t{1} << 20;
+  void* out = RawMap(g.out_capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS);
+  g.maps_capacity = size_t{4} << 20;
+  void* maps = RawMap(g.maps_capacity + sizeof(uint64_t[3]) * 8192, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
+  if (slots == MAP_FAILED || out == MAP_FAILED || maps == MAP_FAILED) return;
+  g.slots = static_cast<SampleSlot*>(slots);
+  for (uint32_t i = 0; i < kMaxThreads; ++i) new (&g.slots[i]) SampleSlot();
+  g.out = static_cast<uint8_t*>(out);
+  g.maps_text = static_cast<char*>(maps);
+  g.written_maps = reinterpret_cast<uint64_t(*)[3]>(g.maps_text + g.maps_capacity);
+  g.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (g.fd < 0) return;
+  OutSink sink;
+  st::FileHeader header{};
+  memcpy(header.magic, st::kMagic, sizeof header.magic);
+  header.version = st::kVersion;
+  header.header_size = sizeof header;
+  st::PutFixed(sink, header);
+  const int64_t mono = Now(CLOCK_MONOTONIC);
+  st::AppendBlockTo(sink, st::ClockBlock{static_cast<uint64_t>(mono), mono, Now(CLOCK_REALTIME)});
+  st::SampleConfigBlock config;
+  config.rate_hz = g.rate_hz;
+  config.stack_bytes = g.stack_bytes;
+  if (g.signal == 0) {
+    config.method = st::kSampleNone;
+    config.note = "perf_event_open was denied and no real-time signal is free for the timers";
+    st::AppendBlockTo(sink, config);
+    Flush();
+    return;
+  }
+  config.method = st::kSampleTimer;
+  config.note = reason;
+  st::AppendBlockTo(sink, config);
+  WriteMappings();
+  Flush();
+  struct sigaction sa {};
+  sa.sa_sigaction = OnTimer;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  if (sigaction(g.signal, &sa, nullptr) != 0) return;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  const bool started = pthread_create(&g.writer, &attr, WriterLoop, nullptr) == 0;
+  pthread_attr_destroy(&attr);
+  if (!started) return;
+  g.active = true;
+  StartThreadTimer();
+}
+
+void StopTimerSampling() {
+  if (!TimerSamplingActive()) return;
+  g.active = false;
+  const uint32_t n = g.slot_count.load(std::memory_order_acquire);
+  for (uint32_t i = 0; i < n && i < kMaxThreads; ++i) {
+    if (g.slots[i].has_timer.exchange(false)) timer_delete(g.slots[i].timer);
+  }
+  g.stop.store(true, std::memory_order_release);
+  pthread_join(g.writer, nullptr);
+  DrainRings();
+  WriteMappings();
+  WriteDrops();
+  Flush();
+  close(g.fd);
+  g.fd = -1;
+}
+
+}  // namespace profsh::runtime

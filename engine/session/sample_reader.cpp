@@ -1,0 +1,261 @@
+#include "engine/session/sample_reader.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <unordered_map>
+
+#include "engine/io/input_source.h"
+#include "engine/stream/sample_codec.h"
+#include "engine/symbols/address_space.h"
+#include "engine/symbols/stack_snapshot.h"
+#include "engine/symbols/symbolizer.h"
+#include "engine/symbols/unwinder.h"
+
+namespace profsh {
+
+namespace {
+
+namespace st = stream;
+namespace sym = symbols;
+
+// A block of the file that happens at a time: replayed in time order, because the kernel's
+// per-CPU buffers interleave them.
+struct TimedBlock {
+  uint64_t time = 0;
+  uint32_t type = 0;
+  std::string_view payload;
+};
+
+struct SampleStack {
+  std::string stack;    // root first, ';'-separated
+  std::string modules;  // the module of each frame, in the same order
+  std::string leaf;     // the innermost function
+};
+
+std::string FrameText(std::string_view s) {
+  std::string out(s);
+  // ';' separates the frames of a folded stack; a name holding one (operator;) keeps a ':'.
+  std::replace(out.begin(), out.end(), ';', ':');
+  return out;
+}
+
+class SampleDecoder {
+ public:
+  void Task(const st::SampleTaskBlock& t) {
+    if (t.kind == st::kTaskFork && t.pid != t.parent_pid) {
+      // A new process starts with its parent's mappings.
+      auto parent = spaces_.find(t.parent_pid);
+      spaces_[t.pid] = parent != spaces_.end() ? parent->second : sym::AddressSpace{};
+    } else if (t.kind == st::kTaskExec) {
+      spaces_[t.pid] = sym::AddressSpace{};
+    }
+    if (t.kind == st::kTaskExec) stacks_.erase(t.pid);
+  }
+
+  void Mapping(const st::SampleMappingBlock& m) {
+    sym::Mapping mapping;
+    mapping.start = m.start;
+    mapping.end = m.start + m.length;
+    mapping.file_offset = m.file_offset;
+    mapping.path = std::string(m.path);
+    mapping.build_id = std::string(m.build_id);
+    mapping.executable = m.executable != 0;
+    spaces_[m.pid].Add(std::move(mapping));
+    // A new mapping may reuse addresses a cached stack named (dlclose, then dlopen).
+    stacks_.erase(m.pid);
+  }
+
+  const SampleStack& Stack(const st::SampleBlock& s) {
+    sym::StackSnapshot snap;
+    for (int r = 0; r < static_cast<int>(sym::X86Reg::kCount); ++r) {
+      if ((s.regs_mask >> r) & 1) snap.regs[r] = s.decoded_regs[r];
+    }
+    snap.regs_mask = s.regs_mask;
+    snap.stack =
+        std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(s.stack.data()), s.stack.size());
+    const sym::AddressSpace& space = spaces_[s.pid];
+    frames_ = unwinder_.Unwind(space, snap);
+    // The same return addresses in one process name the same stack.
+    pcs_.clear();
+    for (const sym::UnwoundFrame& f : frames_) pcs_.push_back(f.pc);
+    auto& cache = stacks_[s.pid];
+    const uint64_t key = Fnv1a(pcs_);
+    auto it = cache.find(key);
+    if (it != cache.end() && it->second.first == pcs_) return it->second.second;
+    SampleStack out;
+    std::vector<std::string> names, modules;
+    for (const sym::UnwoundFrame& f : frames_) {
+      for (const sym::SourceFrame& sf : symbolizer_.Symbolize(space, f.pc, f.is_return_address)) {
+        names.push_back(FrameText(sf.function));
+        modules.push_back(FrameText(sf.module));
+      }
+    }
+    if (names.empty()) {
+      names.push_back("[unknown]");
+      modules.push_back("[unknown]");
+    }
+    out.leaf = names.front();
+    for (size_t i = names.size(); i-- > 0;) {
+      out.stack += names[i];
+      out.modules += modules[i];
+      if (i) {
+        out.stack += ';';
+        out.modules += ';';
+      }
+    }
+    auto& slot = cache[key];
+    slot = {pcs_, std::move(out)};
+    return slot.second;
+  }
+
+  const sym::SymbolizerStats& symbolizer_stats() const { return symbolizer_.stats(); }
+
+ private:
+  static uint64_t Fnv1a(const std::vector<uint64_t>& v) {
+    uint64_t h = 1469598103934665603ull;
+    for (uint64_t x : v) {
+      h ^= x;
+      h *= 1099511628211ull;
+    }
+    return h;
+  }
+
+  std::unordered_map<int64_t, sym::AddressSpace> spaces_;
+  std::unordered_map<int64_t,
+                     std::unordered_map<uint64_t, std::pair<std::vector<uint64_t>, SampleStack>>>
+      stacks_;
+  sym::Unwinder unwinder_;
+  sym::Symbolizer symbolizer_;
+  std::vector<sym::UnwoundFrame> frames_;
+  std::vector<uint64_t> pcs_;
+};
+
+std::string MethodText(const st::SampleConfigBlock& c) {
+  std::string m = c.method == st::kSamplePerfCycles     ? "perf_event_open (cycles)"
+                  : c.method == st::kSamplePerfCpuClock ? "perf_event_open (cpu-clock)"
+                  : c.method == st::kSampleTimer
+                      ? "timer (CLOCK_THREAD_CPUTIME_ID, in the collector)"
+                      : "none";
+  m += " at " + std::to_string(c.rate_hz) + " Hz";
+  if (!c.note.empty()) m += " (" + std::string(c.note) + ")";
+  return m;
+}
+
+}  // namespace
+
+Status ReadCpuSamples(const std::string& path, int64_t origin_ns,
+                      const std::vector<RecordingWindow>& windows, TraceBuilder& builder,
+                      SessionSummary& summary, std::vector<std::string>& warnings) {
+  auto input = OpenInput(path);
+  if (!input.ok()) return Status(input.error());
+  std::string_view data = input.value()->WholeContent();
+  st::FileHeader header{};
+  if (data.size() < sizeof header) return Status(Error{path + ": too short for a samples file"});
+  std::memcpy(&header, data.data(), sizeof header);
+  if (std::memcmp(header.magic, st::kMagic, sizeof header.magic) != 0 ||
+      header.header_size < sizeof header || header.header_size > data.size())
+    return Status(Error{path + ": not a profsh samples file (bad header)"});
+
+  int64_t mono_to_real = 0;
+  bool have_clock = false;
+  std::vector<TimedBlock> timed;
+  st::BlockIterator blocks(data, header.header_size);
+  st::RawBlock b;
+  while (blocks.Next(&b)) {
+    st::Cursor c(b.payload);
+    switch (b.type) {
+      case st::kClock: {
+        st::ClockBlock clock;
+        if (!clock.Decode(c)) return Status(Error{path + ": bad clock block"});
+        if (!have_clock) mono_to_real = clock.realtime_ns - clock.monotonic_ns;
+        have_clock = true;
+        break;
+      }
+      case st::kSampleConfig: {
+        st::SampleConfigBlock config;
+        if (!config.Decode(c)) return Status(Error{path + ": bad sample configuration block"});
+        summary.sampling_method = MethodText(config);
+        break;
+      }
+      case st::kSampleDrops: {
+        st::SampleDropsBlock drops;
+        if (!drops.Decode(c)) return Status(Error{path + ": bad sample drops block"});
+        summary.samples_lost += drops.lost + drops.dropped;
+        break;
+      }
+      case st::kSampleTask:
+      case st::kSampleMapping:
+      case st::kSample: {
+        // The time sits at a fixed place in each: after pid/tid fields (see sample_codec.h).
+        const size_t at = b.type == st::kSampleTask ? 33 : b.type == st::kSampleMapping ? 8 : 16;
+        if (b.payload.size() < at + 8) return Status(Error{path + ": bad sample block"});
+        uint64_t t;
+        std::memcpy(&t, b.payload.data() + at, 8);
+        timed.push_back(TimedBlock{t, b.type, b.payload});
+        break;
+      }
+      default:
+        break;  // blocks of later versions
+    }
+  }
+  if (blocks.has_partial_block())
+    warnings.push_back(path + ": ends in a partial block (profsh was killed while writing)");
+  if (!have_clock) return Status(Error{path + ": no clock block"});
+  // Mappings and task changes first among equal times: a sample needs the mapping made before.
+  std::stable_sort(timed.begin(), timed.end(), [](const TimedBlock& x, const TimedBlock& y) {
+    if (x.time != y.time) return x.time < y.time;
+    return (x.type == st::kSample) < (y.type == st::kSample);
+  });
+  std::map<int64_t, std::vector<const RecordingWindow*>> windows_of;
+  for (const RecordingWindow& w : windows) windows_of[w.pid].push_back(&w);
+
+  SampleDecoder decoder;
+  std::unordered_map<std::string, uint32_t> schemas;
+  for (const TimedBlock& tb : timed) {
+    st::Cursor c(tb.payload);
+    if (tb.type == st::kSampleTask) {
+      st::SampleTaskBlock t;
+      if (!t.Decode(c)) return Status(Error{path + ": bad task block"});
+      decoder.Task(t);
+    } else if (tb.type == st::kSampleMapping) {
+      st::SampleMappingBlock m;
+      if (!m.Decode(c)) return Status(Error{path + ": bad mapping block"});
+      decoder.Mapping(m);
+    } else {
+      st::SampleBlock s;
+      if (!s.Decode(c)) return Status(Error{path + ": bad sample block"});
+      const int64_t ts = static_cast<int64_t>(s.time_ns) + mono_to_real - origin_ns;
+      if (auto w = windows_of.find(s.pid); w != windows_of.end()) {
+        bool inside = false;
+        for (const RecordingWindow* r : w->second)
+          inside |= r->whole_run || (ts >= r->begin_ns && ts <= r->end_ns);
+        if (!inside) continue;
+      }
+      const SampleStack& stack = decoder.Stack(s);
+      const std::string key = stack.stack + '\n' + stack.modules;
+      auto schema = schemas.find(key);
+      if (schema == schemas.end()) {
+        builder.BeginArgs();
+        builder.AddStringArg("stack", stack.stack);
+        builder.AddStringArg("modules", stack.modules);
+        builder.AddInlineInt32Arg("weight");
+        schema = schemas.emplace(key, builder.BuildSchema()).first;
+      }
+      EventFields e;
+      e.phase = 'i';
+      e.ts = ts;
+      e.name = stack.leaf;
+      e.category = kCpuSampleCategory;
+      e.pid = Ident{s.pid, 0, false};
+      e.tid = Ident{s.tid, 0, false};
+      const uint32_t weight = static_cast<uint32_t>(s.weight);
+      builder.AddEvent(e, schema->second, std::span<const uint32_t>(&weight, 1));
+      ++summary.cpu_samples;
+    }
+  }
+  summary.sample_frames_unnamed = decoder.symbolizer_stats().unnamed;
+  return Status();
+}
+
+}  // namespace profsh
