@@ -77,7 +77,7 @@ std::vector<std::string> ReadActivities(lua_State* L, const Options& opts) {
   std::vector<std::string> out;
   if (lua_isnil(L, -1)) {
     lua_pop(L, 1);
-    return KnownActivities();
+    return DefaultActivities();
   }
   if (lua_type(L, -1) == LUA_TSTRING) {
     out.push_back(lua_tostring(L, -1));
@@ -116,7 +116,7 @@ int Profile(lua_State* L) {
     Options opts(L, 1, "profile",
                  {"activities", "buffer_kb", "drain_ms", "keep_session", "schedule",
                   "on_trace_ready", "step_marker", "capture_range", "record_shapes", "with_stack",
-                  "with_flops", "profile_memory"});
+                  "with_flops", "profile_memory", "cupti"});
     ProfileHandle h;
     h.options.activities = ReadActivities(L, opts);
     int64_t buffer = opts.Int("buffer_kb", 0), drain = opts.Int("drain_ms", 0);
@@ -133,6 +133,7 @@ int Profile(lua_State* L) {
     h.options.with_stack = ReadStackForm(opts);
     h.options.with_flops = opts.Bool("with_flops", false);
     h.options.profile_memory = opts.Bool("profile_memory", false);
+    h.options.cupti = opts.String("cupti").value_or("");
     opts.Push("schedule");
     if (!lua_isnil(L, -1)) {
       Schedule* sched = TestSchedule(L, -1);

@@ -32,7 +32,8 @@ constexpr char kUsage[] =
     "options:\n"
     "  -o, --output PATH          save the trace here (default: profsh-DATE-TIME.profsh in the\n"
     "                             current folder; a .json or .json.gz name writes Chrome JSON)\n"
-    "  --activities LIST          what to collect: nvtx,itt,torch (default: all)\n"
+    "  --activities LIST          what to collect: nvtx,itt,torch,cuda (default: all; cuda\n"
+    "                             where a CUDA driver is present)\n"
     "  --record-shapes            PyTorch operators' input shapes and types\n"
     "  --with-stack[=FORM]        PyTorch operators' Python stacks: lines (the default: each\n"
     "                             frame at the line it is executing) or torch (torch 1.13's\n"
@@ -46,6 +47,7 @@ constexpr char kUsage[] =
     "  --no-table                 print no table\n"
     "  --keep-session             keep the raw per-process streams (the folder is printed)\n"
     "  --buffer-kb N              per-thread event buffer (default: 8192)\n"
+    "  --cupti PATH               libcupti for the cuda activity (default: beside the CUDA toolkit)\n"
     "  --drain-ms N               how often buffers are written out, 1..100 (default: 20)\n"
     "\n"
     "long jobs (each window's table is printed, and its trace saved as BASE.PID.N.profsh, while\n"
@@ -230,7 +232,7 @@ int RunRunCommand(int argc, char** argv) {
                  {"--help", "--output", "--activities", "--sort-by", "--row-limit",
                   "--group-by-input-shape", "--record-shapes", "--with-stack", "--with-flops",
                   "--profile-memory", "--no-table", "--keep-session", "--buffer-kb", "--drain-ms",
-                  "--schedule", "--step-marker", "--capture-range", "--on-demand"});
+                  "--schedule", "--step-marker", "--capture-range", "--on-demand", "--cupti"});
   bool command_started = false;
   while (cl.Next()) {
     const std::string& a = cl.arg();
@@ -296,6 +298,8 @@ int RunRunCommand(int argc, char** argv) {
       launch.buffer_kb = static_cast<uint32_t>(std::min<long long>(cl.Number(0), kMaxBufferKb + 1));
       if (launch.buffer_kb > kMaxBufferKb)
         cl.Fail("--buffer-kb: at most " + std::to_string(kMaxBufferKb) + " (KiB per thread)");
+    } else if (a == "--cupti") {
+      launch.cupti = cl.Value("the path of libcupti.so");
     } else if (a == "--drain-ms") {
       launch.drain_ms = static_cast<uint32_t>(std::min<long long>(cl.Number(0), kMaxDrainMs + 1));
       if (launch.drain_ms > kMaxDrainMs)

@@ -12,4 +12,5 @@ set(PROFSH_COLLECTOR_SOURCES
   runtime/steps.cpp
   ../stream/pattern.cpp
   runtime/torch_api.cpp
+  runtime/cupti_source.cpp
 )

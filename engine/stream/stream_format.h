@@ -80,6 +80,10 @@ enum BlockType : uint32_t {
   // u8 flags (kConfig*), 6 × i64 schedule (skip_first, wait, warmup, active, repeat,
   // skip_first_wait), str step marker pattern, str capture range name
   kConfig = 20,
+  // u32 count, count × GPU activity record (GpuRecord in stream_codec.h: u8 kind, varint n,
+  // n varints, the kind's fields in the order GpuField lists them). Times are CLOCK_MONOTONIC
+  // ns (CUPTI's timestamp callback is the collector's; the kClock pairs convert them).
+  kGpuActivity = 21,
 };
 
 enum ConfigFlags : uint8_t {
@@ -163,6 +167,27 @@ enum CounterType : uint8_t {
   kCounterDouble = 8,
 };
 
+// GPU activity records (kGpuActivity), one per CUPTI record the collector keeps.
+enum GpuRecordKind : uint8_t {
+  kGpuKernel = 1,    // start, end, device, context, stream, correlation, name, grid x y z,
+                     // block x y z, registers, static shared, dynamic shared, graph, graph node
+  kGpuMemcpy = 2,    // start, end, device, context, stream, correlation, bytes, copy kind,
+                     // src kind, dst kind, src device, dst device, graph
+  kGpuMemset = 3,    // start, end, device, context, stream, correlation, bytes, value, mem kind
+  kGpuApi = 4,       // start, end, tid, correlation, name, cbid, api (kGpuApi*), return value
+  kGpuSync = 5,      // start, end, context, stream, correlation, type, event
+  kGpuMemory = 6,    // time, device, context, stream, correlation, operation (1 alloc, 2 free),
+                     // memory kind, address, bytes
+  kGpuOverhead = 7,  // start, end, overhead kind, object kind, object id
+  kGpuDevice = 8,    // device, name, SMs, cc major, cc minor, global memory, max warps per SM,
+                     // max blocks per SM, registers per SM, shared memory per SM,
+                     // max threads per block
+  kGpuContext = 9,   // context, device, null stream
+  kGpuDrops = 10,    // CUPTI's dropped records, buffers refused (pool empty), records of kinds
+                     // not kept (cumulative)
+};
+enum GpuApiKind : uint8_t { kGpuApiDriver = 1, kGpuApiRuntime = 2 };
+
 // Variables the launcher sets for the runtime.
 inline constexpr char kEnvSession[] = "PROFSH_SESSION";        // the session folder
 inline constexpr char kEnvActivities[] = "PROFSH_ACTIVITIES";  // "nvtx,itt"
@@ -174,6 +199,9 @@ inline constexpr char kEnvStepMarker[] = "PROFSH_STEP_MARKER";  // Lua pattern o
 inline constexpr char kEnvCaptureRange[] =
     "PROFSH_CAPTURE_RANGE";  // record only inside ranges of this name
 inline constexpr char kEnvOnDemand[] = "PROFSH_ON_DEMAND";  // start idle, record on request
+inline constexpr char kEnvCupti[] = "PROFSH_CUPTI";  // libcupti to load (cuda activity)
+inline constexpr char kEnvCuptiBufferKb[] = "PROFSH_CUPTI_BUFFER_KB";  // one CUPTI buffer
+inline constexpr char kEnvCuptiBuffers[] = "PROFSH_CUPTI_BUFFERS";     // buffers in the pool
 
 inline uint64_t ZigZag(int64_t v) {
   return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);

@@ -19,6 +19,7 @@
 
 #include <new>
 
+#include "engine/collector/runtime/cupti_source.h"
 #include "engine/collector/runtime/drain.h"
 #include "engine/collector/runtime/process.h"
 #include "engine/collector/runtime/raw_map.h"
@@ -291,7 +292,9 @@ void FinalFlush(uint8_t reason) {
   g_stream.final_flushes_waiting.fetch_sub(1, std::memory_order_relaxed);
   if (locked) {
     if (!Closed()) {
+      g_stream.gpu_flush_forced = true;
       DrainOnce();
+      g_stream.gpu_flush_forced = false;
       AppendLossNotice();
       if (reason != stream::kEndExec) {
         // Later events (other threads, later destructors) are counted, not recorded.
@@ -343,6 +346,7 @@ void AfterForkChild() {
   ResetStepLog();
   UnlockStepsAfterFork();
   registry().UnlockAfterFork();
+  ResetGpuActivityAfterFork();
   // The parent reports its own losses; the child starts counting from zero.
   g.events_without_slot.store(0, std::memory_order_relaxed);
   g.events_after_close.store(0, std::memory_order_relaxed);
@@ -420,6 +424,7 @@ bool Initialize() {
   const char* activities = getenv(stream::kEnvActivities);
   g.nvtx = !activities || strstr(activities, "nvtx") != nullptr;
   g.itt = !activities || strstr(activities, "itt") != nullptr;
+  g.cuda = activities && strstr(activities, "cuda") != nullptr;
 #if defined(__x86_64__) || defined(__i386__)
   // The TSC is a usable clock only when it ticks at a constant rate in every power state.
   g.use_tsc = HasCpuFlag("constant_tsc") && HasCpuFlag("nonstop_tsc") && !getenv("PROFSH_NO_TSC");

@@ -119,6 +119,7 @@ struct Globals {
   bool use_tsc = false;
   bool nvtx = false;
   bool itt = false;
+  bool cuda = false;  // InitializeInjection starts CUPTI (cupti_source.h)
   // Why events are not recorded right now (kOff* bits); 0 means recording. The per-event path
   // reads this one byte.
   std::atomic<uint8_t> off{0};
