@@ -291,7 +291,8 @@ Result<LaunchResult> RunWorkload(const LaunchOptions& options) {
   const bool cuda = std::find(options.activities.begin(), options.activities.end(), "cuda") !=
                     options.activities.end();
   if (cuda) {
-    TakeVariable(&env, "CUDA_INJECTION64_PATH", collector, &result.notices, "GPU kernels and copies");
+    TakeVariable(&env, "CUDA_INJECTION64_PATH", collector, &result.notices,
+                 "GPU kernels and copies");
     const std::string cupti = options.cupti.empty() ? FindCupti() : options.cupti;
     if (!options.cupti.empty() && !IsFile(options.cupti))
       return Error{"cupti: " + options.cupti + " is not a file"};

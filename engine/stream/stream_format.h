@@ -81,8 +81,8 @@ enum BlockType : uint32_t {
   // skip_first_wait), str step marker pattern, str capture range name
   kConfig = 20,
   // u32 count, count × GPU activity record (GpuRecord in stream_codec.h: u8 kind, varint n,
-  // n varints, the kind's fields in the order GpuField lists them). Times are CLOCK_MONOTONIC
-  // ns (CUPTI's timestamp callback is the collector's; the kClock pairs convert them).
+  // n varints, the kind's fields in the order listed at GpuRecordKind). Times are the
+  // stream's ticks: CUPTI's timestamp callback is the collector's clock.
   kGpuActivity = 21,
 };
 
@@ -90,7 +90,8 @@ enum ConfigFlags : uint8_t {
   kConfigSchedule = 1,
   kConfigCapture = 2,
   kConfigOnDemand = 4,
-  kConfigMarker = 8
+  kConfigMarker = 8,
+  kConfigCuda = 16,  // the cuda activity is on: GPU records may follow (kGpuActivity)
 };
 
 // The control block: a file "control" in the session folder that profsh and every collected

@@ -51,6 +51,7 @@ struct Driver {
   bool initialised = false;
   void (*record)(const void*) = nullptr;
   uint64_t (*now)() = nullptr;
+  uint64_t (*duration)(uint64_t) = nullptr;
   std::atomic<uint32_t> correlation{0};
   std::map<uint32_t, StreamInfo> streams;  // id -> stream
   uint32_t next_stream = 13;
@@ -89,6 +90,7 @@ void FindCupti() {
   if (lib == nullptr) return;
   d.record = reinterpret_cast<void (*)(const void*)>(dlsym(lib, "fakecupti_record"));
   d.now = reinterpret_cast<uint64_t (*)()>(dlsym(lib, "fakecupti_now"));
+  d.duration = reinterpret_cast<uint64_t (*)(uint64_t)>(dlsym(lib, "fakecupti_duration"));
 }
 
 uint32_t StreamId(CUstream s) {
@@ -101,13 +103,16 @@ StreamInfo& StreamOf(uint32_t id, int device) {
   return it->second;
 }
 
-// Simulated device work on `stream`: starts when the stream is free and the launch is done.
+// Simulated device work on `stream`: starts when the stream is free and the launch is done;
+// `duration` is in ns, the times on CUPTI's clock.
 void Schedule(uint32_t stream, uint64_t launched, uint64_t duration, uint64_t* start,
               uint64_t* end) {
-  std::lock_guard<std::mutex> lock(D().mutex);
+  Driver& d = D();
+  std::lock_guard<std::mutex> lock(d.mutex);
   StreamInfo& s = StreamOf(stream, t_device);
-  *start = std::max(s.free_at, launched + 500);
-  *end = *start + duration;
+  auto on_clock = [&](uint64_t ns) { return d.duration ? d.duration(ns) : ns; };
+  *start = std::max(s.free_at, launched + on_clock(500));
+  *end = *start + on_clock(duration);
   s.free_at = *end;
 }
 
@@ -170,9 +175,19 @@ void Copy(CUpti_ActivityMemcpyKind kind, size_t bytes, CUstream stream, uint32_t
     Emit(&m);
     return;
   }
+  // Host memory is pageable here, as a plain malloc'd buffer is.
+  const uint8_t host = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE, dev = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+                array = CUPTI_ACTIVITY_MEMORY_KIND_ARRAY;
+  static const uint8_t ends[][2] = {{0, 0},        {host, dev},    {dev, host},  {host, array},
+                                    {array, host}, {array, array}, {array, dev}, {dev, array},
+                                    {dev, dev},    {host, host}};
   CUpti_ActivityMemcpy6 m{};
   m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
   m.copyKind = kind;
+  if (kind < 10) {
+    m.srcKind = ends[kind][0];
+    m.dstKind = ends[kind][1];
+  }
   m.bytes = bytes;
   m.start = start;
   m.end = end;
@@ -268,8 +283,8 @@ CUresult CUDAAPI cuModuleGetFunction(CUfunction* f, CUmodule, const char* name) 
 }
 
 CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                                unsigned by, unsigned bz, unsigned shared, CUstream stream,
-                                void**, void**) {
+                                unsigned by, unsigned bz, unsigned shared, CUstream stream, void**,
+                                void**) {
   const uint64_t start = Now();
   const uint32_t c = ++D().correlation;
   Api(CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, start, c);
@@ -442,8 +457,7 @@ __attribute__((visibility("default"))) void fakecuda_runtime_launch(CUfunction f
 }
 
 // An asynchronous copy of any CUpti_ActivityMemcpyKind, recorded under cudaMemcpy.
-__attribute__((visibility("default"))) void fakecuda_copy(int kind, size_t bytes,
-                                                          CUstream stream) {
+__attribute__((visibility("default"))) void fakecuda_copy(int kind, size_t bytes, CUstream stream) {
   const uint64_t start = Now();
   const uint32_t c = ++D().correlation;
   Api(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, start, c);

@@ -24,6 +24,7 @@ struct Fake {
   CUpti_BuffersCallbackRequestFunc request = nullptr;
   CUpti_BuffersCallbackCompleteFunc complete = nullptr;
   CUpti_TimestampCallbackFunc timestamp = nullptr;
+  double ticks_per_ns = 1.0;  // of the client's clock, measured when it is registered
   bool enabled[128] = {};
   uint8_t* buffer = nullptr;
   size_t size = 0, used = 0;
@@ -133,6 +134,11 @@ uint64_t fakecupti_now(void) {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
+// A device duration in ns on CUPTI's clock.
+uint64_t fakecupti_duration(uint64_t ns) {
+  return static_cast<uint64_t>(static_cast<double>(ns) * F().ticks_per_ns + 0.5);
+}
+
 int fakecupti_enabled(int kind) {
   return kind >= 0 && kind < 128 && F().enabled[kind];
 }
@@ -174,8 +180,7 @@ CUptiResult CUPTIAPI cuptiGetResultString(CUptiResult result, const char** str) 
   return CUPTI_SUCCESS;
 }
 
-CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc,
-                                    void*) {
+CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc, void*) {
   Fake& f = F();
   std::lock_guard<std::mutex> lock(f.mutex);
   ReadScenario(f);
@@ -208,8 +213,7 @@ CUptiResult CUPTIAPI cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t 
       {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, "cuGraphLaunch"},
       {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
        "cudaLaunchKernel_v7000"},
-      {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020,
-       "cudaMemcpy_v3020"},
+      {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, "cudaMemcpy_v3020"},
       {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020,
        "cudaDeviceSynchronize_v3020"},
   };
@@ -231,7 +235,21 @@ CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequest
   return CUPTI_SUCCESS;
 }
 
+// CUPTI puts GPU times on the client's clock by interpolation; the test double measures the
+// client clock's rate against CLOCK_MONOTONIC once (20 ms) and scales device durations by it.
 CUptiResult CUPTIAPI cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc fn) {
+  auto mono = [] {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+  };
+  const uint64_t m0 = mono(), t0 = fn();
+  uint64_t m1 = m0, t1 = t0;
+  while (m1 - m0 < 20000000) {
+    m1 = mono();
+    t1 = fn();
+  }
+  F().ticks_per_ns = static_cast<double>(t1 - t0) / static_cast<double>(m1 - m0);
   F().timestamp = fn;
   return CUPTI_SUCCESS;
 }

@@ -3,7 +3,6 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include <atomic>
 
@@ -37,7 +36,7 @@ enum BufferState : uint32_t { kBufferFree = 0, kBufferWithCupti = 1, kBufferComp
 
 struct PoolBuffer {
   std::atomic<uint32_t> state{kBufferFree};
-  size_t valid = 0;   // written before state becomes kBufferComplete (release)
+  size_t valid = 0;    // written before state becomes kBufferComplete (release)
   uint64_t order = 0;  // completion order: buffers are encoded as CUPTI handed them back
 };
 
@@ -76,10 +75,12 @@ void SetNotice(const char* fmt, const char* a = "", const char* b = "") {
   g_cupti.notice_ready.store(true, std::memory_order_release);
 }
 
-uint64_t CUPTIAPI MonotonicNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+// CUPTI's clock is the collector's own (TSC ticks or CLOCK_MONOTONIC ns, as every event of the
+// stream): CUPTI stamps API records with it and interpolates GPU times onto it, so nothing is
+// aligned afterwards. The header asks for nanoseconds; a linear clock is what the interpolation
+// needs, and Kineto registers its raw TSC the same way.
+uint64_t CUPTIAPI CollectorTicks() {
+  return Now();
 }
 
 // CUPTI asks for a buffer (on any thread, often its own): one from the pool, or none, which
@@ -115,9 +116,9 @@ void CUPTIAPI IgnoreCallback(void*, CUpti_CallbackDomain, CUpti_CallbackId, cons
 void* OpenCupti() {
   if (const char* path = getenv(st::kEnvCupti); path && *path)
     return dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  const char* candidates[] = {"libcupti.so", "libcupti.so.13",
-                              "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so",
-                              "/usr/local/cuda/lib64/libcupti.so", "/usr/local/cuda/lib/libcupti.so"};
+  const char* candidates[] = {
+      "libcupti.so", "libcupti.so.13", "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so",
+      "/usr/local/cuda/lib64/libcupti.so", "/usr/local/cuda/lib/libcupti.so"};
   for (const char* c : candidates) {
     if (void* h = dlopen(c, RTLD_NOW | RTLD_LOCAL)) return h;
   }
@@ -132,8 +133,7 @@ bool Resolve(void* lib, const char* name, F* out) {
 
 const char* ResultText(CUptiResult r) {
   const char* text = nullptr;
-  if (g_cupti.api.GetResultString && g_cupti.api.GetResultString(r, &text) == CUPTI_SUCCESS &&
-      text)
+  if (g_cupti.api.GetResultString && g_cupti.api.GetResultString(r, &text) == CUPTI_SUCCESS && text)
     return text;
   return "unknown CUPTI error";
 }
@@ -174,11 +174,17 @@ bool MapPool() {
 // Every kind the cuda activity records. Kinds a CUPTI does not support are skipped; without
 // kernels there is nothing to show, which the notice says.
 bool EnableKinds() {
-  const CUpti_ActivityKind kinds[] = {
-      CUPTI_ACTIVITY_KIND_DEVICE,  CUPTI_ACTIVITY_KIND_CONTEXT,         CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-      CUPTI_ACTIVITY_KIND_MEMCPY,  CUPTI_ACTIVITY_KIND_MEMCPY2,         CUPTI_ACTIVITY_KIND_MEMSET,
-      CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER,          CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
-      CUPTI_ACTIVITY_KIND_MEMORY2, CUPTI_ACTIVITY_KIND_OVERHEAD};
+  const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_DEVICE,
+                                      CUPTI_ACTIVITY_KIND_CONTEXT,
+                                      CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                      CUPTI_ACTIVITY_KIND_MEMCPY,
+                                      CUPTI_ACTIVITY_KIND_MEMCPY2,
+                                      CUPTI_ACTIVITY_KIND_MEMSET,
+                                      CUPTI_ACTIVITY_KIND_RUNTIME,
+                                      CUPTI_ACTIVITY_KIND_DRIVER,
+                                      CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+                                      CUPTI_ACTIVITY_KIND_MEMORY2,
+                                      CUPTI_ACTIVITY_KIND_OVERHEAD};
   bool kernels = false;
   for (CUpti_ActivityKind k : kinds) {
     const CUptiResult r = g_cupti.api.Enable(k);
@@ -209,26 +215,29 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     return 1;
   }
   if (!ResolveApi(lib)) {
-    SetNotice("cuda: the libcupti loaded lacks CUPTI 13's activity API (%s); GPU activity not "
-              "recorded",
-              dlerror() ? "an entry point is missing" : "");
+    SetNotice(
+        "cuda: the libcupti loaded lacks CUPTI 13's activity API (%s); GPU activity not "
+        "recorded",
+        dlerror() ? "an entry point is missing" : "");
     return 1;
   }
   uint32_t version = 0;
   if (g_cupti.api.GetVersion(&version) != CUPTI_SUCCESS || version < kMinCuptiVersion) {
     char v[32];
     snprintf(v, sizeof v, "%u", version);
-    SetNotice("cuda: CUPTI API version %s, profsh needs %s or later (CUDA 13); GPU activity not "
-              "recorded",
-              v, "130000");
+    SetNotice(
+        "cuda: CUPTI API version %s, profsh needs %s or later (CUDA 13); GPU activity not "
+        "recorded",
+        v, "130000");
     return 1;
   }
   CUpti_SubscriberHandle subscriber;
   const CUptiResult sub = g_cupti.api.Subscribe(&subscriber, IgnoreCallback, nullptr);
   if (sub == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-    SetNotice("cuda: CUPTI is already used by another tool (torch.profiler, nsys, ncu, "
-              "compute-sanitizer); GPU activity not recorded by profsh%s%s",
-              "", "");
+    SetNotice(
+        "cuda: CUPTI is already used by another tool (torch.profiler, nsys, ncu, "
+        "compute-sanitizer); GPU activity not recorded by profsh%s%s",
+        "", "");
     return 1;
   }
   if (sub != CUPTI_SUCCESS) {
@@ -240,7 +249,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     return 1;
   }
   // The clock first: records of kinds enabled before it would carry CUPTI's own.
-  g_cupti.api.RegisterTimestampCallback(MonotonicNs);
+  g_cupti.api.RegisterTimestampCallback(CollectorTicks);
   const CUptiResult reg = g_cupti.api.RegisterCallbacks(RequestBuffer, CompleteBuffer);
   if (reg != CUPTI_SUCCESS) {
     SetNotice("cuda: cuptiActivityRegisterCallbacks failed (%s); GPU activity not recorded",
@@ -410,8 +419,8 @@ void DrainGpuActivity(BlockBuffer& metadata, BlockBuffer& events, bool forced) {
     if (g_cupti.buffers[i].state.load(std::memory_order_acquire) == kBufferComplete) ready[n++] = i;
   }
   for (uint32_t i = 1; i < n; ++i) {  // a handful: insertion sort by completion order
-    for (uint32_t j = i; j > 0 && g_cupti.buffers[ready[j]].order < g_cupti.buffers[ready[j - 1]].order;
-         --j) {
+    for (uint32_t j = i;
+         j > 0 && g_cupti.buffers[ready[j]].order < g_cupti.buffers[ready[j - 1]].order; --j) {
       const uint32_t t = ready[j];
       ready[j] = ready[j - 1];
       ready[j - 1] = t;

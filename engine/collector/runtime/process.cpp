@@ -158,7 +158,8 @@ void AppendConfig() {
   stream::ConfigBlock config;
   config.flags = static_cast<uint8_t>(
       (c.has_schedule ? stream::kConfigSchedule : 0) | (c.capture ? stream::kConfigCapture : 0) |
-      (c.on_demand ? stream::kConfigOnDemand : 0) | (c.marker ? stream::kConfigMarker : 0));
+      (c.on_demand ? stream::kConfigOnDemand : 0) | (c.marker ? stream::kConfigMarker : 0) |
+      (g.cuda ? stream::kConfigCuda : 0));
   const int64_t schedule[6] = {c.schedule.skip_first, c.schedule.wait,
                                c.schedule.warmup,     c.schedule.active,
                                c.schedule.repeat,     c.schedule.skip_first_wait};
