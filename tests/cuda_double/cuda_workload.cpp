@@ -4,11 +4,18 @@
 // Expected (per run): gemm_kernel 24 × 3 µs, relu_kernel 12 × 2 µs, graph_node 3 × 2 µs;
 // per thread and step, "layer_a" holds 4 gemm launches, "layer_b" 2 relu launches.
 //
-// Usage: cuda_workload [STEPS]   (default 3)
+// Usage: cuda_workload [STEPS [MODE]]   (default 3 steps, mode "plain")
+//   steps: one thread (device 0); each step is an NVTX range "step" (a step marker) that also
+//          launches tail_kernel (3 ms) on stream 1 at its end; streams are synchronised only
+//          after the last step, so each step's tail kernel ends after the next step began.
+//   slow:  20 ms of sleep after each step (for a run killed while it works).
 #include <cuda.h>
 #include <cupti_activity.h>
 #include <nvtx3/nvToolsExt.h>
 #include <stdlib.h>
+
+#include <string.h>
+#include <time.h>
 
 #include <thread>
 #include <vector>
@@ -44,15 +51,18 @@ void Copies(CUcontext self, CUcontext other, CUstream stream) {
   nvtxRangePop();
 }
 
-void Worker(int device, int steps, CUcontext* contexts) {
+void Worker(int device, int steps, const char* mode, CUcontext* contexts) {
+  const bool step_ranges = strcmp(mode, "steps") == 0, slow = strcmp(mode, "slow") == 0;
   cuCtxSetCurrent(contexts[device]);
   CUstream s1, s2;
   cuStreamCreate(&s1, 0);
   cuStreamCreate(&s2, 0);
-  CUfunction gemm, relu;
+  CUfunction gemm, relu, tail;
   cuModuleGetFunction(&gemm, nullptr, "gemm_kernel");
   cuModuleGetFunction(&relu, nullptr, "relu_kernel");
+  cuModuleGetFunction(&tail, nullptr, "tail_kernel");
   for (int step = 0; step < steps; ++step) {
+    if (step_ranges) nvtxRangePushA("step");
     nvtxRangePushA("forward");
     nvtxRangePushA("layer_a");
     for (int i = 0; i < 4; ++i) cuLaunchKernel(gemm, 3, 1, 1, 256, 1, 1, 0, s1, nullptr, nullptr);
@@ -61,16 +71,28 @@ void Worker(int device, int steps, CUcontext* contexts) {
     for (int i = 0; i < 2; ++i) fakecuda_runtime_launch(relu, 2, 128, s2);
     nvtxRangePop();
     nvtxRangePop();
+    if (step_ranges) {
+      cuLaunchKernel(tail, 3000, 1, 1, 64, 1, 1, 0, s1, nullptr, nullptr);
+      nvtxRangePop();
+      continue;
+    }
     cuStreamSynchronize(s1);
     cuStreamSynchronize(s2);
+    if (slow) {
+      timespec pause{0, 20000000};
+      nanosleep(&pause, nullptr);
+    }
   }
-  if (device == 0) Copies(contexts[0], contexts[1], s1);
+  cuStreamSynchronize(s1);
+  cuStreamSynchronize(s2);
+  if (device == 0 && !step_ranges) Copies(contexts[0], contexts[1], s1);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   const int steps = argc > 1 ? atoi(argv[1]) : 3;
+  const char* mode = argc > 2 ? argv[2] : "plain";
   if (cuInit(0) != CUDA_SUCCESS) return 1;
   CUcontext contexts[2];
   for (int d = 0; d < 2; ++d) {
@@ -79,7 +101,9 @@ int main(int argc, char** argv) {
     cuDevicePrimaryCtxRetain(&contexts[d], dev);
   }
   std::vector<std::thread> threads;
-  for (int d = 0; d < 2; ++d) threads.emplace_back(Worker, d, steps, contexts);
+  // Step markers count per process: with one thread, a step is one iteration.
+  const int workers = strcmp(mode, "steps") == 0 ? 1 : 2;
+  for (int d = 0; d < workers; ++d) threads.emplace_back(Worker, d, steps, mode, contexts);
   for (auto& t : threads) t.join();
   return 0;
 }
