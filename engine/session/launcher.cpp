@@ -211,6 +211,8 @@ Result<LaunchResult> RunWorkload(const LaunchOptions& options) {
       return Error{"unknown activity '" + a + "' (activities: " + ActivityList() + ")"};
     }
   }
+  if (!options.cupti.empty() && !IsFile(options.cupti))
+    return Error{"cupti: " + options.cupti + " is not a file"};
   std::string collector = options.collector;
   if (collector.empty()) {
     auto found = FindCollector();
@@ -294,8 +296,6 @@ Result<LaunchResult> RunWorkload(const LaunchOptions& options) {
     TakeVariable(&env, "CUDA_INJECTION64_PATH", collector, &result.notices,
                  "GPU kernels and copies");
     const std::string cupti = options.cupti.empty() ? FindCupti() : options.cupti;
-    if (!options.cupti.empty() && !IsFile(options.cupti))
-      return Error{"cupti: " + options.cupti + " is not a file"};
     if (!cupti.empty()) env.push_back(std::string(stream::kEnvCupti) + "=" + cupti);
     if (!CudaDriverPresent())
       result.notices.push_back(
