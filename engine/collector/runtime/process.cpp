@@ -46,7 +46,7 @@ std::atomic<bool> g_stop_drain{false};
 
 // Our own variables, saved at start so that exec can give them back to children whose
 // environment was replaced (execve with a new envp).
-constexpr int kSavedVars = 6;
+constexpr int kSavedVars = 8;
 char* g_saved_env[kSavedVars] = {};
 char g_self_path[4096] = {};
 
@@ -393,12 +393,13 @@ void AfterForkChild() {
 void SaveEnvironment() {
   const char* names[kSavedVars] = {stream::kEnvSession,     stream::kEnvActivities,
                                    stream::kEnvBufferKb,    stream::kEnvDrainMs,
-                                   "NVTX_INJECTION64_PATH", "INTEL_LIBITTNOTIFY64"};
+                                   "NVTX_INJECTION64_PATH", "INTEL_LIBITTNOTIFY64",
+                                   "CUDA_INJECTION64_PATH", stream::kEnvCupti};
   for (int i = 0; i < kSavedVars; ++i) {
     const char* v = getenv(names[i]);
     if (!v) continue;
-    // NVTX and ITT variables are given back only when they name this library.
-    if (i >= 4 && strcmp(v, g_self_path) != 0) continue;
+    // NVTX, ITT and CUDA injection variables are given back only when they name this library.
+    if (i >= 4 && i <= 6 && strcmp(v, g_self_path) != 0) continue;
     size_t n = strlen(names[i]) + 1 + strlen(v) + 1;
     g_saved_env[i] = static_cast<char*>(malloc(n));
     if (g_saved_env[i]) snprintf(g_saved_env[i], n, "%s=%s", names[i], v);
