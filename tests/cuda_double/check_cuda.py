@@ -168,7 +168,43 @@ def check_basic(profsh, workload, cupti, tmp):
                and near(us(row.get("CUDA total", "")), total)]
         check(len(got) >= 1, "table: %s has CUDA total %.3f us over %d calls (%s)"
               % (name, total, calls_n, [(x.get("CUDA total"), x.get("# of Calls")) for x in rows.get(name, [])]))
+    # What works on Kineto traces works on the live run: the memory timeline, HTA's kernel
+    # breakdown, the Chrome export read back.
+    lua = os.path.join(tmp, "analyses.lua")
+    with open(lua, "w") as f:
+        f.write(ANALYSES)
+    r = subprocess.run([profsh, lua, out, os.path.join(tmp, "export.json")], capture_output=True, text=True,
+                       timeout=120)
+    lines = dict(l.split("\t", 1) for l in r.stdout.splitlines() if "\t" in l)
+    check(lines.get("memory") == "cuda:0 1048576 0", "memory_timeline: cuda:0 peaks at 1 MiB, 0 at the end (%s)"
+          % (lines.get("memory") or r.stderr[-300:]))
+    check(lines.get("breakdown") == "gemm_kernel graph_node relu_kernel",
+          "HTA's kernel breakdown lists the computation kernels (%s)" % lines.get("breakdown"))
+    check(lines.get("export") == "39 39", "the Chrome export reads back with its 39 kernels (%s)" % lines.get("export"))
     return d
+
+
+ANALYSES = r"""
+local t = profsh.load(arg[1])
+local m = t:memory_timeline()
+for _, p in pairs(m.processes) do
+  for dev, d in pairs(p.devices or {}) do print("memory", dev .. " " .. d.peak .. " " .. d.at_end) end
+end
+local _, by_kernel = t:kernel_breakdown{duration_ratio = 1.0, num_kernels = 10}
+local names = {}
+for _, row in ipairs(by_kernel) do
+  if row.kernel_type == "COMPUTATION" then names[#names + 1] = row.name end
+end
+table.sort(names)
+print("breakdown", table.concat(names, " "))
+local function kernels(trace)
+  local n = 0
+  for _, e in ipairs(trace:events{limit = 100000}) do if e.cat == "kernel" then n = n + 1 end end
+  return n
+end
+t:export_chrome_trace(arg[2])
+print("export", kernels(t) .. " " .. kernels(profsh.load(arg[2])))
+"""
 
 
 def check_drops(profsh, workload, cupti, tmp, basic):
