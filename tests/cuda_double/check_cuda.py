@@ -50,9 +50,9 @@ KERNELS = {"gemm_kernel": (24, 3000), "relu_kernel": (12, 2000), "graph_node": (
 COPY_KINDS = ["HtoD", "DtoH", "DtoD", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "HtoH", "PtoP"]
 
 
-def check_basic(profsh, workload, cupti, tmp):
+def check_basic(profsh, workload, cupti, tmp, scenario=""):
     out = os.path.join(tmp, "basic.json")
-    r = run(profsh, workload, cupti, out, table=True)
+    r = run(profsh, workload, cupti, out, table=True, env={"FAKE_CUPTI_SCENARIO": scenario})
     check(r.returncode == 0, "the workload runs under profsh with the cuda activity (%s)" % r.stderr[-400:])
     summary = [l for l in r.stderr.splitlines() if "GPU:" in l]
     check(summary and "39 kernels, 10 copies, 1 set, 67 CUDA calls" in summary[0],
@@ -127,7 +127,10 @@ def check_basic(profsh, workload, cupti, tmp):
                                    if "Launch" in e["name"])
     check(launches == {("layer_a", "cuLaunchKernel"): 24, ("layer_b", "cudaLaunchKernel"): 12,
                        ("copies", "cuGraphLaunch"): 1},
-          "launches nest in their ranges: %s" % dict(launches))
+          "launches nest in their ranges (CUPTI's threads: %s): %s"
+          % ("OS ids" if scenario else "pthread_self", dict(launches)))
+    if scenario:
+        return d
     # GPU projections: per range instance and stream, first start to last end of its work.
     ann = collections.Counter(e["name"] for e in by_cat["gpu_user_annotation"])
     check(ann["layer_a"] == 6 and ann["layer_b"] == 6 and ann["forward"] == 12,
@@ -319,6 +322,7 @@ def main():
     wanted = set(sys.argv[4:])
     with tempfile.TemporaryDirectory(prefix="profsh-cuda-") as tmp:
         basic = check_basic(profsh, workload, cupti, tmp)
+        check_basic(profsh, workload, cupti, tmp, "os-thread-ids")
         if not wanted or "drops" in wanted:
             check_drops(profsh, workload, cupti, tmp, basic)
         if not wanted or "refusals" in wanted:

@@ -12,6 +12,7 @@
 #include <cuda.h>
 #include <cupti.h>
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,8 +75,15 @@ uint64_t Now() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
+// CUPTI's API records name a thread by the low 32 bits of pthread_self(); with
+// FAKE_CUPTI_SCENARIO containing "os-thread-ids", by its OS id.
 uint32_t Tid() {
-  return static_cast<uint32_t>(syscall(SYS_gettid));
+  static const bool os_ids = [] {
+    const char* s = getenv("FAKE_CUPTI_SCENARIO");
+    return s && strstr(s, "os-thread-ids");
+  }();
+  return os_ids ? static_cast<uint32_t>(syscall(SYS_gettid))
+                : static_cast<uint32_t>(pthread_self());
 }
 
 void Emit(const void* record) {

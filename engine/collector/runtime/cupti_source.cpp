@@ -292,6 +292,36 @@ uint32_t ApiName(bool runtime, uint32_t cbid) {
   return id;
 }
 
+// An API record's thread as the stream names threads (the OS thread id). CUPTI reports the low
+// 32 bits of pthread_self() (or, in some versions and in the test double, the OS id): a thread
+// the collector knows is found by either; others keep CUPTI's number. Cached: a workload makes
+// its calls from a few threads. The cache is emptied every drain round, so a thread that claims
+// its slot after its first CUDA call is found from the next round on.
+uint32_t g_thread_round = 1;
+uint64_t OsThreadOf(uint32_t cupti_thread) {
+  static uint32_t cache_key[64], cache_round[64];
+  static int64_t cache_tid[64];
+  const uint32_t slot = (cupti_thread * 2654435761u) >> 26;
+  if (cache_round[slot] == g_thread_round && cache_key[slot] == cupti_thread)
+    return static_cast<uint64_t>(cache_tid[slot]);
+  int64_t found = cupti_thread;
+  for (uint32_t i = 0; i < g.slot_count; ++i) {
+    // Free slots too: they keep their last thread's ids until reused, and the final flush's
+    // records are mostly of threads that have exited.
+    const ThreadSlot& s = g.slots[i];
+    const int64_t tid = s.tid.load(std::memory_order_relaxed);
+    if (tid == static_cast<int64_t>(cupti_thread)) break;
+    if (s.pthread_low.load(std::memory_order_relaxed) == cupti_thread) {
+      found = tid;
+      break;
+    }
+  }
+  cache_key[slot] = cupti_thread;
+  cache_tid[slot] = found;
+  cache_round[slot] = g_thread_round;
+  return static_cast<uint64_t>(found);
+}
+
 template <size_t N>
 void Fill(st::GpuRecord* r, uint8_t kind, const uint64_t (&values)[N]) {
   static_assert(N <= st::GpuRecord::kMaxFields);
@@ -341,8 +371,8 @@ bool Translate(const CUpti_Activity* a, st::GpuRecord* r) {
       const auto* c = reinterpret_cast<const CUpti_ActivityAPI*>(a);
       const bool runtime = a->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
       Fill(r, st::kGpuApi,
-           {c->start, c->end, c->threadId, c->correlationId, ApiName(runtime, c->cbid), c->cbid,
-            static_cast<uint64_t>(runtime ? st::kGpuApiRuntime : st::kGpuApiDriver),
+           {c->start, c->end, OsThreadOf(c->threadId), c->correlationId, ApiName(runtime, c->cbid),
+            c->cbid, static_cast<uint64_t>(runtime ? st::kGpuApiRuntime : st::kGpuApiDriver),
             c->returnValue});
       return true;
     }
@@ -410,6 +440,7 @@ void DrainGpuActivity(BlockBuffer& metadata, BlockBuffer& events, bool forced) {
     g_cupti.notice_written = true;
   }
   if (!g_cupti.enabled.load(std::memory_order_acquire)) return;
+  ++g_thread_round;
   // Completed buffers are handed back here (or on CUPTI's threads, at any time): the callback
   // only marks them, so calling it under the stream's lock cannot deadlock.
   g_cupti.api.FlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
