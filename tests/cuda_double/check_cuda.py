@@ -248,6 +248,12 @@ def check_refusals(profsh, workload, cupti, tmp):
     r = run(profsh, workload, not_cupti, os.path.join(tmp, "nocupti.json"))
     check(r.returncode == 0 and r.stderr.count("libcupti could not be loaded") == 1,
           "a libcupti that does not load: one summary line (%s)" % r.stderr[-300:])
+    # A library that loads but is no CUPTI (the test driver itself).
+    driver = os.path.join(os.path.dirname(cupti), "libcuda.so.1")
+    r = run(profsh, workload, driver, os.path.join(tmp, "notcupti.json"))
+    check(r.returncode == 0 and r.stderr.count("the libcupti loaded lacks cuptiGetVersion") == 1,
+          "a library without CUPTI's entry points: one summary line naming the first missing (%s)"
+          % r.stderr[-300:])
     r = run(profsh, workload, "/nonexistent/libcupti.so", os.path.join(tmp, "x.json"))
     check(r.returncode != 0 and "/nonexistent/libcupti.so is not a file" in r.stderr,
           "--cupti naming no file is an error (%s)" % r.stderr[-200:])

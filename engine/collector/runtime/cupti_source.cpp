@@ -125,9 +125,12 @@ void* OpenCupti() {
   return nullptr;
 }
 
+const char* g_missing_entry = "";  // the first entry point the loaded libcupti lacks
+
 template <typename F>
 bool Resolve(void* lib, const char* name, F* out) {
   *out = reinterpret_cast<F>(dlsym(lib, name));
+  if (*out == nullptr) g_missing_entry = name;
   return *out != nullptr;
 }
 
@@ -216,9 +219,8 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   }
   if (!ResolveApi(lib)) {
     SetNotice(
-        "cuda: the libcupti loaded lacks CUPTI 13's activity API (%s); GPU activity not "
-        "recorded",
-        dlerror() ? "an entry point is missing" : "");
+        "cuda: the libcupti loaded lacks %s (CUPTI 13's activity API)%s; GPU activity not recorded",
+        g_missing_entry);
     return 1;
   }
   uint32_t version = 0;
