@@ -31,6 +31,9 @@ echo
 echo "== the collector: cost per range, sustained rate, bytes on disk"
 sh "$here/collector_bench.sh" "$build"
 echo
+echo "== the cuda activity on the test CUDA driver: added time per launch, records/s decoded"
+sh "$here/cuda_bench.sh" "$build"
+echo
 echo "== PyTorch: resnet18 inference unprofiled, under torch.profiler and under profsh run"
 /usr/bin/python3 "$here/torch_overhead.py" "$build" 5
 echo

@@ -116,7 +116,7 @@ int Profile(lua_State* L) {
     Options opts(L, 1, "profile",
                  {"activities", "buffer_kb", "drain_ms", "keep_session", "schedule",
                   "on_trace_ready", "step_marker", "capture_range", "record_shapes", "with_stack",
-                  "with_flops", "profile_memory", "sample_rate", "sample_stack_bytes"});
+                  "with_flops", "profile_memory", "sample_rate", "sample_stack_bytes", "cupti"});
     ProfileHandle h;
     h.options.activities = ReadActivities(L, opts);
     int64_t buffer = opts.Int("buffer_kb", 0), drain = opts.Int("drain_ms", 0);
@@ -142,6 +142,7 @@ int Profile(lua_State* L) {
       throw LuaError(
           "bad option 'sample_stack_bytes' to 'profile' (a multiple of 8 up to 65528 expected)");
     h.options.sample_stack_bytes = static_cast<uint32_t>(stack_bytes);
+    h.options.cupti = opts.String("cupti").value_or("");
     opts.Push("schedule");
     if (!lua_isnil(L, -1)) {
       Schedule* sched = TestSchedule(L, -1);

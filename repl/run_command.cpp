@@ -33,7 +33,8 @@ constexpr char kUsage[] =
     "options:\n"
     "  -o, --output PATH          save the trace here (default: profsh-DATE-TIME.profsh in the\n"
     "                             current folder; a .json or .json.gz name writes Chrome JSON)\n"
-    "  --activities LIST          what to collect: nvtx,itt,torch,cpu (default: nvtx,itt,torch)\n"
+    "  --activities LIST          what to collect: nvtx,itt,torch,cuda,cpu (default:\n"
+    "                             nvtx,itt,torch, and cuda where a CUDA driver is present)\n"
     "  --sample-rate HZ           cpu: samples per second of each thread's CPU time (default 999)\n"
     "  --sample-stack-bytes N     cpu: user stack copied per sample for unwinding (default 8192)\n"
     "  --record-shapes            PyTorch operators' input shapes and types\n"
@@ -51,6 +52,8 @@ constexpr char kUsage[] =
     "  --report PATH              also write a report of the run (.html or .md; profsh report)\n"
     "  --report-template NAME     its template (default: summary)\n"
     "  --buffer-kb N              per-thread event buffer (default: 8192)\n"
+    "  --cupti PATH               libcupti for the cuda activity (default: beside the\n"
+    "                             CUDA toolkit)\n"
     "  --drain-ms N               how often buffers are written out, 1..100 (default: 20)\n"
     "\n"
     "long jobs (each window's table is printed, and its trace saved as BASE.PID.N.profsh, while\n"
@@ -241,7 +244,8 @@ int RunRunCommand(int argc, char** argv) {
                                             "--schedule",      "--step-marker",
                                             "--capture-range", "--on-demand",
                                             "--report",        "--report-template",
-                                            "--sample-rate",   "--sample-stack-bytes"});
+                                            "--sample-rate",   "--sample-stack-bytes",
+                                            "--cupti"});
   bool command_started = false;
   while (cl.Next()) {
     const std::string& a = cl.arg();
@@ -315,6 +319,8 @@ int RunRunCommand(int argc, char** argv) {
       launch.buffer_kb = static_cast<uint32_t>(std::min<long long>(cl.Number(0), kMaxBufferKb + 1));
       if (launch.buffer_kb > kMaxBufferKb)
         cl.Fail("--buffer-kb: at most " + std::to_string(kMaxBufferKb) + " (KiB per thread)");
+    } else if (a == "--cupti") {
+      launch.cupti = cl.Value("the path of libcupti.so");
     } else if (a == "--drain-ms") {
       launch.drain_ms = static_cast<uint32_t>(std::min<long long>(cl.Number(0), kMaxDrainMs + 1));
       if (launch.drain_ms > kMaxDrainMs)

@@ -216,10 +216,11 @@ profsh.speedscope(input, path, {name=, unit=, metric=, stacks=})
   https://www.speedscope.app or its desktop build.]]
 
 topics.profile = [[
-p = profsh.profile{activities={"nvtx","itt","torch"}, record_shapes=false, with_stack=false,
+p = profsh.profile{activities={"nvtx","itt","torch","cuda"}, record_shapes=false, with_stack=false,
                    with_flops=false, profile_memory=false, schedule=nil, on_trace_ready=nil,
                    step_marker=nil, capture_range=nil, buffer_kb=8192, drain_ms=20,
-                   keep_session=false, sample_rate=999, sample_stack_bytes=8192}
+                   keep_session=false, sample_rate=999, sample_stack_bytes=8192,
+                   cupti=nil}
 status = p:run{"bash", "launch.sh"}     or  p:run("shell command line")
   Runs an unmodified workload, and every process it starts, with profsh's collector injected
   (LD_PRELOAD, NVTX_INJECTION64_PATH, INTEL_LIBITTNOTIFY64) and returns its exit status.
@@ -228,7 +229,10 @@ status = p:run{"bash", "launch.sh"}     or  p:run("shell command line")
   counters, thread names and pause/resume, and (torch) PyTorch operators in Python
   processes that import torch, with what torch.profiler's options of the same names add:
   input shapes and dtypes, Python stacks with nn.Module frames, FLOPs, and memory
-  (:help pytorch, :help memory_timeline).
+  (:help pytorch, :help memory_timeline). cuda (on by default where libcuda.so.1 loads):
+  kernels, copies, memsets, CUDA calls, syncs and GPU memory through CUPTI (cupti= names
+  libcupti; default: beside the CUDA toolkit), as Kineto's events: CUDA columns per range and
+  op. Tested against a test CUDA driver and CUPTI only, not yet on a GPU.
   With schedule= or capture_range= and on_trace_ready=, windows are handed over while the
   workload runs (:help schedule). p:start(), p:step(), p:stop() profile Lua code itself.
   Afterwards p answers what a Trace answers: p:key_averages(), p:export_chrome_trace(path),

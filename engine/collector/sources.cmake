@@ -13,4 +13,5 @@ set(PROFSH_COLLECTOR_SOURCES
   ../stream/pattern.cpp
   runtime/torch_api.cpp
   runtime/timer_sampler.cpp
+  runtime/cupti_source.cpp
 )

@@ -46,6 +46,13 @@ class KinetoEmitter {
 
   void SetPid(int64_t pid) { pid_ = pid; }
   void Open(size_t window, const WindowInfo& info);
+  // The builder of an open window and its origin (for the GPU emitter); nullptr once sealed.
+  TraceBuilder* Builder(size_t window, int64_t* origin) {
+    Output* o = Out(window);
+    if (o == nullptr) return nullptr;
+    *origin = o->origin;
+    return o->builder;
+  }
 
   // A push/pop level, task or operator, ended at `end_ticks`.
   void Level(size_t window, const OpenLevel& level, int64_t tid, uint64_t end_ticks, uint8_t flags);

@@ -1,6 +1,7 @@
 #include "engine/session/launcher.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -51,13 +52,44 @@ bool TakeVariable(std::vector<std::string>* env, const char* name, const std::st
 }  // namespace
 
 const std::vector<std::string>& KnownActivities() {
-  static const std::vector<std::string> known = {"nvtx", "itt", "torch", "cpu"};
+  static const std::vector<std::string> known = {"nvtx", "itt", "torch", "cuda", "cpu"};
   return known;
 }
 
-const std::vector<std::string>& DefaultActivities() {
-  static const std::vector<std::string> defaults = {"nvtx", "itt", "torch"};
-  return defaults;
+namespace {
+
+bool CudaDriverPresent() {
+  static const bool present = [] {
+    void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (driver) dlclose(driver);
+    return driver != nullptr;
+  }();
+  return present;
+}
+
+// libcupti beside the CUDA toolkit ($CUDA_HOME, $CUDA_PATH, /usr/local/cuda); empty when none
+// is there (the collector then asks the dynamic loader for libcupti.so).
+std::string FindCupti() {
+  std::vector<std::string> roots;
+  for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
+    if (const char* v = getenv(var); v && *v) roots.push_back(v);
+  }
+  roots.push_back("/usr/local/cuda");
+  for (const std::string& root : roots) {
+    for (const char* sub : {"/extras/CUPTI/lib64/libcupti.so", "/lib64/libcupti.so",
+                            "/lib/libcupti.so", "/targets/x86_64-linux/lib/libcupti.so"}) {
+      if (IsFile(root + sub)) return root + sub;
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::vector<std::string> DefaultActivities() {
+  std::vector<std::string> activities{"nvtx", "itt", "torch"};
+  if (CudaDriverPresent()) activities.push_back("cuda");
+  return activities;
 }
 
 std::string ActivityList() {
@@ -180,6 +212,8 @@ Result<LaunchResult> RunWorkload(const LaunchOptions& options) {
       return Error{"unknown activity '" + a + "' (activities: " + ActivityList() + ")"};
     }
   }
+  if (!options.cupti.empty() && !IsFile(options.cupti))
+    return Error{"cupti: " + options.cupti + " is not a file"};
   std::string collector = options.collector;
   if (collector.empty()) {
     auto found = FindCollector();
@@ -255,6 +289,20 @@ Result<LaunchResult> RunWorkload(const LaunchOptions& options) {
                    options.activities.end();
   if (nvtx) TakeVariable(&env, "NVTX_INJECTION64_PATH", collector, &result.notices, "NVTX ranges");
   if (itt) TakeVariable(&env, "INTEL_LIBITTNOTIFY64", collector, &result.notices, "ITT tasks");
+  // CUDA: the driver loads the collector (already preloaded, so the same copy) at cuInit and
+  // calls its InitializeInjection, which starts CUPTI in that process.
+  const bool cuda = std::find(options.activities.begin(), options.activities.end(), "cuda") !=
+                    options.activities.end();
+  if (cuda) {
+    TakeVariable(&env, "CUDA_INJECTION64_PATH", collector, &result.notices,
+                 "GPU kernels and copies");
+    const std::string cupti = options.cupti.empty() ? FindCupti() : options.cupti;
+    if (!cupti.empty()) env.push_back(std::string(stream::kEnvCupti) + "=" + cupti);
+    if (!CudaDriverPresent())
+      result.notices.push_back(
+          "cuda: no CUDA driver (libcuda.so.1) found here; GPU activity is recorded only in "
+          "processes that load one themselves");
+  }
 
   // The child reports a failed exec through this pipe (closed on a successful exec).
   int pipe_fds[2];

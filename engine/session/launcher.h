@@ -22,13 +22,15 @@ enum class StackForm {
   kTorch,          // torch 1.13's form: def lines, C functions as frames (with_stack="torch")
 };
 
-// What is collected when nothing is asked for: all but "cpu" (sampling costs more and needs
-// perf_event_open or timers).
-const std::vector<std::string>& DefaultActivities();
+// What is recorded when no activities are named: nvtx, itt, torch, and cuda where a CUDA
+// driver (libcuda.so.1) can be loaded; not cpu (sampling costs more and needs perf_event_open or
+// timers).
+std::vector<std::string> DefaultActivities();
 
 struct LaunchOptions {
   std::vector<std::string> argv;  // the command; argv[0] is looked up in PATH
   std::vector<std::string> activities = DefaultActivities();
+  std::string cupti;  // libcupti for the cuda activity; empty: beside the CUDA toolkit
   // torch.profiler's options, for the PyTorch operator source (and memory for every workload).
   bool record_shapes = false;
   StackForm with_stack = StackForm::kNone;

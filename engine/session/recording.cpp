@@ -101,6 +101,13 @@ std::string DescribeRecording(const SessionSummary& s) {
                     Plural(s.threads, "thread", "threads") + ", " +
                     Plural(s.ranges, "range", "ranges") + ", " + Plural(s.marks, "mark", "marks");
   if (s.counter_values) out += ", " + Plural(s.counter_values, "counter value", "counter values");
+  if (s.gpu_kernels || s.gpu_copies || s.gpu_sets || s.gpu_calls) {
+    out += "; GPU: " + Plural(s.gpu_kernels, "kernel", "kernels") + ", " +
+           Plural(s.gpu_copies, "copy", "copies") + ", " + Plural(s.gpu_sets, "set", "sets") +
+           ", " + Plural(s.gpu_calls, "CUDA call", "CUDA calls");
+    if (s.gpu_records_dropped)
+      out += " (" + std::to_string(s.gpu_records_dropped) + " records dropped by CUPTI)";
+  }
   out += "; " + std::to_string(s.stream_bytes) + " bytes of streams";
   uint64_t lost = s.dropped_ranges + s.dropped_events + s.events_without_slot;
   out += lost ? "; " + std::to_string(s.dropped_ranges) + " ranges and " +

@@ -33,6 +33,12 @@ struct SessionSummary {
   uint64_t open_at_end = 0;          // ranges still open when the stream ended
   uint64_t cut_streams = 0;          // streams without an end block (killed, or still running)
   uint64_t stream_bytes = 0;
+  // The cuda activity: device work, calls and GPU memory events recorded, and what CUPTI lost.
+  uint64_t gpu_kernels = 0, gpu_copies = 0, gpu_sets = 0, gpu_calls = 0, gpu_syncs = 0;
+  uint64_t gpu_memory_events = 0;
+  uint64_t gpu_records_dropped = 0;  // CUPTI's count: no buffer was free for them
+  uint64_t gpu_buffers_refused = 0;  // CUPTI asked for a buffer while the pool was empty
+  uint64_t gpu_records_ignored = 0;  // records of kinds profsh does not keep
   std::vector<std::string> notices;
   // Which path recorded the PyTorch operators ("profsh operator source (...)", "torch.profiler
   // (fallback: why)"), one text per distinct path (the processes' operators-<pid>.txt notes).
@@ -81,6 +87,13 @@ inline constexpr SummaryCount kSummaryCounts[] = {
     {"memory_peak", &SessionSummary::memory_peak},
     {"memory_at_end", &SessionSummary::memory_at_end},
     {"cpu_samples", &SessionSummary::cpu_samples},
+    {"gpu_kernels", &SessionSummary::gpu_kernels},
+    {"gpu_copies", &SessionSummary::gpu_copies},
+    {"gpu_sets", &SessionSummary::gpu_sets},
+    {"gpu_calls", &SessionSummary::gpu_calls},
+    {"gpu_syncs", &SessionSummary::gpu_syncs},
+    {"gpu_memory_events", &SessionSummary::gpu_memory_events},
+    {"gpu_records_ignored", &SessionSummary::gpu_records_ignored},
     {"dropped_ranges", &SessionSummary::dropped_ranges,
      "ranges not recorded: a thread's buffer was full (raise PROFSH_BUFFER_KB)",
      "range not recorded: a thread's buffer was full (raise PROFSH_BUFFER_KB)"},
@@ -121,6 +134,14 @@ inline constexpr SummaryCount kSummaryCounts[] = {
     {"samples_lost", &SessionSummary::samples_lost,
      "CPU samples were lost (the sample buffer was full)",
      "CPU sample was lost (the sample buffer was full)"},
+    {"gpu_records_dropped", &SessionSummary::gpu_records_dropped,
+     "GPU activity records were dropped by CUPTI: no buffer was free (raise "
+     "PROFSH_CUPTI_BUFFERS or PROFSH_CUPTI_BUFFER_KB)",
+     "GPU activity record was dropped by CUPTI: no buffer was free (raise PROFSH_CUPTI_BUFFERS "
+     "or PROFSH_CUPTI_BUFFER_KB)"},
+    {"gpu_buffers_refused", &SessionSummary::gpu_buffers_refused,
+     "requests of CUPTI for a buffer were refused: the pool was empty",
+     "request of CUPTI for a buffer was refused: the pool was empty"},
 };
 
 }  // namespace profsh

@@ -6,6 +6,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "engine/session/gpu_emitter.h"
 #include "engine/session/range_matcher.h"
 #include "engine/session/stream_clock.h"
 #include "engine/session/stream_names.h"
@@ -20,6 +21,10 @@ namespace st = stream;
 namespace {
 
 constexpr size_t kSealedWindowsKept = 16;
+// With the cuda activity a window is sealed this many drain rounds later than without: CUPTI
+// hands over a kernel's record once it has finished and its buffer is flushed, after the CPU
+// events of its launch.
+constexpr size_t kGpuHoldRounds = 10;
 // torch's autograd engine wraps each backward node in an "evaluate_function" range that carries
 // no sequence number itself; torch's profiler gives it the node's.
 constexpr std::string_view kEvaluateFunction = "autograd::engine::evaluate_function: ";
@@ -40,7 +45,8 @@ struct StreamDecoder::Impl {
         summary(summary),
         warnings(warnings),
         windows(clock),
-        emitter(sink, clock, names) {}
+        emitter(sink, clock, names),
+        gpu(emitter, clock, names) {}
 
   StreamDecoder& owner;
   SessionSummary& summary;
@@ -57,7 +63,10 @@ struct StreamDecoder::Impl {
   WindowTracker windows;
   RangeMatcher matcher;
   KinetoEmitter emitter;
-  std::vector<int64_t> slot_tid;  // thread slot -> tid
+  GpuEmitter gpu;
+  bool cuda = false;                       // the cuda activity is on (or GPU records came)
+  std::vector<st::GpuRecord> pending_gpu;  // waiting like `pending`
+  std::vector<int64_t> slot_tid;           // thread slot -> tid
   std::set<int64_t> threads;
   std::unordered_map<int64_t, std::string> thread_names;
   std::vector<ThreadEvent> pending;  // waiting until no earlier boundary can arrive
@@ -86,6 +95,8 @@ struct StreamDecoder::Impl {
   void EmitLevel(size_t window, const OpenLevel& level, int64_t tid, uint64_t end_ticks,
                  uint8_t flags) {
     emitter.Level(window, level, tid, end_ticks, flags);
+    if (cuda)
+      gpu.Range(window, tid, level.begin.ticks, end_ticks, static_cast<uint32_t>(level.begin.name));
     ++summary.ranges;
     if (level.begin.kind == st::kOpBegin) ++summary.operators;
   }
@@ -121,6 +132,10 @@ struct StreamDecoder::Impl {
     summary.ranges += ranges.size();
     if (w.end_ticks == UINT64_MAX) w.info.end_ns = clock.ToNs(last_ticks);
     w.sealed = true;
+    if (cuda) {
+      gpu.Seal(index);
+      gpu.Forget(window);
+    }
     emitter.Seal(index, w.info, std::move(ranges), Names());
   }
 
@@ -250,17 +265,92 @@ struct StreamDecoder::Impl {
       pending.resize(keep);
     }
     AccumulateMemory(watermark);
+    ReleaseGpu(watermark);
     if (watermark != 0)
       last_ticks =
           std::max(last_ticks, std::min(watermark, round_ends.empty() ? 0 : round_ends.back()));
-    // Windows that ended before the watermark are complete.
+    // Windows that ended before the watermark are complete (with GPU work, some rounds later).
+    const size_t back = cuda ? 3 + kGpuHoldRounds : 3;
+    const uint64_t seal_at = everything                  ? UINT64_MAX
+                             : round_ends.size() >= back ? round_ends[round_ends.size() - back]
+                                                         : 0;
     for (size_t i = windows.begin(); i < windows.end(); ++i) {
       const Window& w = windows[i];
-      if (!w.sealed && w.end_ticks != UINT64_MAX && w.end_ticks <= watermark) Seal(i);
+      if (!w.sealed && w.end_ticks != UINT64_MAX && w.end_ticks <= seal_at) Seal(i);
     }
     windows.ForgetSealed(kSealedWindowsKept);
   }
 
+  // When a GPU record happened for the windows: its launch's time when known, else its own.
+  uint64_t GpuTicks(const st::GpuRecord& r) const {
+    uint64_t at = r[0];
+    if (r.kind != st::kGpuApi && r.kind != st::kGpuMemory && r.kind != st::kGpuDevice &&
+        r.kind != st::kGpuContext && r.kind != st::kGpuDrops) {
+      const uint64_t correlation = r.kind == st::kGpuSync ? r[4] : r[5];
+      if (const GpuLaunch* l = gpu.FindLaunch(correlation)) at = std::min(at, l->begin);
+    } else if (r.kind == st::kGpuMemory) {
+      if (const GpuLaunch* l = gpu.FindLaunch(r[4])) at = std::min(at, l->begin);
+    } else if (r.kind != st::kGpuApi) {
+      at = 0;  // descriptions and counts: at once
+    }
+    return at;
+  }
+
+  // Launches first (a copy's record may come before its call's), then the device work.
+  void ProcessGpu(std::vector<st::GpuRecord>& batch) {
+    for (const st::GpuRecord& r : batch) {
+      switch (r.kind) {
+        case st::kGpuApi:
+          gpu.Launch(r[3], GpuLaunch{static_cast<int64_t>(r[2]), r[0], r[1], WindowAt(r[0]),
+                                     static_cast<uint32_t>(r[4]), static_cast<uint8_t>(r[6])});
+          break;
+        case st::kGpuDevice:
+          gpu.Device(r);
+          break;
+        case st::kGpuContext:
+          gpu.Context(r);
+          break;
+        case st::kGpuDrops:
+          gpu.counts.cupti_dropped = r[0];
+          gpu.counts.buffers_refused = r[1];
+          gpu.counts.kinds_ignored = r[2];
+          break;
+        default:
+          break;
+      }
+    }
+    for (const st::GpuRecord& r : batch) {
+      if (r.kind == st::kGpuDevice || r.kind == st::kGpuContext || r.kind == st::kGpuDrops ||
+          r.kind == st::kGpuOverhead)
+        continue;
+      const GpuLaunch* launch = nullptr;
+      if (r.kind == st::kGpuKernel || r.kind == st::kGpuMemcpy || r.kind == st::kGpuMemset)
+        launch = gpu.FindLaunch(r[5]);
+      else if (r.kind == st::kGpuSync || r.kind == st::kGpuMemory)
+        launch = gpu.FindLaunch(r[4]);
+      else if (r.kind == st::kGpuApi)
+        launch = gpu.FindLaunch(r[3]);
+      const int window = launch ? launch->window : WindowAt(r[0]);
+      if (window >= 0) gpu.Record(static_cast<size_t>(window), r, launch);
+    }
+  }
+
+  void ReleaseGpu(uint64_t watermark) {
+    if (pending_gpu.empty()) return;
+    std::vector<st::GpuRecord> ready;
+    size_t keep = 0;
+    for (const st::GpuRecord& r : pending_gpu) {
+      if (GpuTicks(r) <= watermark) {
+        ready.push_back(r);
+      } else {
+        pending_gpu[keep++] = r;
+      }
+    }
+    pending_gpu.resize(keep);
+    ProcessGpu(ready);
+  }
+
+  Status DecodeGpu(const st::RawBlock& b);
   Status DecodeEvents(const st::RawBlock& b);
   Status HandleBlock(const st::RawBlock& b);
   Status Boundary(const st::RawBlock& b);
@@ -320,6 +410,7 @@ Status StreamDecoder::Impl::ReadProcess(const st::RawBlock& b) {
   if (!s.ok()) return s;
   windows.SetProcess(process.pid, process.start_ns);
   emitter.SetPid(process.pid);
+  gpu.SetPid(process.pid);
   has_process = true;
   return Status::Ok();
 }
@@ -353,6 +444,30 @@ Status StreamDecoder::Impl::DecodeEvents(const st::RawBlock& b) {
   return Status::Ok();
 }
 
+Status StreamDecoder::Impl::DecodeGpu(const st::RawBlock& b) {
+  st::Cursor c(b.payload);
+  const uint32_t count = c.Fixed<uint32_t>();
+  if (!c.ok) return Error{Where(b.offset) + ": malformed GPU activity block"};
+  cuda = true;
+  std::vector<st::GpuRecord> batch;
+  for (uint32_t i = 0; i < count; ++i) {
+    st::GpuRecord r;
+    if (!st::DecodeGpuRecord(c, &r))
+      return Error{Where(b.offset) + ": malformed GPU record " + std::to_string(i) + " of " +
+                   std::to_string(count)};
+    if (r.kind == st::kGpuKernel || r.kind == st::kGpuMemcpy || r.kind == st::kGpuMemset ||
+        r.kind == st::kGpuApi || r.kind == st::kGpuSync)
+      last_ticks = std::max(last_ticks, r.f[1]);
+    batch.push_back(r);
+  }
+  if (preloaded) {
+    ProcessGpu(batch);
+  } else {
+    pending_gpu.insert(pending_gpu.end(), batch.begin(), batch.end());
+  }
+  return Status::Ok();
+}
+
 Status StreamDecoder::Impl::HandleBlock(const st::RawBlock& b) {
   st::Cursor c(b.payload);
   auto malformed = [&](const char* what) {
@@ -366,6 +481,7 @@ Status StreamDecoder::Impl::HandleBlock(const st::RawBlock& b) {
       st::ConfigBlock config;
       if (!config.Decode(c)) return malformed("configuration");
       windowed = config.windowed();
+      cuda = cuda || (config.flags & st::kConfigCuda) != 0;
       break;
     }
     case st::kClock: {
@@ -452,6 +568,8 @@ Status StreamDecoder::Impl::HandleBlock(const st::RawBlock& b) {
       break;
     case st::kEvents:
       return DecodeEvents(b);
+    case st::kGpuActivity:
+      return DecodeGpu(b);
     default:
       break;  // unknown blocks: a newer runtime's additions
   }
@@ -629,6 +747,16 @@ void StreamDecoder::Finish() {
   sum.metadata_refused += m.process_drops.metadata_refused;
   sum.memory_peak = SaturatingAdd(sum.memory_peak, m.memory_peak);
   sum.memory_at_end = SaturatingAdd(sum.memory_at_end, m.memory_total);
+  const GpuCounts& g = m.gpu.counts;
+  sum.gpu_kernels += g.kernels;
+  sum.gpu_copies += g.copies;
+  sum.gpu_sets += g.sets;
+  sum.gpu_calls += g.calls;
+  sum.gpu_syncs += g.syncs;
+  sum.gpu_memory_events += g.memory;
+  sum.gpu_records_dropped += g.cupti_dropped;
+  sum.gpu_buffers_refused += g.buffers_refused;
+  sum.gpu_records_ignored += g.kinds_ignored;
 }
 
 }  // namespace profsh

@@ -503,6 +503,78 @@ struct ConfigBlock {
   }
 };
 
+// --- GPU activity (kGpuActivity) ---
+
+// One record: its kind and up to kMaxFields numbers, in the order stream_format.h lists them
+// for the kind. A reader takes the fields it knows; a newer writer may append more.
+struct GpuRecord {
+  static constexpr uint32_t kMaxFields = 20;
+  uint8_t kind = 0;  // GpuRecordKind
+  uint32_t count = 0;
+  uint64_t f[kMaxFields] = {};
+
+  uint64_t operator[](uint32_t i) const { return i < count ? f[i] : 0; }
+};
+// The most bytes one record takes.
+inline constexpr size_t kMaxGpuRecordBytes = 1 + 10 + GpuRecord::kMaxFields * 10;
+
+inline uint8_t* EncodeGpuRecordAt(uint8_t* p, const GpuRecord& r) {
+  *p++ = r.kind;
+  const uint32_t n = r.count < GpuRecord::kMaxFields ? r.count : GpuRecord::kMaxFields;
+  p = PutVarint(p, n);
+  for (uint32_t i = 0; i < n; ++i) p = PutVarint(p, r.f[i]);
+  return p;
+}
+
+// Writes a kGpuActivity block record by record: Begin, Add each, End patches size and count.
+template <typename Sink>
+class GpuBlockWriter {
+ public:
+  explicit GpuBlockWriter(Sink& out) : out_(out) {}
+  void Begin() {
+    at_ = out_.size();
+    count_ = 0;
+    PutFixed(out_, BlockHeader{kGpuActivity, 0});
+    PutFixed(out_, uint32_t{0});
+  }
+  void Add(const GpuRecord& r) {
+    if (uint8_t* p = out_.Room(kMaxGpuRecordBytes)) {
+      out_.Advance(static_cast<size_t>(EncodeGpuRecordAt(p, r) - p));
+      ++count_;
+    }
+  }
+  // Patches the block's size and count; returns the records written.
+  uint32_t End() {
+    if (out_.size() < at_ + sizeof(BlockHeader) + sizeof(uint32_t)) return 0;  // out of memory
+    const uint32_t size = static_cast<uint32_t>(out_.size() - at_ - sizeof(BlockHeader));
+    std::memcpy(out_.At(at_) + offsetof(BlockHeader, size), &size, sizeof size);
+    std::memcpy(out_.At(at_) + sizeof(BlockHeader), &count_, sizeof count_);
+    return count_;
+  }
+
+ private:
+  Sink& out_;
+  size_t at_ = 0;
+  uint32_t count_ = 0;
+};
+
+// Reads the next record of a kGpuActivity block (after its u32 count).
+inline bool DecodeGpuRecord(Cursor& c, GpuRecord* r) {
+  r->kind = c.Fixed<uint8_t>();
+  const uint64_t n = c.Varint();
+  if (!c.ok || n > 4096) {
+    c.ok = false;
+    return false;
+  }
+  r->count = 0;
+  for (uint64_t i = 0; i < n && c.ok; ++i) {
+    const uint64_t v = c.Varint();
+    if (i < GpuRecord::kMaxFields) r->f[r->count++] = v;
+  }
+  for (uint32_t i = r->count; i < GpuRecord::kMaxFields; ++i) r->f[i] = 0;
+  return c.ok;
+}
+
 // --- events of a kEvents block ---
 
 // A range's, mark's or range start's attributes (AttrFlags say which are set).

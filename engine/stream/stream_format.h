@@ -86,6 +86,10 @@ enum BlockType : uint32_t {
   kSampleMapping = 23,  // an executable mapping of a sampled process
   kSample = 24,         // one sample: thread, time, user registers, a copy of the user stack
   kSampleDrops = 25,    // samples the kernel or the collector could not keep (cumulative)
+  // u32 count, count × GPU activity record (GpuRecord in stream_codec.h: u8 kind, varint n,
+  // n varints, the kind's fields in the order listed at GpuRecordKind). Times are the
+  // stream's ticks: CUPTI's timestamp callback is the collector's clock.
+  kGpuActivity = 26,
 };
 
 // The CPU samples of a session: written by profsh from perf_event_open's buffers (the samples'
@@ -98,7 +102,8 @@ enum ConfigFlags : uint8_t {
   kConfigSchedule = 1,
   kConfigCapture = 2,
   kConfigOnDemand = 4,
-  kConfigMarker = 8
+  kConfigMarker = 8,
+  kConfigCuda = 16,  // the cuda activity is on: GPU records may follow (kGpuActivity)
 };
 
 // The control block: a file "control" in the session folder that profsh and every collected
@@ -175,6 +180,27 @@ enum CounterType : uint8_t {
   kCounterDouble = 8,
 };
 
+// GPU activity records (kGpuActivity), one per CUPTI record the collector keeps.
+enum GpuRecordKind : uint8_t {
+  kGpuKernel = 1,    // start, end, device, context, stream, correlation, name, grid x y z,
+                     // block x y z, registers, static shared, dynamic shared, graph, graph node
+  kGpuMemcpy = 2,    // start, end, device, context, stream, correlation, bytes, copy kind,
+                     // src kind, dst kind, src device, dst device, graph
+  kGpuMemset = 3,    // start, end, device, context, stream, correlation, bytes, value, mem kind
+  kGpuApi = 4,       // start, end, tid, correlation, name, cbid, api (kGpuApi*), return value
+  kGpuSync = 5,      // start, end, context, stream, correlation, type, event
+  kGpuMemory = 6,    // time, device, context, stream, correlation, operation (1 alloc, 2 free),
+                     // memory kind, address, bytes
+  kGpuOverhead = 7,  // start, end, overhead kind, object kind, object id
+  kGpuDevice = 8,    // device, name, SMs, cc major, cc minor, global memory, max warps per SM,
+                     // max blocks per SM, registers per SM, shared memory per SM,
+                     // max threads per block
+  kGpuContext = 9,   // context, device, null stream
+  kGpuDrops = 10,    // CUPTI's dropped records, buffers refused (pool empty), records of kinds
+                     // not kept (cumulative)
+};
+enum GpuApiKind : uint8_t { kGpuApiDriver = 1, kGpuApiRuntime = 2 };
+
 // Variables the launcher sets for the runtime.
 inline constexpr char kEnvSession[] = "PROFSH_SESSION";        // the session folder
 inline constexpr char kEnvActivities[] = "PROFSH_ACTIVITIES";  // "nvtx,itt"
@@ -191,6 +217,9 @@ inline constexpr char kEnvSampleDenyPerf[] = "PROFSH_SAMPLE_DENY_PERF";
 // "rate,stack_bytes": the collector samples its threads on CPU-time timers (perf_event_open
 // was denied to profsh).
 inline constexpr char kEnvSampleTimer[] = "PROFSH_SAMPLE_TIMER";
+inline constexpr char kEnvCupti[] = "PROFSH_CUPTI";  // libcupti to load (cuda activity)
+inline constexpr char kEnvCuptiBufferKb[] = "PROFSH_CUPTI_BUFFER_KB";  // one CUPTI buffer
+inline constexpr char kEnvCuptiBuffers[] = "PROFSH_CUPTI_BUFFERS";     // buffers in the pool
 
 inline uint64_t ZigZag(int64_t v) {
   return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);

@@ -1,12 +1,12 @@
 # The command line as a user meets it: mistakes get one line naming the problem (with a "did
 # you mean" when an option is mistyped) and a pointer to --help, never the whole usage, and
 # exit with status 2 in every command.
-$ profsh run --activities nvtx,cuda -- true
-profsh run: unknown activity 'cuda' (activities: nvtx, itt, torch, cpu)
+$ profsh run --activities nvtx,cudaa -- true
+profsh run: unknown activity 'cudaa' (activities: nvtx, itt, torch, cuda, cpu); did you mean 'cuda'?
 (profsh run --help lists the options)
 [2]
 $ profsh run --activities nvtx,itts -- true
-profsh run: unknown activity 'itts' (activities: nvtx, itt, torch, cpu); did you mean 'itt'?
+profsh run: unknown activity 'itts' (activities: nvtx, itt, torch, cuda, cpu); did you mean 'itt'?
 (profsh run --help lists the options)
 [2]
 $ profsh run --row-limt 5 -- true

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "engine/collector/runtime/cupti_source.h"
 #include "engine/collector/runtime/registry.h"
 #include "engine/collector/runtime/runtime.h"
 #include "engine/collector/runtime/steps.h"
@@ -479,6 +480,8 @@ double DrainOnce(bool yield) {
       s.state.store(kSlotFree, std::memory_order_release);
     }
   }
+  // GPU records intern kernel and call names: before the strings of the round are defined.
+  DrainGpuActivity(g_out, g_events, g_stream.gpu_flush_forced);
   // Names defined after the rings are read: whatever the events just encoded refer to (a domain,
   // a counter) was published before those events were written, so it is in this round.
   DrainMetadata();

@@ -60,6 +60,8 @@ struct StreamState {
   uint64_t unwritten_events = 0;  // encoded but not written since a write failed
   bool rounds_refused = false;    // a loss notice was written: no event round follows it
   uint32_t drain_ms = 20;
+  // The image's last round: CUPTI hands over the buffers it has not filled yet too.
+  bool gpu_flush_forced = false;
   // Threads waiting in FinalFlush for the mutex: the drain thread's rounds stop early and do
   // not follow each other without a wait, so that a busy drain cannot keep the final flush out.
   std::atomic<int> final_flushes_waiting{0};

@@ -72,6 +72,7 @@ ThreadSlot* ClaimSlot() {
     for (MessageCacheEntry& e : s.cache) e = MessageCacheEntry{};
     s.name.store(0, std::memory_order_relaxed);
     s.tid.store(static_cast<int64_t>(syscall(SYS_gettid)), std::memory_order_relaxed);
+    s.pthread_low.store(static_cast<uint32_t>(pthread_self()), std::memory_order_relaxed);
     s.state.store(kSlotActive, std::memory_order_release);  // now the drain thread may read it
     t_slot = &s;
     if (g_slot_key_ready) pthread_setspecific(g_slot_key, &s);

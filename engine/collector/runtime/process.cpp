@@ -19,6 +19,7 @@
 
 #include <new>
 
+#include "engine/collector/runtime/cupti_source.h"
 #include "engine/collector/runtime/drain.h"
 #include "engine/collector/runtime/process.h"
 #include "engine/collector/runtime/timer_sampler.h"
@@ -46,7 +47,7 @@ std::atomic<bool> g_stop_drain{false};
 
 // Our own variables, saved at start so that exec can give them back to children whose
 // environment was replaced (execve with a new envp).
-constexpr int kSavedVars = 6;
+constexpr int kSavedVars = 8;
 char* g_saved_env[kSavedVars] = {};
 char g_self_path[4096] = {};
 
@@ -158,7 +159,8 @@ void AppendConfig() {
   stream::ConfigBlock config;
   config.flags = static_cast<uint8_t>(
       (c.has_schedule ? stream::kConfigSchedule : 0) | (c.capture ? stream::kConfigCapture : 0) |
-      (c.on_demand ? stream::kConfigOnDemand : 0) | (c.marker ? stream::kConfigMarker : 0));
+      (c.on_demand ? stream::kConfigOnDemand : 0) | (c.marker ? stream::kConfigMarker : 0) |
+      (g.cuda ? stream::kConfigCuda : 0));
   const int64_t schedule[6] = {c.schedule.skip_first, c.schedule.wait,
                                c.schedule.warmup,     c.schedule.active,
                                c.schedule.repeat,     c.schedule.skip_first_wait};
@@ -292,7 +294,9 @@ void FinalFlush(uint8_t reason) {
   g_stream.final_flushes_waiting.fetch_sub(1, std::memory_order_relaxed);
   if (locked) {
     if (!Closed()) {
+      g_stream.gpu_flush_forced = true;
       DrainOnce();
+      g_stream.gpu_flush_forced = false;
       AppendLossNotice();
       if (reason != stream::kEndExec) {
         // Later events (other threads, later destructors) are counted, not recorded.
@@ -344,6 +348,7 @@ void AfterForkChild() {
   ResetStepLog();
   UnlockStepsAfterFork();
   registry().UnlockAfterFork();
+  ResetGpuActivityAfterFork();
   // The parent reports its own losses; the child starts counting from zero.
   g.events_without_slot.store(0, std::memory_order_relaxed);
   g.events_after_close.store(0, std::memory_order_relaxed);
@@ -389,12 +394,13 @@ void AfterForkChild() {
 void SaveEnvironment() {
   const char* names[kSavedVars] = {stream::kEnvSession,     stream::kEnvActivities,
                                    stream::kEnvBufferKb,    stream::kEnvDrainMs,
-                                   "NVTX_INJECTION64_PATH", "INTEL_LIBITTNOTIFY64"};
+                                   "NVTX_INJECTION64_PATH", "INTEL_LIBITTNOTIFY64",
+                                   "CUDA_INJECTION64_PATH", stream::kEnvCupti};
   for (int i = 0; i < kSavedVars; ++i) {
     const char* v = getenv(names[i]);
     if (!v) continue;
-    // NVTX and ITT variables are given back only when they name this library.
-    if (i >= 4 && strcmp(v, g_self_path) != 0) continue;
+    // NVTX, ITT and CUDA injection variables are given back only when they name this library.
+    if (i >= 4 && i <= 6 && strcmp(v, g_self_path) != 0) continue;
     size_t n = strlen(names[i]) + 1 + strlen(v) + 1;
     g_saved_env[i] = static_cast<char*>(malloc(n));
     if (g_saved_env[i]) snprintf(g_saved_env[i], n, "%s=%s", names[i], v);
@@ -421,6 +427,7 @@ bool Initialize() {
   const char* activities = getenv(stream::kEnvActivities);
   g.nvtx = !activities || strstr(activities, "nvtx") != nullptr;
   g.itt = !activities || strstr(activities, "itt") != nullptr;
+  g.cuda = activities && strstr(activities, "cuda") != nullptr;
 #if defined(__x86_64__) || defined(__i386__)
   // The TSC is a usable clock only when it ticks at a constant rate in every power state.
   g.use_tsc = HasCpuFlag("constant_tsc") && HasCpuFlag("nonstop_tsc") && !getenv("PROFSH_NO_TSC");

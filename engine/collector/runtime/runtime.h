@@ -93,6 +93,8 @@ struct alignas(64) ThreadSlot {
   alignas(64) std::atomic<uint64_t> tail;
   std::atomic<uint32_t> state;
   std::atomic<int64_t> tid;
+  // The low 32 bits of pthread_self(): what CUPTI reports as an API record's thread.
+  std::atomic<uint32_t> pthread_low;
   std::atomic<uint32_t> name;  // string id of the thread's name, 0 when unnamed
   uint32_t announced_name;     // drain thread: the name last written
   bool announced;              // drain thread: kThread written for this occupant
@@ -119,6 +121,7 @@ struct Globals {
   bool use_tsc = false;
   bool nvtx = false;
   bool itt = false;
+  bool cuda = false;  // InitializeInjection starts CUPTI (cupti_source.h)
   // Why events are not recorded right now (kOff* bits); 0 means recording. The per-event path
   // reads this one byte.
   std::atomic<uint8_t> off{0};

@@ -1,0 +1,494 @@
+#include "engine/collector/runtime/cupti_source.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <atomic>
+
+#include <cupti.h>
+
+#include "engine/collector/runtime/raw_map.h"
+#include "engine/collector/runtime/registry.h"
+#include "engine/collector/runtime/runtime.h"
+
+namespace profsh::runtime {
+namespace {
+
+namespace st = profsh::stream;
+
+// The CUPTI entry points the collector uses, resolved from the libcupti it loads (never linked:
+// a workload without CUDA must not need it, and the user may name another one).
+struct CuptiApi {
+  decltype(&cuptiGetVersion) GetVersion;
+  decltype(&cuptiSubscribe) Subscribe;
+  decltype(&cuptiGetResultString) GetResultString;
+  decltype(&cuptiGetCallbackName) GetCallbackName;
+  decltype(&cuptiActivityRegisterCallbacks) RegisterCallbacks;
+  decltype(&cuptiActivityRegisterTimestampCallback) RegisterTimestampCallback;
+  decltype(&cuptiActivityEnable) Enable;
+  decltype(&cuptiActivityFlushAll) FlushAll;
+  decltype(&cuptiActivityGetNextRecord) GetNextRecord;
+  decltype(&cuptiActivityGetNumDroppedRecords) GetNumDroppedRecords;
+};
+
+enum BufferState : uint32_t { kBufferFree = 0, kBufferWithCupti = 1, kBufferComplete = 2 };
+
+struct PoolBuffer {
+  std::atomic<uint32_t> state{kBufferFree};
+  size_t valid = 0;    // written before state becomes kBufferComplete (release)
+  uint64_t order = 0;  // completion order: buffers are encoded as CUPTI handed them back
+};
+
+constexpr uint32_t kMaxBuffers = 64;
+// One minimal CUPTI version: the record structs of the 13.0 headers this is built with
+// (CUpti_ActivityKernel10, Memcpy6, Memory4, ...) are what a 13.x CUPTI writes.
+constexpr uint32_t kMinCuptiVersion = 130000;
+
+struct CuptiState {
+  CuptiApi api{};
+  std::atomic<bool> enabled{false};  // buffers registered and kinds enabled
+  uint8_t* base = nullptr;           // kMaxBuffers × buffer_bytes, reserved at injection
+  size_t buffer_bytes = 0;
+  uint32_t buffer_count = 0;
+  PoolBuffer buffers[kMaxBuffers];
+  std::atomic<uint64_t> completions{0};
+  std::atomic<uint64_t> refused{0};  // requests declined: every buffer was with CUPTI or full
+  uint64_t cupti_dropped = 0;        // drain thread: CUPTI's dropped counts, summed
+  uint64_t kinds_ignored = 0;        // drain thread: records of kinds not kept
+  uint64_t reported[3] = {};         // drain thread: the counts last written
+  // A line for the summary (no CUPTI, another subscriber, ...): written once by the injecting
+  // thread, published by `notice_ready`, written into the stream by the drain thread.
+  char notice[320] = {};
+  std::atomic<bool> notice_ready{false};
+  bool notice_written = false;
+  std::atomic<bool> injected{false};
+  // Names of runtime and driver calls by callback id, interned once (0: not yet).
+  uint32_t api_names[2][1024] = {};
+};
+
+CuptiState g_cupti;
+
+void SetNotice(const char* fmt, const char* a = "", const char* b = "") {
+  if (g_cupti.notice_ready.load(std::memory_order_acquire)) return;
+  snprintf(g_cupti.notice, sizeof g_cupti.notice, fmt, a, b);
+  g_cupti.notice_ready.store(true, std::memory_order_release);
+}
+
+// CUPTI's clock is the collector's own (TSC ticks or CLOCK_MONOTONIC ns, as every event of the
+// stream): CUPTI stamps API records with it and interpolates GPU times onto it, so nothing is
+// aligned afterwards. The header asks for nanoseconds; a linear clock is what the interpolation
+// needs, and Kineto registers its raw TSC the same way.
+uint64_t CUPTIAPI CollectorTicks() {
+  return Now();
+}
+
+// CUPTI asks for a buffer (on any thread, often its own): one from the pool, or none, which
+// makes CUPTI drop records and count them (read by the drain).
+void CUPTIAPI RequestBuffer(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *max_records = 0;
+  for (uint32_t i = 0; i < g_cupti.buffer_count; ++i) {
+    uint32_t expected = kBufferFree;
+    if (g_cupti.buffers[i].state.compare_exchange_strong(expected, kBufferWithCupti,
+                                                         std::memory_order_acq_rel)) {
+      *buffer = g_cupti.base + i * g_cupti.buffer_bytes;
+      *size = g_cupti.buffer_bytes;
+      return;
+    }
+  }
+  g_cupti.refused.fetch_add(1, std::memory_order_relaxed);
+  *buffer = nullptr;
+  *size = 0;
+}
+
+void CUPTIAPI CompleteBuffer(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+  if (buffer == nullptr || buffer < g_cupti.base) return;
+  const size_t index = static_cast<size_t>(buffer - g_cupti.base) / g_cupti.buffer_bytes;
+  if (index >= g_cupti.buffer_count) return;
+  PoolBuffer& b = g_cupti.buffers[index];
+  b.valid = valid;
+  b.order = g_cupti.completions.fetch_add(1, std::memory_order_relaxed);
+  b.state.store(kBufferComplete, std::memory_order_release);
+}
+
+void CUPTIAPI IgnoreCallback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+
+void* OpenCupti() {
+  if (const char* path = getenv(st::kEnvCupti); path && *path)
+    return dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  const char* candidates[] = {
+      "libcupti.so", "libcupti.so.13", "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so",
+      "/usr/local/cuda/lib64/libcupti.so", "/usr/local/cuda/lib/libcupti.so"};
+  for (const char* c : candidates) {
+    if (void* h = dlopen(c, RTLD_NOW | RTLD_LOCAL)) return h;
+  }
+  return nullptr;
+}
+
+const char* g_missing_entry = "";  // the first entry point the loaded libcupti lacks
+
+template <typename F>
+bool Resolve(void* lib, const char* name, F* out) {
+  *out = reinterpret_cast<F>(dlsym(lib, name));
+  if (*out == nullptr) g_missing_entry = name;
+  return *out != nullptr;
+}
+
+const char* ResultText(CUptiResult r) {
+  const char* text = nullptr;
+  if (g_cupti.api.GetResultString && g_cupti.api.GetResultString(r, &text) == CUPTI_SUCCESS && text)
+    return text;
+  return "unknown CUPTI error";
+}
+
+bool ResolveApi(void* lib) {
+  CuptiApi& a = g_cupti.api;
+  return Resolve(lib, "cuptiGetVersion", &a.GetVersion) &&
+         Resolve(lib, "cuptiSubscribe", &a.Subscribe) &&
+         Resolve(lib, "cuptiGetResultString", &a.GetResultString) &&
+         Resolve(lib, "cuptiGetCallbackName", &a.GetCallbackName) &&
+         Resolve(lib, "cuptiActivityRegisterCallbacks", &a.RegisterCallbacks) &&
+         Resolve(lib, "cuptiActivityRegisterTimestampCallback", &a.RegisterTimestampCallback) &&
+         Resolve(lib, "cuptiActivityEnable", &a.Enable) &&
+         Resolve(lib, "cuptiActivityFlushAll", &a.FlushAll) &&
+         Resolve(lib, "cuptiActivityGetNextRecord", &a.GetNextRecord) &&
+         Resolve(lib, "cuptiActivityGetNumDroppedRecords", &a.GetNumDroppedRecords);
+}
+
+uint64_t EnvValue(const char* name, uint64_t fallback, uint64_t low, uint64_t high) {
+  const char* v = getenv(name);
+  if (!v || !*v) return fallback;
+  char* end;
+  const unsigned long long n = strtoull(v, &end, 10);
+  return (*end || n < low || n > high) ? fallback : n;
+}
+
+bool MapPool() {
+  // Kineto's buffers are 4 MiB; 8 of them bound what CUPTI can hold between two drains.
+  g_cupti.buffer_bytes = EnvValue(st::kEnvCuptiBufferKb, 4096, 4, 1 << 20) * 1024;
+  g_cupti.buffer_count = static_cast<uint32_t>(EnvValue(st::kEnvCuptiBuffers, 8, 1, kMaxBuffers));
+  void* p = RawMap(g_cupti.buffer_bytes * g_cupti.buffer_count, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
+  if (p == MAP_FAILED) return false;
+  g_cupti.base = static_cast<uint8_t*>(p);
+  return true;
+}
+
+// Every kind the cuda activity records. Kinds a CUPTI does not support are skipped; without
+// kernels there is nothing to show, which the notice says.
+bool EnableKinds() {
+  const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_DEVICE,
+                                      CUPTI_ACTIVITY_KIND_CONTEXT,
+                                      CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                      CUPTI_ACTIVITY_KIND_MEMCPY,
+                                      CUPTI_ACTIVITY_KIND_MEMCPY2,
+                                      CUPTI_ACTIVITY_KIND_MEMSET,
+                                      CUPTI_ACTIVITY_KIND_RUNTIME,
+                                      CUPTI_ACTIVITY_KIND_DRIVER,
+                                      CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+                                      CUPTI_ACTIVITY_KIND_MEMORY2,
+                                      CUPTI_ACTIVITY_KIND_OVERHEAD};
+  bool kernels = false;
+  for (CUpti_ActivityKind k : kinds) {
+    const CUptiResult r = g_cupti.api.Enable(k);
+    if (k == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) kernels = r == CUPTI_SUCCESS;
+  }
+  return kernels;
+}
+
+}  // namespace
+
+// --- the driver's entry point ---
+
+extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
+  if (!g.active || !g.cuda) return 1;
+  bool expected = false;
+  if (!g_cupti.injected.compare_exchange_strong(expected, true)) return 1;  // once per image
+  void* lib = OpenCupti();
+  if (lib == nullptr) {
+    const char* named = getenv(st::kEnvCupti);
+    SetNotice("cuda: libcupti could not be loaded (%s%s); GPU activity not recorded",
+              named && *named ? named : "not found beside the CUDA toolkit; name it with --cupti",
+              named && *named ? ": " : "");
+    if (named && *named) {
+      const char* why = dlerror();
+      size_t n = strlen(g_cupti.notice);
+      snprintf(g_cupti.notice + n, sizeof g_cupti.notice - n, "%s", why ? why : "");
+    }
+    return 1;
+  }
+  if (!ResolveApi(lib)) {
+    SetNotice(
+        "cuda: the libcupti loaded lacks %s (CUPTI 13's activity API)%s; GPU activity not recorded",
+        g_missing_entry);
+    return 1;
+  }
+  uint32_t version = 0;
+  if (g_cupti.api.GetVersion(&version) != CUPTI_SUCCESS || version < kMinCuptiVersion) {
+    char v[32];
+    snprintf(v, sizeof v, "%u", version);
+    SetNotice(
+        "cuda: CUPTI API version %s, profsh needs %s or later (CUDA 13); GPU activity not "
+        "recorded",
+        v, "130000");
+    return 1;
+  }
+  CUpti_SubscriberHandle subscriber;
+  const CUptiResult sub = g_cupti.api.Subscribe(&subscriber, IgnoreCallback, nullptr);
+  if (sub == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+    SetNotice(
+        "cuda: CUPTI is already used by another tool (torch.profiler, nsys, ncu, "
+        "compute-sanitizer); GPU activity not recorded by profsh%s%s",
+        "", "");
+    return 1;
+  }
+  if (sub != CUPTI_SUCCESS) {
+    SetNotice("cuda: cuptiSubscribe failed (%s); GPU activity not recorded", ResultText(sub));
+    return 1;
+  }
+  if (!MapPool()) {
+    SetNotice("cuda: no memory for CUPTI's buffers; GPU activity not recorded");
+    return 1;
+  }
+  // The clock first: records of kinds enabled before it would carry CUPTI's own.
+  g_cupti.api.RegisterTimestampCallback(CollectorTicks);
+  const CUptiResult reg = g_cupti.api.RegisterCallbacks(RequestBuffer, CompleteBuffer);
+  if (reg != CUPTI_SUCCESS) {
+    SetNotice("cuda: cuptiActivityRegisterCallbacks failed (%s); GPU activity not recorded",
+              ResultText(reg));
+    return 1;
+  }
+  if (!EnableKinds())
+    SetNotice("cuda: CUPTI refused kernel records (CONCURRENT_KERNEL); only API calls recorded");
+  g_cupti.enabled.store(true, std::memory_order_release);
+  return 1;
+}
+
+// --- the drain's side ---
+
+namespace {
+
+uint32_t Intern(const char* text) {
+  if (text == nullptr) return 0;
+  return registry().strings().Intern(text, strlen(text)) & kIdMask;
+}
+
+uint32_t ApiName(bool runtime, uint32_t cbid) {
+  uint32_t* cached = cbid < 1024 ? &g_cupti.api_names[runtime][cbid] : nullptr;
+  if (cached && *cached) return *cached;
+  const char* name = nullptr;
+  g_cupti.api.GetCallbackName(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API,
+                              cbid, &name);
+  char text[128];
+  if (name == nullptr) {
+    snprintf(text, sizeof text, "%s_%u", runtime ? "cudaRuntime" : "cuDriver", cbid);
+  } else {
+    snprintf(text, sizeof text, "%s", name);
+    // The runtime's names carry the version they came in ("cudaLaunchKernel_v7000"); Kineto's
+    // traces, and so the analyses, name the call without it.
+    char* v = strrchr(text, '_');
+    if (runtime && v && v[1] == 'v' && v[2] >= '0' && v[2] <= '9') *v = '\0';
+  }
+  const uint32_t id = Intern(text);
+  if (cached) *cached = id;
+  return id;
+}
+
+// An API record's thread as the stream names threads (the OS thread id). CUPTI reports the low
+// 32 bits of pthread_self() (or, in some versions and in the test double, the OS id): a thread
+// the collector knows is found by either; others keep CUPTI's number. Cached: a workload makes
+// its calls from a few threads. The cache is emptied every drain round, so a thread that claims
+// its slot after its first CUDA call is found from the next round on.
+uint32_t g_thread_round = 1;
+uint64_t OsThreadOf(uint32_t cupti_thread) {
+  static uint32_t cache_key[64], cache_round[64];
+  static int64_t cache_tid[64];
+  const uint32_t slot = (cupti_thread * 2654435761u) >> 26;
+  if (cache_round[slot] == g_thread_round && cache_key[slot] == cupti_thread)
+    return static_cast<uint64_t>(cache_tid[slot]);
+  int64_t found = cupti_thread;
+  for (uint32_t i = 0; i < g.slot_count; ++i) {
+    // Free slots too: they keep their last thread's ids until reused, and the final flush's
+    // records are mostly of threads that have exited.
+    const ThreadSlot& s = g.slots[i];
+    const int64_t tid = s.tid.load(std::memory_order_relaxed);
+    if (tid == static_cast<int64_t>(cupti_thread)) break;
+    if (s.pthread_low.load(std::memory_order_relaxed) == cupti_thread) {
+      found = tid;
+      break;
+    }
+  }
+  cache_key[slot] = cupti_thread;
+  cache_tid[slot] = found;
+  cache_round[slot] = g_thread_round;
+  return static_cast<uint64_t>(found);
+}
+
+template <size_t N>
+void Fill(st::GpuRecord* r, uint8_t kind, const uint64_t (&values)[N]) {
+  static_assert(N <= st::GpuRecord::kMaxFields);
+  r->kind = kind;
+  r->count = N;
+  for (size_t i = 0; i < N; ++i) r->f[i] = values[i];
+}
+
+// One CUPTI record as a stream record; false for kinds not kept.
+bool Translate(const CUpti_Activity* a, st::GpuRecord* r) {
+  switch (a->kind) {
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+      const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(a);
+      Fill(r, st::kGpuKernel,
+           {k->start, k->end, k->deviceId, k->contextId, k->streamId, k->correlationId,
+            Intern(k->name), static_cast<uint64_t>(k->gridX), static_cast<uint64_t>(k->gridY),
+            static_cast<uint64_t>(k->gridZ), static_cast<uint64_t>(k->blockX),
+            static_cast<uint64_t>(k->blockY), static_cast<uint64_t>(k->blockZ),
+            k->registersPerThread, static_cast<uint64_t>(k->staticSharedMemory),
+            static_cast<uint64_t>(k->dynamicSharedMemory), k->graphId, k->graphNodeId});
+      return true;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY: {
+      const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(a);
+      Fill(r, st::kGpuMemcpy,
+           {m->start, m->end, m->deviceId, m->contextId, m->streamId, m->correlationId, m->bytes,
+            m->copyKind, m->srcKind, m->dstKind, m->deviceId, m->deviceId, m->graphId});
+      return true;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY2: {
+      const auto* m = reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(a);
+      Fill(r, st::kGpuMemcpy,
+           {m->start, m->end, m->deviceId, m->contextId, m->streamId, m->correlationId, m->bytes,
+            m->copyKind, m->srcKind, m->dstKind, m->srcDeviceId, m->dstDeviceId, m->graphId});
+      return true;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+      const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(a);
+      Fill(r, st::kGpuMemset,
+           {m->start, m->end, m->deviceId, m->contextId, m->streamId, m->correlationId, m->bytes,
+            m->value, m->memoryKind});
+      return true;
+    }
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+    case CUPTI_ACTIVITY_KIND_DRIVER: {
+      const auto* c = reinterpret_cast<const CUpti_ActivityAPI*>(a);
+      const bool runtime = a->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
+      Fill(r, st::kGpuApi,
+           {c->start, c->end, OsThreadOf(c->threadId), c->correlationId, ApiName(runtime, c->cbid),
+            c->cbid, static_cast<uint64_t>(runtime ? st::kGpuApiRuntime : st::kGpuApiDriver),
+            c->returnValue});
+      return true;
+    }
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
+      const auto* s = reinterpret_cast<const CUpti_ActivitySynchronization2*>(a);
+      Fill(r, st::kGpuSync,
+           {s->start, s->end, s->contextId, s->streamId, s->correlationId,
+            static_cast<uint64_t>(s->type), s->cudaEventId});
+      return true;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMORY2: {
+      const auto* m = reinterpret_cast<const CUpti_ActivityMemory4*>(a);
+      Fill(r, st::kGpuMemory,
+           {m->timestamp, m->deviceId, m->contextId, m->streamId, m->correlationId,
+            static_cast<uint64_t>(m->memoryOperationType), static_cast<uint64_t>(m->memoryKind),
+            m->address, m->bytes});
+      return true;
+    }
+    case CUPTI_ACTIVITY_KIND_OVERHEAD: {
+      const auto* o = reinterpret_cast<const CUpti_ActivityOverhead3*>(a);
+      Fill(r, st::kGpuOverhead,
+           {o->start, o->end, static_cast<uint64_t>(o->overheadKind),
+            static_cast<uint64_t>(o->objectKind), o->objectId.pt.threadId});
+      return true;
+    }
+    case CUPTI_ACTIVITY_KIND_DEVICE: {
+      const auto* d = reinterpret_cast<const CUpti_ActivityDevice5*>(a);
+      Fill(r, st::kGpuDevice,
+           {d->id, Intern(d->name), d->numMultiprocessors, d->computeCapabilityMajor,
+            d->computeCapabilityMinor, d->globalMemorySize, d->maxWarpsPerMultiprocessor,
+            d->maxBlocksPerMultiprocessor, d->maxRegistersPerMultiprocessor,
+            d->maxSharedMemoryPerMultiprocessor, d->maxThreadsPerBlock});
+      return true;
+    }
+    case CUPTI_ACTIVITY_KIND_CONTEXT: {
+      const auto* c = reinterpret_cast<const CUpti_ActivityContext3*>(a);
+      Fill(r, st::kGpuContext, {c->contextId, c->deviceId, c->nullStreamId});
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+void EncodeBuffer(PoolBuffer& b, uint8_t* data, BlockBuffer& events) {
+  st::GpuBlockWriter<BlockBuffer> writer(events);
+  writer.Begin();
+  CUpti_Activity* record = nullptr;
+  st::GpuRecord out;
+  while (g_cupti.api.GetNextRecord(data, b.valid, &record) == CUPTI_SUCCESS) {
+    if (Translate(record, &out)) {
+      writer.Add(out);
+    } else {
+      ++g_cupti.kinds_ignored;
+    }
+  }
+  writer.End();
+}
+
+}  // namespace
+
+void DrainGpuActivity(BlockBuffer& metadata, BlockBuffer& events, bool forced) {
+  if (g_cupti.notice_ready.load(std::memory_order_acquire) && !g_cupti.notice_written) {
+    st::AppendBlockTo(metadata, st::NoticeBlock{std::string_view(g_cupti.notice)});
+    g_cupti.notice_written = true;
+  }
+  if (!g_cupti.enabled.load(std::memory_order_acquire)) return;
+  ++g_thread_round;
+  // Completed buffers are handed back here (or on CUPTI's threads, at any time): the callback
+  // only marks them, so calling it under the stream's lock cannot deadlock.
+  g_cupti.api.FlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+  uint32_t ready[kMaxBuffers];
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < g_cupti.buffer_count; ++i) {
+    if (g_cupti.buffers[i].state.load(std::memory_order_acquire) == kBufferComplete) ready[n++] = i;
+  }
+  for (uint32_t i = 1; i < n; ++i) {  // a handful: insertion sort by completion order
+    for (uint32_t j = i;
+         j > 0 && g_cupti.buffers[ready[j]].order < g_cupti.buffers[ready[j - 1]].order; --j) {
+      const uint32_t t = ready[j];
+      ready[j] = ready[j - 1];
+      ready[j - 1] = t;
+    }
+  }
+  for (uint32_t i = 0; i < n; ++i) {
+    PoolBuffer& b = g_cupti.buffers[ready[i]];
+    EncodeBuffer(b, g_cupti.base + ready[i] * g_cupti.buffer_bytes, events);
+    b.state.store(kBufferFree, std::memory_order_release);
+  }
+  size_t dropped = 0;
+  if (g_cupti.api.GetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS)
+    g_cupti.cupti_dropped += dropped;
+  const uint64_t now[3] = {g_cupti.cupti_dropped, g_cupti.refused.load(std::memory_order_relaxed),
+                           g_cupti.kinds_ignored};
+  if (memcmp(now, g_cupti.reported, sizeof now) != 0) {
+    st::GpuBlockWriter<BlockBuffer> writer(events);
+    writer.Begin();
+    st::GpuRecord r;
+    Fill(&r, st::kGpuDrops, now);
+    writer.Add(r);
+    writer.End();
+    memcpy(g_cupti.reported, now, sizeof now);
+  }
+}
+
+void ResetGpuActivityAfterFork() {
+  // CUPTI does not follow a fork: the child's driver injects again if it initialises CUDA.
+  g_cupti.enabled.store(false, std::memory_order_relaxed);
+  g_cupti.injected.store(false, std::memory_order_relaxed);
+  g_cupti.notice_written = false;
+  g_cupti.notice_ready.store(false, std::memory_order_relaxed);
+  memset(g_cupti.reported, 0, sizeof g_cupti.reported);
+  g_cupti.cupti_dropped = g_cupti.kinds_ignored = 0;
+  g_cupti.refused.store(0, std::memory_order_relaxed);
+}
+
+}  // namespace profsh::runtime

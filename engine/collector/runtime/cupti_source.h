@@ -1,0 +1,20 @@
+// The `cuda` activity: CUPTI's activity API inside the workload. The CUDA driver calls
+// InitializeInjection (exported by this library, named by CUDA_INJECTION64_PATH) at cuInit; it
+// loads libcupti, subscribes, registers the collector's clock and a bounded pool of buffers,
+// and enables the activity kinds. CUPTI fills the buffers on its own threads; the drain thread
+// flushes them each round and turns their records into kGpuActivity blocks of the stream.
+#pragma once
+
+#include "engine/collector/runtime/drain.h"
+
+namespace profsh::runtime {
+
+// The drain round's GPU part (caller holds g_stream.mutex): asks CUPTI for the records it has
+// (`forced`: also those of buffers not full yet, at the image's end), encodes every completed
+// buffer into `events`, and CUPTI's notices and drop counts into `metadata`.
+void DrainGpuActivity(BlockBuffer& metadata, BlockBuffer& events, bool forced);
+
+// After fork: the child has no CUPTI session of its own until its driver calls the injection.
+void ResetGpuActivityAfterFork();
+
+}  // namespace profsh::runtime

@@ -1,0 +1,563 @@
+#include "engine/session/gpu_emitter.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <initializer_list>
+#include <tuple>
+
+#include "engine/trace/kineto_schema.h"
+
+namespace profsh {
+
+namespace st = stream;
+
+namespace {
+
+// Field positions of each record kind (stream_format.h's GpuRecordKind).
+enum KernelField {
+  kKStart,
+  kKEnd,
+  kKDevice,
+  kKContext,
+  kKStream,
+  kKCorrelation,
+  kKName,
+  kKGridX,
+  kKGridY,
+  kKGridZ,
+  kKBlockX,
+  kKBlockY,
+  kKBlockZ,
+  kKRegisters,
+  kKStaticShared,
+  kKDynamicShared,
+  kKGraph,
+  kKGraphNode
+};
+enum CopyField {
+  kCStart,
+  kCEnd,
+  kCDevice,
+  kCContext,
+  kCStream,
+  kCCorrelation,
+  kCBytes,
+  kCKind,
+  kCSrcKind,
+  kCDstKind,
+  kCSrcDevice,
+  kCDstDevice,
+  kCGraph
+};
+enum SetField {
+  kSStart,
+  kSEnd,
+  kSDevice,
+  kSContext,
+  kSStream,
+  kSCorrelation,
+  kSBytes,
+  kSValue,
+  kSMemoryKind
+};
+enum ApiField { kAStart, kAEnd, kATid, kACorrelation, kAName, kACbid, kAKind, kAReturn };
+enum SyncField { kYStart, kYEnd, kYContext, kYStream, kYCorrelation, kYType, kYEvent };
+enum MemoryField {
+  kMTime,
+  kMDevice,
+  kMContext,
+  kMStream,
+  kMCorrelation,
+  kMOperation,
+  kMKind,
+  kMAddress,
+  kMBytes
+};
+enum DeviceField {
+  kDId,
+  kDName,
+  kDSms,
+  kDMajor,
+  kDMinor,
+  kDGlobalMemory,
+  kDMaxWarpsPerSm,
+  kDMaxBlocksPerSm,
+  kDRegistersPerSm,
+  kDSharedPerSm,
+  kDMaxThreadsPerBlock
+};
+
+// Kineto's words for CUPTI's enums (CuptiActivity's memcpy and memory kind strings).
+std::string_view CopyKindText(uint64_t kind) {
+  static constexpr std::string_view kText[] = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+                                               "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
+  return kind < std::size(kText) ? kText[kind] : "Unknown";
+}
+std::string_view MemoryKindText(uint64_t kind) {
+  static constexpr std::string_view kText[] = {"Unknown",       "Pageable",      "Pinned",
+                                               "Device",        "Array",         "Managed",
+                                               "Device Static", "Managed Static"};
+  return kind < std::size(kText) ? kText[kind] : "Unknown";
+}
+std::string_view SyncText(uint64_t type) {
+  switch (type) {
+    case 1:
+      return "Event Sync";
+    case 2:
+      return "Stream Wait Event";
+    case 3:
+      return "Stream Sync";
+    case 4:
+      return "Context Sync";
+    default:
+      return "Unknown Sync";
+  }
+}
+
+// Bytes per ns are GB/s.
+double Bandwidth(uint64_t bytes, int64_t dur_ns) {
+  return dur_ns > 0 ? static_cast<double>(bytes) / static_cast<double>(dur_ns) : 0.0;
+}
+
+// Built with append: gcc 12 warns falsely (-Wrestrict) on chains of + with to_string.
+std::string JsonTriple(uint64_t x, uint64_t y, uint64_t z) {
+  std::string s = "[";
+  s.append(std::to_string(x)).append(", ").append(std::to_string(y)).append(", ");
+  s.append(std::to_string(z)).append("]");
+  return s;
+}
+
+// A schema cache key: a tag and the values the schema fixes.
+std::string Key(char tag, std::initializer_list<uint64_t> values) {
+  std::string s(1, tag);
+  for (uint64_t v : values) s.append(std::to_string(v)).append(",");
+  return s;
+}
+
+}  // namespace
+
+// --- occupancy ---
+
+int64_t EstimatedOccupancy(const st::GpuRecord& k, const st::GpuRecord& d) {
+  const uint64_t sms = d[kDSms], max_warps = d[kDMaxWarpsPerSm];
+  const uint64_t threads = k[kKBlockX] * k[kKBlockY] * k[kKBlockZ];
+  if (sms == 0 || max_warps == 0 || threads == 0) return 0;
+  const uint64_t warps_per_block = (threads + 31) / 32;
+  uint64_t resident = std::min<uint64_t>(d[kDMaxBlocksPerSm] ? d[kDMaxBlocksPerSm] : UINT64_MAX,
+                                         max_warps / warps_per_block);
+  if (const uint64_t regs = k[kKRegisters]; regs > 0 && d[kDRegistersPerSm] > 0) {
+    const uint64_t per_warp = (regs * 32 + 255) / 256 * 256;
+    resident = std::min(resident, d[kDRegistersPerSm] / (per_warp * warps_per_block));
+  }
+  if (const uint64_t shared = k[kKStaticShared] + k[kKDynamicShared];
+      shared > 0 && d[kDSharedPerSm] > 0)
+    resident = std::min(resident, d[kDSharedPerSm] / shared);
+  const double blocks_per_sm =
+      static_cast<double>(k[kKGridX] * k[kKGridY] * k[kKGridZ]) / static_cast<double>(sms);
+  const double active = std::min(blocks_per_sm, static_cast<double>(resident));
+  const double occupancy =
+      active * static_cast<double>(warps_per_block) / static_cast<double>(max_warps) * 100.0;
+  return std::llround(std::min(occupancy, 100.0));
+}
+
+// --- emission ---
+
+void GpuEmitter::PushWord2(int64_t v) {
+  words_.push_back(static_cast<uint32_t>(v));
+  words_.push_back(static_cast<uint32_t>(static_cast<uint64_t>(v) >> 32));
+}
+void GpuEmitter::PushDouble(double v) {
+  int64_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  PushWord2(bits);
+}
+
+uint32_t GpuEmitter::Schema(Output& o, TraceBuilder& b, const std::string& key, auto&& build) {
+  auto [it, added] = o.schemas.try_emplace(key, 0);
+  if (added) {
+    b.BeginArgs();
+    build();
+    it->second = b.BuildSchema();
+  }
+  return it->second;
+}
+
+void GpuEmitter::Add(TraceBuilder& b, int64_t origin, char phase, uint64_t begin, uint64_t end,
+                     std::string_view name, std::string_view category, Ident pid, Ident tid,
+                     uint32_t schema) {
+  EventFields e;
+  e.phase = phase;
+  e.ts = clock_.ToNs(begin) - origin;
+  e.dur = phase == 'X' ? clock_.ToNs(end) - clock_.ToNs(begin) : 0;
+  e.name = name;
+  e.category = category;
+  e.pid = pid;
+  e.tid = tid;
+  b.AddEvent(e, schema, words_);
+}
+
+void GpuEmitter::Record(size_t window, const st::GpuRecord& r, const GpuLaunch* launch) {
+  int64_t origin = 0;
+  TraceBuilder* b = cpu_.Builder(window, &origin);
+  if (b == nullptr) return;
+  Output& o = outputs_[window];
+  switch (r.kind) {
+    case st::kGpuKernel:
+      Kernel(o, *b, origin, r);
+      break;
+    case st::kGpuMemcpy:
+      Copy(o, *b, origin, r);
+      break;
+    case st::kGpuMemset:
+      Set(o, *b, origin, r);
+      break;
+    case st::kGpuApi:
+      Call(o, *b, origin, r);
+      break;
+    case st::kGpuSync:
+      Sync(o, *b, origin, r);
+      break;
+    case st::kGpuMemory:
+      Memory(o, *b, origin, r, launch);
+      break;
+    default:
+      return;
+  }
+  if (r.kind == st::kGpuKernel || r.kind == st::kGpuMemcpy || r.kind == st::kGpuMemset) {
+    o.work.push_back(DeviceWork{r[0], r[1], r[2], r[4], r[5]});
+    o.tracks[{r[2], r[4]}] = true;
+  }
+}
+
+void GpuEmitter::Kernel(Output& o, TraceBuilder& b, int64_t origin, const st::GpuRecord& r) {
+  ++counts.kernels;
+  const uint64_t shared = r[kKStaticShared] + r[kKDynamicShared];
+  const auto dev = devices_.find(r[kKDevice]);
+  const uint64_t sms = dev != devices_.end() ? dev->second[kDSms] : 0;
+  const uint64_t blocks = r[kKGridX] * r[kKGridY] * r[kKGridZ];
+  const uint64_t warps = blocks * ((r[kKBlockX] * r[kKBlockY] * r[kKBlockZ] + 31) / 32);
+  const int64_t occupancy = dev != devices_.end() ? EstimatedOccupancy(r, dev->second) : 0;
+  // Everything but the correlation is fixed per launch shape: one schema per shape.
+  const std::string key =
+      Key('k', {r[kKDevice], r[kKContext], r[kKStream], r[kKRegisters], shared, r[kKGridX],
+                r[kKGridY], r[kKGridZ], r[kKBlockX], r[kKBlockY], r[kKBlockZ], sms, r[kKGraph]});
+  const uint32_t schema = Schema(o, b, key, [&] {
+    b.AddInlineArg(kineto::kExternalId, ArgType::kInt);
+    b.AddIntArg("queued", 0);
+    b.AddIntArg(kineto::kDevice, static_cast<int64_t>(r[kKDevice]));
+    b.AddIntArg("context", static_cast<int64_t>(r[kKContext]));
+    b.AddIntArg("stream", static_cast<int64_t>(r[kKStream]));
+    b.AddInlineArg(kineto::kCorrelation, ArgType::kInt);
+    b.AddIntArg("registers per thread", static_cast<int64_t>(r[kKRegisters]));
+    b.AddIntArg("shared memory", static_cast<int64_t>(shared));
+    if (sms > 0) {
+      b.AddDoubleArg("blocks per SM", static_cast<double>(blocks) / static_cast<double>(sms));
+      b.AddDoubleArg("warps per SM", static_cast<double>(warps) / static_cast<double>(sms));
+    }
+    b.AddJsonArg("grid", JsonTriple(r[kKGridX], r[kKGridY], r[kKGridZ]));
+    b.AddJsonArg("block", JsonTriple(r[kKBlockX], r[kKBlockY], r[kKBlockZ]));
+    if (sms > 0) b.AddIntArg("est. achieved occupancy %", occupancy);
+    if (r[kKGraph] != 0) {
+      b.AddIntArg("graph id", static_cast<int64_t>(r[kKGraph]));
+      b.AddInlineArg("graph node id", ArgType::kInt);
+    }
+  });
+  words_.clear();
+  PushWord2(static_cast<int64_t>(r[kKCorrelation]));
+  PushWord2(static_cast<int64_t>(r[kKCorrelation]));
+  if (r[kKGraph] != 0) PushWord2(static_cast<int64_t>(r[kKGraphNode]));
+  Add(b, origin, 'X', r[kKStart], r[kKEnd], names_.Text(r[kKName]), kineto::kKernel,
+      Ident{static_cast<int64_t>(r[kKDevice]), 0, false},
+      Ident{static_cast<int64_t>(r[kKStream]), 0, false}, schema);
+}
+
+void GpuEmitter::Copy(Output& o, TraceBuilder& b, int64_t origin, const st::GpuRecord& r) {
+  ++counts.copies;
+  const bool peer = r[kCKind] == 10;
+  const std::string key = Key('c', {r[kCDevice], r[kCContext], r[kCStream], r[kCKind],
+                                    peer ? r[kCSrcDevice] : 0, peer ? r[kCDstDevice] : 0});
+  const uint32_t schema = Schema(o, b, key, [&] {
+    b.AddInlineArg(kineto::kExternalId, ArgType::kInt);
+    b.AddIntArg(kineto::kDevice, static_cast<int64_t>(r[kCDevice]));
+    b.AddIntArg("context", static_cast<int64_t>(r[kCContext]));
+    b.AddIntArg("stream", static_cast<int64_t>(r[kCStream]));
+    b.AddInlineArg(kineto::kCorrelation, ArgType::kInt);
+    b.AddInlineArg("bytes", ArgType::kInt);
+    b.AddInlineArg(kineto::kMemoryBandwidth, ArgType::kDouble);
+    b.AddStringArg("copy kind", CopyKindText(r[kCKind]));
+    if (peer) {
+      b.AddIntArg("src device", static_cast<int64_t>(r[kCSrcDevice]));
+      b.AddIntArg("dst device", static_cast<int64_t>(r[kCDstDevice]));
+    }
+  });
+  words_.clear();
+  PushWord2(static_cast<int64_t>(r[kCCorrelation]));
+  PushWord2(static_cast<int64_t>(r[kCCorrelation]));
+  PushWord2(static_cast<int64_t>(r[kCBytes]));
+  PushDouble(Bandwidth(r[kCBytes], clock_.ToNs(r[kCEnd]) - clock_.ToNs(r[kCStart])));
+  std::string name = "Memcpy ";
+  name.append(CopyKindText(r[kCKind])).append(" (").append(MemoryKindText(r[kCSrcKind]));
+  name.append(" -> ").append(MemoryKindText(r[kCDstKind])).append(")");
+  Add(b, origin, 'X', r[kCStart], r[kCEnd], name, kineto::kGpuMemcpy,
+      Ident{static_cast<int64_t>(r[kCDevice]), 0, false},
+      Ident{static_cast<int64_t>(r[kCStream]), 0, false}, schema);
+}
+
+void GpuEmitter::Set(Output& o, TraceBuilder& b, int64_t origin, const st::GpuRecord& r) {
+  ++counts.sets;
+  const std::string key = Key('s', {r[kSDevice], r[kSContext], r[kSStream]});
+  const uint32_t schema = Schema(o, b, key, [&] {
+    b.AddInlineArg(kineto::kExternalId, ArgType::kInt);
+    b.AddIntArg(kineto::kDevice, static_cast<int64_t>(r[kSDevice]));
+    b.AddIntArg("context", static_cast<int64_t>(r[kSContext]));
+    b.AddIntArg("stream", static_cast<int64_t>(r[kSStream]));
+    b.AddInlineArg(kineto::kCorrelation, ArgType::kInt);
+    b.AddInlineArg("bytes", ArgType::kInt);
+    b.AddInlineArg(kineto::kMemoryBandwidth, ArgType::kDouble);
+  });
+  words_.clear();
+  PushWord2(static_cast<int64_t>(r[kSCorrelation]));
+  PushWord2(static_cast<int64_t>(r[kSCorrelation]));
+  PushWord2(static_cast<int64_t>(r[kSBytes]));
+  PushDouble(Bandwidth(r[kSBytes], clock_.ToNs(r[kSEnd]) - clock_.ToNs(r[kSStart])));
+  std::string name = "Memset (";
+  name.append(MemoryKindText(r[kSMemoryKind])).append(")");
+  Add(b, origin, 'X', r[kSStart], r[kSEnd], name, kineto::kGpuMemset,
+      Ident{static_cast<int64_t>(r[kSDevice]), 0, false},
+      Ident{static_cast<int64_t>(r[kSStream]), 0, false}, schema);
+}
+
+void GpuEmitter::Call(Output& o, TraceBuilder& b, int64_t origin, const st::GpuRecord& r) {
+  ++counts.calls;
+  const uint32_t schema = Schema(o, b, Key('a', {r[kACbid]}), [&] {
+    b.AddInlineArg(kineto::kExternalId, ArgType::kInt);
+    b.AddIntArg("cbid", static_cast<int64_t>(r[kACbid]));
+    b.AddInlineArg(kineto::kCorrelation, ArgType::kInt);
+  });
+  words_.clear();
+  PushWord2(static_cast<int64_t>(r[kACorrelation]));
+  PushWord2(static_cast<int64_t>(r[kACorrelation]));
+  const int64_t tid = static_cast<int64_t>(r[kATid]);
+  Add(b, origin, 'X', r[kAStart], r[kAEnd], names_.Text(r[kAName]),
+      r[kAKind] == st::kGpuApiRuntime ? kineto::kCudaRuntime : kineto::kCudaDriver,
+      Ident{pid_, 0, false}, Ident{tid, 0, false}, schema);
+  o.launch_of[r[kACorrelation]] = {tid, r[kAStart]};
+}
+
+void GpuEmitter::Sync(Output& o, TraceBuilder& b, int64_t origin, const st::GpuRecord& r) {
+  ++counts.syncs;
+  const uint64_t device = DeviceOf(r[kYContext]);
+  const std::string_view name = SyncText(r[kYType]);
+  const std::string key = Key('y', {r[kYType], r[kYContext], r[kYStream]});
+  const uint32_t schema = Schema(o, b, key, [&] {
+    b.AddInlineArg(kineto::kExternalId, ArgType::kInt);
+    b.AddStringArg("cuda_sync_kind", name);
+    b.AddIntArg("stream", static_cast<int64_t>(r[kYStream]));
+    b.AddInlineArg(kineto::kCorrelation, ArgType::kInt);
+    b.AddIntArg(kineto::kDevice, static_cast<int64_t>(device));
+    b.AddIntArg("context", static_cast<int64_t>(r[kYContext]));
+  });
+  words_.clear();
+  PushWord2(static_cast<int64_t>(r[kYCorrelation]));
+  PushWord2(static_cast<int64_t>(r[kYCorrelation]));
+  Add(b, origin, 'X', r[kYStart], r[kYEnd], name, "cuda_sync",
+      Ident{static_cast<int64_t>(device), 0, false},
+      Ident{static_cast<int64_t>(r[kYStream]), 0, false}, schema);
+  o.tracks[{device, r[kYStream]}] = true;
+}
+
+// torch's [memory] instant with the device (Device Type 1: CUDA), on the thread whose call
+// allocated or freed, so that the operator view counts it for the range open there.
+void GpuEmitter::Memory(Output& o, TraceBuilder& b, int64_t origin, const st::GpuRecord& r,
+                        const GpuLaunch* launch) {
+  ++counts.memory;
+  const uint64_t device = r[kMDevice];
+  const bool freed = r[kMOperation] == 2;
+  const int64_t bytes =
+      freed ? -static_cast<int64_t>(r[kMBytes]) : static_cast<int64_t>(r[kMBytes]);
+  int64_t& total = o.memory_total[device];
+  total += bytes;
+  const uint32_t schema = Schema(o, b, Key('m', {device}), [&] {
+    b.AddInlineArg(kineto::kTotalAllocated, ArgType::kInt);
+    b.AddInlineArg(kineto::kBytes, ArgType::kInt);
+    b.AddInlineArg(kineto::kAddr, ArgType::kInt);
+    b.AddIntArg(kineto::kDeviceType, 1);
+    b.AddIntArg(kineto::kDeviceId, static_cast<int64_t>(device));
+  });
+  words_.clear();
+  PushWord2(total);
+  PushWord2(bytes);
+  PushWord2(static_cast<int64_t>(r[kMAddress]));
+  const int64_t tid = launch ? launch->tid : pid_;
+  Add(b, origin, 'i', r[kMTime], r[kMTime], kineto::kMemoryEvent, kineto::kCpuInstantEvent,
+      Ident{pid_, 0, false}, Ident{tid, 0, false}, schema);
+}
+
+void GpuEmitter::Range(size_t window, int64_t tid, uint64_t begin, uint64_t end, uint32_t name) {
+  outputs_[window].ranges.push_back(CpuRange{tid, begin, end, name});
+}
+
+// The device-side span of each CPU range: from the first start to the last end of the work
+// launched inside it (at any depth), per device and stream, as Kineto's gpu_user_annotation.
+void GpuEmitter::Projections(Output& o, TraceBuilder& b, int64_t origin) {
+  if (o.work.empty() || o.ranges.empty()) return;
+  struct Launched {
+    int64_t tid;
+    uint64_t at;
+    size_t work;
+  };
+  std::vector<Launched> launched;
+  for (size_t i = 0; i < o.work.size(); ++i) {
+    auto it = o.launch_of.find(o.work[i].correlation);
+    if (it != o.launch_of.end()) launched.push_back({it->second.first, it->second.second, i});
+  }
+  std::sort(launched.begin(), launched.end(), [](const Launched& a, const Launched& c) {
+    return a.tid != c.tid ? a.tid < c.tid : a.at < c.at;
+  });
+  std::vector<CpuRange>& ranges = o.ranges;
+  std::sort(ranges.begin(), ranges.end(), [](const CpuRange& a, const CpuRange& c) {
+    if (a.tid != c.tid) return a.tid < c.tid;
+    return a.begin != c.begin ? a.begin < c.begin : a.end > c.end;
+  });
+  // (range, device, stream) -> [first start, last end]
+  std::map<std::tuple<size_t, uint64_t, uint64_t>, std::pair<uint64_t, uint64_t>> spans;
+  std::vector<size_t> open;
+  size_t next = 0;
+  int64_t current_tid = INT64_MIN;
+  for (const Launched& l : launched) {
+    if (l.tid != current_tid) {
+      current_tid = l.tid;
+      open.clear();
+      while (next < ranges.size() && ranges[next].tid < l.tid) ++next;
+    }
+    while (next < ranges.size() && ranges[next].tid == l.tid && ranges[next].begin <= l.at) {
+      while (!open.empty() && ranges[open.back()].end <= ranges[next].begin) open.pop_back();
+      open.push_back(next++);
+    }
+    while (!open.empty() && ranges[open.back()].end <= l.at) open.pop_back();
+    const DeviceWork& w = o.work[l.work];
+    for (size_t r : open) {
+      if (ranges[r].end <= l.at) continue;  // a sibling closed before, below an open parent
+      auto [it, added] = spans.try_emplace({r, w.device, w.stream}, w.begin, w.end);
+      if (!added) {
+        it->second.first = std::min(it->second.first, w.begin);
+        it->second.second = std::max(it->second.second, w.end);
+      }
+    }
+  }
+  const uint32_t schema = TraceBuilder::kNoArgs;
+  words_.clear();
+  for (const auto& [key, span] : spans) {
+    const auto& [range, device, stream] = key;
+    Add(b, origin, 'X', span.first, span.second, names_.Text(ranges[range].name),
+        kineto::kGpuUserAnnotation, Ident{static_cast<int64_t>(device), 0, false},
+        Ident{static_cast<int64_t>(stream), 0, false}, schema);
+  }
+}
+
+// ac2g: from each launch call to its device work, as Kineto links them.
+void GpuEmitter::Flows(Output& o, TraceBuilder& b, int64_t origin) {
+  if (o.work.empty()) return;
+  b.BeginArgs();
+  b.AddInlineArg(kineto::kFlowId, ArgType::kInt, TraceBuilder::Place::kTopLevel);
+  const uint32_t start_schema = b.BuildSchema();
+  b.BeginArgs();
+  b.AddInlineArg(kineto::kFlowId, ArgType::kInt, TraceBuilder::Place::kTopLevel);
+  b.AddStringArg(kineto::kBindingPoint, "e", TraceBuilder::Place::kTopLevel);
+  const uint32_t finish_schema = b.BuildSchema();
+  std::map<uint64_t, bool> started;
+  for (const DeviceWork& w : o.work) {
+    auto it = o.launch_of.find(w.correlation);
+    if (it == o.launch_of.end()) continue;
+    words_.clear();
+    PushWord2(static_cast<int64_t>(w.correlation));
+    if (!started[w.correlation]) {
+      Add(b, origin, 's', it->second.second, it->second.second, kineto::kAc2g, kineto::kAc2g,
+          Ident{pid_, 0, false}, Ident{it->second.first, 0, false}, start_schema);
+      started[w.correlation] = true;
+    }
+    Add(b, origin, 'f', w.begin, w.begin, kineto::kAc2g, kineto::kAc2g,
+        Ident{static_cast<int64_t>(w.device), 0, false},
+        Ident{static_cast<int64_t>(w.stream), 0, false}, finish_schema);
+  }
+}
+
+void GpuEmitter::Seal(size_t window) {
+  auto found = outputs_.find(window);
+  int64_t origin = 0;
+  TraceBuilder* b = cpu_.Builder(window, &origin);
+  if (found == outputs_.end() || b == nullptr) {
+    if (found != outputs_.end()) outputs_.erase(found);
+    return;
+  }
+  Output& o = found->second;
+  Projections(o, *b, origin);
+  Flows(o, *b, origin);
+  // Names of the devices and their streams (Kineto's "GPU N" processes, "stream N" threads).
+  std::map<uint64_t, bool> named;
+  for (const auto& [track, unused] : o.tracks) {
+    const auto [device, stream] = track;
+    auto meta = [&](std::string_view what, int64_t tid, std::string_view key,
+                    std::string_view value) {
+      b->BeginArgs();
+      b->AddStringArg(key, value);
+      const uint32_t schema = b->BuildSchema();
+      EventFields e;
+      e.phase = 'M';
+      e.name = what;
+      e.pid = Ident{static_cast<int64_t>(device), 0, false};
+      e.tid = Ident{tid, 0, false};
+      b->AddEvent(e, schema, {});
+    };
+    if (!named[device]) {
+      named[device] = true;
+      const std::string gpu = std::string("GPU ").append(std::to_string(device));
+      meta(kineto::kProcessName, 0, kineto::kMetaName, gpu);
+      meta(kineto::kProcessLabels, 0, kineto::kMetaLabels, gpu);
+    }
+    meta(kineto::kThreadName, static_cast<int64_t>(stream), kineto::kMetaName,
+         std::string("stream ").append(std::to_string(stream)));
+  }
+  if (!devices_.empty() && !o.tracks.empty()) {
+    std::string json = "[";
+    for (const auto& [id, d] : devices_) {
+      if (json.size() > 1) json += ", ";
+      std::string name;
+      for (char c : names_.Text(d[kDName])) {
+        if (c == '"' || c == '\\') name += '\\';
+        if (static_cast<unsigned char>(c) >= 0x20) name += c;
+      }
+      auto field = [&](const char* key, uint64_t v) {
+        json.append(", \"").append(key).append("\": ").append(std::to_string(v));
+      };
+      json.append("{\"id\": ").append(std::to_string(id));
+      json.append(", \"name\": \"").append(name).append("\"");
+      field("totalGlobalMem", d[kDGlobalMemory]);
+      field("computeMajor", d[kDMajor]);
+      field("computeMinor", d[kDMinor]);
+      field("maxThreadsPerBlock", d[kDMaxThreadsPerBlock]);
+      field("maxThreadsPerMultiprocessor", d[kDMaxWarpsPerSm] * 32);
+      field("regsPerMultiprocessor", d[kDRegistersPerSm]);
+      field("warpSize", 32);
+      field("sharedMemPerMultiprocessor", d[kDSharedPerSm]);
+      field("numSms", d[kDSms]);
+      json.append("}");
+    }
+    json += "]";
+    b->AddMetadata("deviceProperties", json);
+  }
+  outputs_.erase(found);
+}
+
+void GpuEmitter::Forget(int window) {
+  for (auto it = launches_.begin(); it != launches_.end();) {
+    if (it->second.window >= 0 && it->second.window <= window) {
+      it = launches_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+}  // namespace profsh

@@ -1,0 +1,118 @@
+// The cuda activity's records (kGpuActivity blocks, stream_format.h) as Kineto-shaped events,
+// per window: kernels, copies and sets on their device's stream tracks with Kineto's arguments,
+// runtime and driver calls on the launching thread, synchronisations, GPU memory as [memory]
+// instants, ac2g flows from each launch to its device work, the GPU projection of every CPU
+// range (gpu_user_annotation), device and stream names, and the trace's deviceProperties.
+//
+// A kernel belongs to the window of its launch (the runtime or driver call with its
+// correlation), so a window holds the GPU work its steps launched even when it ends later.
+// Kernels reach the analyses' operators the way Kineto's do: the launch call nests in the
+// innermost range or operator open on its thread, and names the kernel by correlation.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "engine/session/kineto_emitter.h"
+#include "engine/stream/stream_codec.h"
+
+namespace profsh {
+
+// A launch: the runtime or driver call that a device record's correlation names.
+struct GpuLaunch {
+  int64_t tid = 0;
+  uint64_t begin = 0, end = 0;  // ticks
+  int window = -1;
+  uint32_t name = 0;
+  uint8_t api = 0;  // GpuApiKind
+};
+
+struct GpuCounts {
+  uint64_t kernels = 0, copies = 0, sets = 0, calls = 0, syncs = 0, memory = 0;
+  uint64_t cupti_dropped = 0, buffers_refused = 0, kinds_ignored = 0;  // totals, as reported
+};
+
+class GpuEmitter {
+ public:
+  GpuEmitter(KinetoEmitter& cpu, const TickClock& clock, const StreamNames& names)
+      : cpu_(cpu), clock_(clock), names_(names) {}
+  void SetPid(int64_t pid) { pid_ = pid; }
+
+  // A launch call: recorded for the device work that names its correlation (any window).
+  void Launch(uint64_t correlation, const GpuLaunch& launch) { launches_[correlation] = launch; }
+  const GpuLaunch* FindLaunch(uint64_t correlation) const {
+    auto it = launches_.find(correlation);
+    return it == launches_.end() ? nullptr : &it->second;
+  }
+  void Device(const stream::GpuRecord& r) { devices_[r[0]] = r; }
+  void Context(const stream::GpuRecord& r) { context_device_[r[0]] = r[1]; }
+  // One record (times already in ticks) into `window`.
+  void Record(size_t window, const stream::GpuRecord& r, const GpuLaunch* launch);
+  // A CPU range of the window, for the GPU projections.
+  void Range(size_t window, int64_t tid, uint64_t begin, uint64_t end, uint32_t name);
+  // Before the window is sealed: projections, flows, names, device properties.
+  void Seal(size_t window);
+  // Launches of windows up to `window` are no longer needed.
+  void Forget(int window);
+
+  GpuCounts counts;
+
+ private:
+  struct DeviceWork {
+    uint64_t begin, end;
+    uint64_t device, stream, correlation;
+  };
+  struct CpuRange {
+    int64_t tid;
+    uint64_t begin, end;
+    uint32_t name;
+  };
+  struct Output {
+    std::unordered_map<std::string, uint32_t> schemas;  // by a key of the fixed values
+    std::vector<DeviceWork> work;
+    std::vector<CpuRange> ranges;
+    std::map<uint64_t, std::pair<int64_t, uint64_t>> launch_of;  // correlation -> (tid, begin)
+    std::map<std::pair<uint64_t, uint64_t>, bool> tracks;        // (device, stream)
+    std::map<uint64_t, int64_t> memory_total;                    // device -> bytes
+  };
+
+  uint64_t DeviceOf(uint64_t context) const {
+    auto it = context_device_.find(context);
+    return it == context_device_.end() ? 0 : it->second;
+  }
+  uint32_t Schema(Output& o, TraceBuilder& b, const std::string& key, auto&& build);
+  void Add(TraceBuilder& b, int64_t origin, char phase, uint64_t begin, uint64_t end,
+           std::string_view name, std::string_view category, Ident pid, Ident tid, uint32_t schema);
+  void Kernel(Output& o, TraceBuilder& b, int64_t origin, const stream::GpuRecord& r);
+  void Copy(Output& o, TraceBuilder& b, int64_t origin, const stream::GpuRecord& r);
+  void Set(Output& o, TraceBuilder& b, int64_t origin, const stream::GpuRecord& r);
+  void Call(Output& o, TraceBuilder& b, int64_t origin, const stream::GpuRecord& r);
+  void Sync(Output& o, TraceBuilder& b, int64_t origin, const stream::GpuRecord& r);
+  void Memory(Output& o, TraceBuilder& b, int64_t origin, const stream::GpuRecord& r,
+              const GpuLaunch* launch);
+  void Projections(Output& o, TraceBuilder& b, int64_t origin);
+  void Flows(Output& o, TraceBuilder& b, int64_t origin);
+  void PushWord2(int64_t v);
+  void PushDouble(double v);
+
+  KinetoEmitter& cpu_;
+  const TickClock& clock_;
+  const StreamNames& names_;
+  int64_t pid_ = 0;
+  std::unordered_map<uint64_t, GpuLaunch> launches_;
+  std::map<uint64_t, stream::GpuRecord> devices_;
+  std::unordered_map<uint64_t, uint64_t> context_device_;
+  std::unordered_map<size_t, Output> outputs_;
+  std::vector<uint32_t> words_;
+};
+
+// Kineto's estimate of a kernel's achieved occupancy, in percent (rounded): resident blocks per
+// SM limited by the device's warps, blocks and registers (allocated per warp in units of 256)
+// and shared memory per SM, and by the blocks the grid has per SM.
+int64_t EstimatedOccupancy(const stream::GpuRecord& kernel, const stream::GpuRecord& device);
+
+}  // namespace profsh

@@ -1,0 +1,345 @@
+#!/usr/bin/env python3
+"""The cuda activity end to end, on the test CUDA driver and CUPTI (tests/cuda_double): a workload
+linked against the test driver runs under `profsh run --activities nvtx,cuda` (and
+profsh.profile with a schedule); what profsh recorded is compared with what the workload did,
+exactly: kernel counts and times per range, the table's CUDA columns, copies of every kind,
+calls, syncs, GPU memory, ac2g flows, drops, and the summary lines of what cannot be recorded.
+
+Usage: check_cuda.py PROFSH CUDA_WORKLOAD FAKE_CUPTI [CHECK...]
+"""
+import collections
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+def near(value, want, tolerance=0.002):
+    """GPU times pass through the test CUPTI's measured clock rate: within 0.2 %."""
+    return abs(value - want) <= tolerance * want + 1e-9
+
+
+def run(profsh, workload, cupti, out, *args, env=None, table=False, extra=()):
+    cmd = [profsh, "run", "--activities", "nvtx,cuda", "--cupti", cupti, "-o", out, *extra]
+    cmd += ([] if table else ["--no-table"]) + ["--sort-by", "cuda_time_total", "--row-limit", "60"]
+    cmd += ["--", workload, *args]
+    e = dict(os.environ)
+    e.update(env or {})
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=e)
+
+
+def events(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+# The workload (cuda_workload.cpp) in its plain mode, 3 steps, 2 threads (one per device).
+KERNELS = {"gemm_kernel": (24, 3000), "relu_kernel": (12, 2000), "graph_node": (3, 2000)}
+COPY_KINDS = ["HtoD", "DtoH", "DtoD", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "HtoH", "PtoP"]
+
+
+def check_basic(profsh, workload, cupti, tmp, scenario=""):
+    out = os.path.join(tmp, "basic.json")
+    r = run(profsh, workload, cupti, out, table=True, env={"FAKE_CUPTI_SCENARIO": scenario})
+    check(r.returncode == 0, "the workload runs under profsh with the cuda activity (%s)" % r.stderr[-400:])
+    summary = [l for l in r.stderr.splitlines() if "GPU:" in l]
+    check(summary and "39 kernels, 10 copies, 1 set, 67 CUDA calls" in summary[0],
+          "the summary counts the GPU work: %s" % summary)
+    d = events(out)
+    ev = d["traceEvents"]
+    by_cat = collections.defaultdict(list)
+    for e in ev:
+        if e.get("ph") == "X":
+            by_cat[e.get("cat")].append(e)
+    kernels = collections.defaultdict(list)
+    for e in by_cat["kernel"]:
+        kernels[e["name"]].append(e)
+    for name, (count, dur_ns) in KERNELS.items():
+        got = kernels.get(name, [])
+        check(len(got) == count, "%d %s kernels (%d)" % (count, name, len(got)))
+        check(all(near(e["dur"] * 1000, dur_ns) for e in got),
+              "every %s lasts %d ns (%s)" % (name, dur_ns, sorted({e["dur"] for e in got})[:4]))
+    tracks = {(e["pid"], e["tid"]) for e in by_cat["kernel"] if e["name"] != "graph_node"}
+    check(len(tracks) == 4 and {p for p, _ in tracks} == {0, 1},
+          "kernels on two streams of each of two devices: %s" % sorted(tracks))
+    k = kernels["gemm_kernel"][0]["args"]
+    check(k.get("grid") == [3, 1, 1] and k.get("block") == [256, 1, 1] and k.get("registers per thread") == 32
+          and k.get("shared memory") == 1024 and k.get("device") == kernels["gemm_kernel"][0]["pid"]
+          and k.get("stream") == kernels["gemm_kernel"][0]["tid"] and k.get("context") == k.get("device") + 1
+          and abs(k.get("blocks per SM", -1) - 3 / 132) < 1e-9 and abs(k.get("warps per SM", -1) - 24 / 132) < 1e-9
+          and k.get("est. achieved occupancy %") == 0 and k.get("correlation") == k.get("External id"),
+          "a kernel has Kineto's arguments: %s" % k)
+    graph = kernels["graph_node"]
+    check(sorted(e["args"].get("graph node id") for e in graph) == [1, 2, 3]
+          and {e["args"].get("graph id") for e in graph} == {1}
+          and len({e["args"]["correlation"] for e in graph}) == 1,
+          "a graph launch's 3 kernel nodes share its correlation, with their node ids")
+    copies = {re.match(r"Memcpy (\w+) ", e["name"]).group(1): e for e in by_cat["gpu_memcpy"]}
+    check(sorted(copies) == sorted(COPY_KINDS), "one copy of every kind: %s" % sorted(copies))
+    check(copies.get("HtoD", {}).get("name") == "Memcpy HtoD (Pageable -> Device)"
+          and copies["HtoD"]["args"].get("bytes") == 4096 and copies["HtoD"]["args"].get("copy kind") == "HtoD"
+          and near(copies["HtoD"]["args"].get("memory bandwidth (GB/s)", 0), 4096 / 1024.0, 0.01),
+          "a copy's name, bytes, kind and bandwidth: %s" % copies.get("HtoD"))
+    peer = copies.get("PtoP", {}).get("args", {})
+    check(peer.get("src device") == 1 and peer.get("dst device") == 0 and peer.get("bytes") == 8192,
+          "the peer copy names its devices: %s" % peer)
+    sets = by_cat["gpu_memset"]
+    check(len(sets) == 1 and sets[0]["name"] == "Memset (Device)" and sets[0]["args"].get("bytes") == 4096,
+          "one memset of 4096 bytes")
+    calls = collections.Counter((e["cat"], e["name"]) for e in by_cat["cuda_runtime"] + by_cat["cuda_driver"])
+    check(calls[("cuda_driver", "cuLaunchKernel")] == 24 and calls[("cuda_runtime", "cudaLaunchKernel")] == 12
+          and calls[("cuda_runtime", "cudaMemcpy")] == 6 and calls[("cuda_driver", "cuGraphLaunch")] == 1
+          and calls[("cuda_driver", "cuMemAlloc_v2")] == 1 and calls[("cuda_driver", "cuStreamSynchronize")] == 16,
+          "runtime and driver calls, named without the runtime's version suffix: %s" % dict(calls))
+    syncs = collections.Counter(e["name"] for e in by_cat["cuda_sync"])
+    check(syncs == {"Stream Sync": 16, "Context Sync": 1}, "synchronisations: %s" % dict(syncs))
+    mem = [e for e in ev if e.get("name") == "[memory]" and e["args"].get("Device Type") == 1]
+    check([(e["args"]["Bytes"], e["args"]["Total Allocated"], e["args"]["Device Id"]) for e in mem]
+          == [(1 << 20, 1 << 20, 0), (-(1 << 20), 0, 0)], "GPU memory: one MiB allocated and freed on device 0")
+    # ac2g: a start at each launch call, a finish at each piece of device work, by correlation.
+    starts = {e["id"]: e for e in ev if e.get("cat") == "ac2g" and e.get("ph") == "s"}
+    finishes = [e for e in ev if e.get("cat") == "ac2g" and e.get("ph") == "f"]
+    calls_by_corr = {e["args"]["correlation"]: e for e in by_cat["cuda_runtime"] + by_cat["cuda_driver"]}
+    work = by_cat["kernel"] + by_cat["gpu_memcpy"] + by_cat["gpu_memset"]
+    check(len(finishes) == len(work) == 50 and len(starts) == 48,
+          "ac2g flows: 50 finishes (one per device work) from 48 launches (%d, %d)" % (len(finishes), len(starts)))
+    check(all(s["tid"] == calls_by_corr[i]["tid"] and s["ts"] == calls_by_corr[i]["ts"] for i, s in starts.items()),
+          "each flow starts at its launch call")
+    # Every launch call nests in the innermost NVTX range open on its thread.
+    ranges = [e for e in by_cat["nvtx"]]
+    def innermost(call):
+        inside = [r for r in ranges if r["tid"] == call["tid"] and r["ts"] <= call["ts"]
+                  and call["ts"] + call["dur"] <= r["ts"] + r["dur"]]
+        return min(inside, key=lambda r: r["dur"])["name"] if inside else None
+    launches = collections.Counter((innermost(e), e["name"]) for e in by_cat["cuda_runtime"] + by_cat["cuda_driver"]
+                                   if "Launch" in e["name"])
+    check(launches == {("layer_a", "cuLaunchKernel"): 24, ("layer_b", "cudaLaunchKernel"): 12,
+                       ("copies", "cuGraphLaunch"): 1},
+          "launches nest in their ranges (CUPTI's threads: %s): %s"
+          % ("OS ids" if scenario else "pthread_self", dict(launches)))
+    if scenario:
+        return d
+    # GPU projections: per range instance and stream, first start to last end of its work.
+    ann = collections.Counter(e["name"] for e in by_cat["gpu_user_annotation"])
+    check(ann["layer_a"] == 6 and ann["layer_b"] == 6 and ann["forward"] == 12,
+          "gpu_user_annotation: one per range instance and stream it launched on: %s" % dict(ann))
+    kernel_by_corr = {e["args"]["correlation"]: e for e in by_cat["kernel"]}
+    spans = set()
+    for rng in (x for x in ranges if x["name"] == "layer_a"):
+        ks = [kernel_by_corr[c["args"]["correlation"]] for c in by_cat["cuda_driver"]
+              if c["name"] == "cuLaunchKernel" and c["tid"] == rng["tid"]
+              and rng["ts"] <= c["ts"] <= rng["ts"] + rng["dur"]]
+        if ks:
+            first = min(k["ts"] for k in ks)
+            spans.add((ks[0]["pid"], ks[0]["tid"], round(first, 3),
+                       round(max(k["ts"] + k["dur"] for k in ks) - first, 3)))
+    projected = {(e["pid"], e["tid"], round(e["ts"], 3), round(e["dur"], 3))
+                 for e in by_cat["gpu_user_annotation"] if e["name"] == "layer_a"}
+    check(len(spans) == 6 and projected == spans,
+          "each layer_a's projection spans its 4 kernels' first start to last end (%s vs %s)"
+          % (sorted(projected)[:2], sorted(spans)[:2]))
+    check([p["numSms"] for p in d.get("deviceProperties", [])] == [132, 132],
+          "deviceProperties lists both devices")
+    names = {(e["pid"], e["args"]["name"]) for e in ev if e.get("ph") == "M" and e["name"] == "process_name"}
+    check((0, "GPU 0") in names and (1, "GPU 1") in names, "device processes are named GPU 0 and GPU 1")
+    # The table: CUDA time per NVTX range, from the kernels its launches started.
+    rows = collections.defaultdict(list)
+    header = None
+    for line in r.stdout.splitlines():
+        cols = re.split(r"\s{2,}", line.strip())
+        if cols and cols[0] == "Name":
+            header = cols
+        elif header and len(cols) == len(header):
+            rows[cols[0]].append(dict(zip(header, cols)))
+    def us(text):
+        return float(text.replace("us", "")) if text.endswith("us") and not text.endswith("ms") else -1
+    for name, total, calls_n in [("layer_a", 72.0, 6), ("layer_b", 24.0, 6), ("forward", 96.0, 6),
+                                 ("gemm_kernel", 72.0, 24), ("relu_kernel", 24.0, 12)]:
+        got = [row for row in rows.get(name, []) if row.get("# of Calls") == str(calls_n)
+               and near(us(row.get("CUDA total", "")), total)]
+        check(len(got) >= 1, "table: %s has CUDA total %.3f us over %d calls (%s)"
+              % (name, total, calls_n, [(x.get("CUDA total"), x.get("# of Calls")) for x in rows.get(name, [])]))
+    # What works on Kineto traces works on the live run: the memory timeline, HTA's kernel
+    # breakdown, the Chrome export read back.
+    lua = os.path.join(tmp, "analyses.lua")
+    with open(lua, "w") as f:
+        f.write(ANALYSES)
+    r = subprocess.run([profsh, lua, out, os.path.join(tmp, "export.json")], capture_output=True, text=True,
+                       timeout=120)
+    lines = dict(l.split("\t", 1) for l in r.stdout.splitlines() if "\t" in l)
+    check(lines.get("memory") == "cuda:0 1048576 0", "memory_timeline: cuda:0 peaks at 1 MiB, 0 at the end (%s)"
+          % (lines.get("memory") or r.stderr[-300:]))
+    check(lines.get("breakdown") == "gemm_kernel graph_node relu_kernel",
+          "HTA's kernel breakdown lists the computation kernels (%s)" % lines.get("breakdown"))
+    check(lines.get("export") == "39 39", "the Chrome export reads back with its 39 kernels (%s)" % lines.get("export"))
+    return d
+
+
+ANALYSES = r"""
+local t = profsh.load(arg[1])
+local m = t:memory_timeline()
+for _, p in pairs(m.processes) do
+  for dev, d in pairs(p.devices or {}) do print("memory", dev .. " " .. d.peak .. " " .. d.at_end) end
+end
+local _, by_kernel = t:kernel_breakdown{duration_ratio = 1.0, num_kernels = 10}
+local names = {}
+for _, row in ipairs(by_kernel) do
+  if row.kernel_type == "COMPUTATION" then names[#names + 1] = row.name end
+end
+table.sort(names)
+print("breakdown", table.concat(names, " "))
+local function kernels(trace)
+  local n = 0
+  for _, e in ipairs(trace:events{limit = 100000}) do if e.cat == "kernel" then n = n + 1 end end
+  return n
+end
+t:export_chrome_trace(arg[2])
+print("export", kernels(t) .. " " .. kernels(profsh.load(arg[2])))
+"""
+
+
+def check_drops(profsh, workload, cupti, tmp, basic):
+    out = os.path.join(tmp, "full.json")
+    r = run(profsh, workload, cupti, out, env={"PROFSH_CUPTI_BUFFERS": "1", "PROFSH_CUPTI_BUFFER_KB": "4"})
+    m = re.search(r"(\d+) GPU activity records were dropped by CUPTI", r.stderr)
+    refused = re.search(r"(\d+) requests of CUPTI for a buffer were refused", r.stderr)
+    check(r.returncode == 0 and m and refused and int(m.group(1)) > 0,
+          "a full pool of one 4 KiB buffer: drops and refusals reported (%s)" % r.stderr[-500:])
+    def gpu_records(doc):
+        ev = doc["traceEvents"]
+        n = sum(1 for e in ev if e.get("ph") == "X" and e.get("cat") in
+                ("kernel", "gpu_memcpy", "gpu_memset", "cuda_runtime", "cuda_driver", "cuda_sync"))
+        return n + sum(1 for e in ev if e.get("name") == "[memory]" and e["args"].get("Device Type") == 1)
+    if m:
+        d = events(out)
+        check(gpu_records(d) + int(m.group(1)) == gpu_records(basic),
+              "kept + dropped GPU records = those of the full run (%d + %s = %d)"
+              % (gpu_records(d), m.group(1), gpu_records(basic)))
+        check(d["profsh"].get("gpu_records_dropped") == int(m.group(1)), "the drops are in the trace's metadata")
+    r = run(profsh, workload, cupti, os.path.join(tmp, "drop.json"), env={"FAKE_CUPTI_SCENARIO": "drop=7"})
+    check("7 GPU activity records were dropped by CUPTI" in r.stderr and "39 kernels" in r.stderr,
+          "CUPTI's own dropped count is read and reported (%s)" % r.stderr[-300:])
+
+
+def check_refusals(profsh, workload, cupti, tmp):
+    for scenario, line in [("other-subscriber", "CUPTI is already used by another tool"),
+                           ("version=120000", "CUPTI API version 120000, profsh needs 130000")]:
+        out = os.path.join(tmp, "refused.json")
+        r = run(profsh, workload, cupti, out, env={"FAKE_CUPTI_SCENARIO": scenario})
+        d = events(out) if r.returncode == 0 else {"traceEvents": []}
+        kernels = sum(1 for e in d["traceEvents"] if e.get("cat") == "kernel")
+        ranges = sum(1 for e in d["traceEvents"] if e.get("cat") == "nvtx" and e.get("name") == "forward")
+        check(r.returncode == 0 and r.stderr.count(line) == 1 and kernels == 0 and ranges == 6,
+              "%s: one summary line, no kernels, the NVTX ranges kept (%d kernels, %d ranges; %s)"
+              % (scenario, kernels, ranges, r.stderr[-300:]))
+    not_cupti = os.path.abspath(__file__)
+    r = run(profsh, workload, not_cupti, os.path.join(tmp, "nocupti.json"))
+    check(r.returncode == 0 and r.stderr.count("libcupti could not be loaded") == 1,
+          "a libcupti that does not load: one summary line (%s)" % r.stderr[-300:])
+    # A library that loads but is no CUPTI (the test driver itself).
+    driver = os.path.join(os.path.dirname(cupti), "libcuda.so.1")
+    r = run(profsh, workload, driver, os.path.join(tmp, "notcupti.json"))
+    check(r.returncode == 0 and r.stderr.count("the libcupti loaded lacks cuptiGetVersion") == 1,
+          "a library without CUPTI's entry points: one summary line naming the first missing (%s)"
+          % r.stderr[-300:])
+    r = run(profsh, workload, "/nonexistent/libcupti.so", os.path.join(tmp, "x.json"))
+    check(r.returncode != 0 and "/nonexistent/libcupti.so is not a file" in r.stderr,
+          "--cupti naming no file is an error (%s)" % r.stderr[-200:])
+
+
+SCHEDULE = r"""
+local workload, cupti = arg[1], arg[2]
+local lines = {}
+local p = profsh.profile{
+  activities = {"nvtx", "cuda"}, cupti = cupti,
+  schedule = profsh.schedule{wait = 1, warmup = 0, active = 1, ["repeat"] = 1},
+  step_marker = "^step$",
+  on_trace_ready = function(t)
+    local names = {}
+    for _, a in ipairs(t:key_averages()) do
+      names[#names + 1] = string.format("%s=%d/%.0f", a.key, a.count, a.cuda_time_total)
+    end
+    table.sort(names)
+    lines[#lines + 1] = table.concat(names, ",")
+  end}
+local status = p:run{workload, "4", "steps"}
+print("status", status)
+for _, l in ipairs(lines) do print(l) end
+"""
+
+
+def check_schedule(profsh, workload, cupti, tmp):
+    path = os.path.join(tmp, "schedule.lua")
+    with open(path, "w") as f:
+        f.write(SCHEDULE)
+    r = subprocess.run([profsh, path, workload, cupti], capture_output=True, text=True, timeout=120)
+    out = r.stdout.splitlines()
+    check(r.returncode == 0 and out[:1] == ["status\t0"] and len(out) == 2,
+          "a scheduled run with the cuda activity gives one window (%s)" % (r.stdout + r.stderr)[-500:])
+    if len(out) == 2:
+        got = collections.defaultdict(list)  # a range's row and its GPU projection's share a key
+        for item in out[1].split(","):
+            key, value = item.split("=")
+            got[key].append(value.split("/"))
+        # Step 1: 4 gemm and 2 relu launches, and the 3 ms tail kernel launched at its end, which
+        # finishes after the next step began (after the window's last CPU event).
+        want = {"step": "1/3016", "forward": "1/16", "layer_a": "1/12", "layer_b": "1/4",
+                "gemm_kernel": "4/12", "relu_kernel": "2/4", "tail_kernel": "1/3000",
+                "cuLaunchKernel": "5/0", "cudaLaunchKernel": "2/0"}
+        for key, value in want.items():
+            count, cuda = value.split("/")
+            ok = any(g[0] == count and near(float(g[1]), float(cuda), 0.003) for g in got.get(key, []))
+            check(ok, "the window: %s %s calls, %s us of CUDA time (%s)" % (key, count, cuda, got.get(key)))
+
+
+def check_killed(profsh, workload, cupti, tmp):
+    out = os.path.join(tmp, "killed.json")
+    cmd = [profsh, "run", "--activities", "nvtx,cuda", "--cupti", cupti, "-o", out, "--no-table", "--",
+           workload, "1000", "slow"]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    # The workload: profsh's only child.
+    children = subprocess.run(["pgrep", "-P", str(p.pid)], capture_output=True, text=True).stdout.split()
+    for c in children:
+        os.kill(int(c), signal.SIGKILL)
+    _, err = p.communicate(timeout=60)
+    d = events(out) if os.path.exists(out) else {"traceEvents": [], "profsh": {}}
+    gemm = sum(1 for e in d["traceEvents"] if e.get("name") == "gemm_kernel")
+    launches = sum(1 for e in d["traceEvents"] if e.get("name") == "cuLaunchKernel")
+    check(len(children) == 1 and d["profsh"].get("streams_cut_short") == 1 and gemm >= 8 and gemm == launches,
+          "a SIGKILLed workload keeps the GPU records of its flushed buffers (%d kernels, %d launches; %s)"
+          % (gemm, launches, err[-300:]))
+
+
+def main():
+    profsh, workload, cupti = sys.argv[1:4]
+    wanted = set(sys.argv[4:])
+    with tempfile.TemporaryDirectory(prefix="profsh-cuda-") as tmp:
+        basic = check_basic(profsh, workload, cupti, tmp)
+        check_basic(profsh, workload, cupti, tmp, "os-thread-ids")
+        if not wanted or "drops" in wanted:
+            check_drops(profsh, workload, cupti, tmp, basic)
+        if not wanted or "refusals" in wanted:
+            check_refusals(profsh, workload, cupti, tmp)
+        if not wanted or "schedule" in wanted:
+            check_schedule(profsh, workload, cupti, tmp)
+        if not wanted or "killed" in wanted:
+            check_killed(profsh, workload, cupti, tmp)
+    print("%d failed" % len(failures) if failures else "all passed")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()

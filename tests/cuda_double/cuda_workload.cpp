@@ -1,0 +1,109 @@
+// A CUDA program for the test driver (fake_cuda.cpp): two threads, one per device, launch
+// kernels inside NVTX ranges on two streams each, through the driver and the runtime API; the
+// first thread then copies every way, sets, allocates and frees, and launches a graph.
+// Expected (per run): gemm_kernel 24 × 3 µs, relu_kernel 12 × 2 µs, graph_node 3 × 2 µs;
+// per thread and step, "layer_a" holds 4 gemm launches, "layer_b" 2 relu launches.
+//
+// Usage: cuda_workload [STEPS [MODE]]   (default 3 steps, mode "plain")
+//   steps: one thread (device 0); each step is an NVTX range "step" (a step marker) that also
+//          launches tail_kernel (3 ms) on stream 1 at its end; streams are synchronised only
+//          after the last step, so each step's tail kernel ends after the next step began.
+//   slow:  20 ms of sleep after each step (for a run killed while it works).
+#include <cuda.h>
+#include <cupti_activity.h>
+#include <nvtx3/nvToolsExt.h>
+#include <stdlib.h>
+
+#include <string.h>
+#include <time.h>
+
+#include <thread>
+#include <vector>
+
+extern "C" {
+void fakecuda_runtime_launch(CUfunction f, unsigned gx, unsigned bx, CUstream stream);
+void fakecuda_copy(int kind, size_t bytes, CUstream stream);
+CUgraphExec fakecuda_graph(uint32_t id, CUfunction f, int nodes);
+}
+
+namespace {
+
+void Copies(CUcontext self, CUcontext other, CUstream stream) {
+  nvtxRangePushA("copies");
+  CUdeviceptr p;
+  cuMemAlloc(&p, 1 << 20);
+  static char host[8192];
+  cuMemcpyHtoD(p, host, 4096);
+  cuMemcpyDtoH(host, p, 4096);
+  cuMemcpyDtoD(p, p, 4096);
+  const CUpti_ActivityMemcpyKind kinds[] = {
+      CUPTI_ACTIVITY_MEMCPY_KIND_HTOA, CUPTI_ACTIVITY_MEMCPY_KIND_ATOH,
+      CUPTI_ACTIVITY_MEMCPY_KIND_ATOA, CUPTI_ACTIVITY_MEMCPY_KIND_ATOD,
+      CUPTI_ACTIVITY_MEMCPY_KIND_DTOA, CUPTI_ACTIVITY_MEMCPY_KIND_HTOH};
+  for (auto k : kinds) fakecuda_copy(k, 4096, stream);
+  cuMemcpyPeer(p, self, p, other, 8192);
+  cuMemsetD8(p, 0, 4096);
+  CUfunction node;
+  cuModuleGetFunction(&node, nullptr, "graph_node");
+  cuGraphLaunch(fakecuda_graph(1, node, 3), stream);
+  cuCtxSynchronize();
+  cuMemFree(p);
+  nvtxRangePop();
+}
+
+void Worker(int device, int steps, const char* mode, CUcontext* contexts) {
+  const bool step_ranges = strcmp(mode, "steps") == 0, slow = strcmp(mode, "slow") == 0;
+  cuCtxSetCurrent(contexts[device]);
+  CUstream s1, s2;
+  cuStreamCreate(&s1, 0);
+  cuStreamCreate(&s2, 0);
+  CUfunction gemm, relu, tail;
+  cuModuleGetFunction(&gemm, nullptr, "gemm_kernel");
+  cuModuleGetFunction(&relu, nullptr, "relu_kernel");
+  cuModuleGetFunction(&tail, nullptr, "tail_kernel");
+  for (int step = 0; step < steps; ++step) {
+    if (step_ranges) nvtxRangePushA("step");
+    nvtxRangePushA("forward");
+    nvtxRangePushA("layer_a");
+    for (int i = 0; i < 4; ++i) cuLaunchKernel(gemm, 3, 1, 1, 256, 1, 1, 0, s1, nullptr, nullptr);
+    nvtxRangePop();
+    nvtxRangePushA("layer_b");
+    for (int i = 0; i < 2; ++i) fakecuda_runtime_launch(relu, 2, 128, s2);
+    nvtxRangePop();
+    nvtxRangePop();
+    if (step_ranges) {
+      cuLaunchKernel(tail, 3000, 1, 1, 64, 1, 1, 0, s1, nullptr, nullptr);
+      nvtxRangePop();
+      continue;
+    }
+    cuStreamSynchronize(s1);
+    cuStreamSynchronize(s2);
+    if (slow) {
+      timespec pause{0, 20000000};
+      nanosleep(&pause, nullptr);
+    }
+  }
+  cuStreamSynchronize(s1);
+  cuStreamSynchronize(s2);
+  if (device == 0 && !step_ranges) Copies(contexts[0], contexts[1], s1);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int steps = argc > 1 ? atoi(argv[1]) : 3;
+  const char* mode = argc > 2 ? argv[2] : "plain";
+  if (cuInit(0) != CUDA_SUCCESS) return 1;
+  CUcontext contexts[2];
+  for (int d = 0; d < 2; ++d) {
+    CUdevice dev;
+    cuDeviceGet(&dev, d);
+    cuDevicePrimaryCtxRetain(&contexts[d], dev);
+  }
+  std::vector<std::thread> threads;
+  // Step markers count per process: with one thread, a step is one iteration.
+  const int workers = strcmp(mode, "steps") == 0 ? 1 : 2;
+  for (int d = 0; d < workers; ++d) threads.emplace_back(Worker, d, steps, mode, contexts);
+  for (auto& t : threads) t.join();
+  return 0;
+}
