@@ -10,7 +10,7 @@ DIR=${1:-${PROFSH_DEBIAN13_ROOT:-${HOME:-/root}/.cache/profsh/debian13-root}}
 STAMP="$DIR/.profsh-root-complete"
 # torch and what builds against it; then what the profsh built on Debian 12 links.
 # torch.compile's Inductor imports setuptools to build its C++ kernels.
-PACKAGES="python3-torch python3-torchvision libtorch-dev g++ python3-setuptools liblua5.4-0 zlib1g libsqlite3-0"
+PACKAGES="python3-torch python3-torchvision libtorch-dev g++ python3-setuptools liblua5.4-0 zlib1g libsqlite3-0 libdw1"
 
 # The stamp holds the package list the root was completed with: a root made by an older list
 # gets what is new installed into it.
