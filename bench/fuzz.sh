@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 seconds=${1:-60}
 [ $# -gt 0 ] && shift
-targets=${*:-trace_reader stream_decoder folded_stacks roundtrip sql proc_maps elf_symbols}
+targets=${*:-trace_reader stream_decoder folded_stacks roundtrip sql proc_maps elf_symbols samples_file}
 build="$root/build-fuzz"
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DPROFSH_FUZZ=ON -DPROFSH_SANITIZE=ON -DPROFSH_BUILD_BENCHMARKS=OFF >/dev/null
@@ -25,7 +25,7 @@ trap 'rm -rf "$work"' EXIT
 printf '%-16s %14s %10s %8s %s\n' target executions "exec/s" coverage result
 for t in $targets; do
   dict="$root/tests/fuzz/json.dict"
-  [ "$t" = stream_decoder ] && dict="$root/tests/fuzz/stream.dict"
+  case $t in stream_decoder | samples_file) dict="$root/tests/fuzz/stream.dict" ;; esac
   [ "$t" = folded_stacks ] && dict=""
   [ "$t" = proc_maps ] && dict=""
   [ "$t" = elf_symbols ] && dict=""

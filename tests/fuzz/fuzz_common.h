@@ -15,6 +15,7 @@
 
 #include "engine/analysis/averages_table.h"
 #include "engine/analysis/compile_analysis.h"
+#include "engine/analysis/cpu_samples.h"
 #include "engine/analysis/function_events.h"
 #include "engine/analysis/gpu_analyses.h"
 #include "engine/analysis/gpu_events.h"
@@ -78,8 +79,19 @@ inline void AnalyseCompileAndRanks(const Trace& trace) {
   (void)CrossRankView(TemporalBreakdown(BuildGpuEvents(trace), /*by_step=*/true));
 }
 
+// The cpu activity's analyses: samples attributed to ranges, hotspots by every key.
+inline void AnalyseSamples(const Trace& trace) {
+  const CpuSamples samples = CollectCpuSamples(trace);
+  (void)CountSamplesPerEvent(trace, *BuildFunctionEvents(trace));
+  for (HotspotKey by : {HotspotKey::kFunction, HotspotKey::kModule, HotspotKey::kRange}) {
+    uint64_t kept = 0;
+    (void)ComputeHotspots(samples, HotspotOptions{by, ""}, &kept);
+  }
+}
+
 inline void Analyse(const Trace& trace) {
   (void)Tables(trace);
+  AnalyseSamples(trace);
   AnalyseCompileAndRanks(trace);
   (void)BuildMemoryTimeline(trace);
   AnalyseDevice(trace);
