@@ -9,6 +9,7 @@
 #include "bindings/lua_api.h"
 #include "bindings/lua_support.h"
 #include "engine/report/document.h"
+#include "engine/report/escape.h"
 #include "engine/report/render.h"
 #include "engine/report/timeline_overview.h"
 
@@ -35,9 +36,21 @@ std::string Field(lua_State* L, const char* key, const std::string& where) {
   return out;
 }
 
-double NumberField(lua_State* L, const char* key, double fallback) {
+// A whole number in [lo, hi] (a default when absent); NaN, fractions and out-of-range values are
+// the template's error, named by `where` and the field.
+int64_t IntegerField(lua_State* L, const char* key, int64_t fallback, int64_t lo, int64_t hi,
+                     const std::string& where) {
   lua_getfield(L, -1, key);
-  const double v = lua_isnumber(L, -1) ? lua_tonumber(L, -1) : fallback;
+  int64_t v = fallback;
+  if (!lua_isnil(L, -1)) {
+    const double d = lua_isnumber(L, -1) ? lua_tonumber(L, -1) : std::nan("");
+    if (!(d >= static_cast<double>(lo) && d <= static_cast<double>(hi)) || d != std::floor(d)) {
+      lua_pop(L, 1);
+      throw LuaError(where + ": '" + key + "' must be a whole number from " + std::to_string(lo) +
+                     " to " + std::to_string(hi));
+    }
+    v = static_cast<int64_t>(d);
+  }
   lua_pop(L, 1);
   return v;
 }
@@ -116,10 +129,13 @@ report::Table ReadTable(lua_State* L, const std::string& where) {
     t.rows.push_back(std::move(row));
   });
   ForList(L, "notes", where, [&](size_t) { t.notes.push_back(TopString(L, where + ": a note")); });
-  t.sort_column = static_cast<int>(NumberField(L, "sort_column", 0)) - 1;
+  t.sort_column = static_cast<int>(IntegerField(L, "sort_column", 0, 0,
+                                                static_cast<int64_t>(t.columns.size()), where)) -
+                  1;
   t.descending = BoolField(L, "descending");
-  t.total_rows =
-      static_cast<size_t>(NumberField(L, "total_rows", static_cast<double>(t.rows.size())));
+  t.total_rows = static_cast<size_t>(
+      IntegerField(L, "total_rows", static_cast<int64_t>(t.rows.size()),
+                   static_cast<int64_t>(t.rows.size()), int64_t{1} << 53, where));
   return t;
 }
 
@@ -165,16 +181,25 @@ report::Block ReadBlock(lua_State* L, const std::string& where) {
   }
   if (kind == "table") return ReadTable(L, where);
   if (kind == "chart") return ReadChart(L, where);
-  if (kind == "svg")
-    return report::Svg{Field(L, "title", where), Field(L, "file", where), Field(L, "svg", where)};
+  if (kind == "svg") {
+    report::Svg svg{Field(L, "title", where), Field(L, "file", where), Field(L, "svg", where)};
+    // The Markdown output writes it beside the report under this name: no folders, no "..".
+    const std::string& file = svg.file_name;
+    const bool named = file.size() > 4 && file.compare(file.size() - 4, 4, ".svg") == 0 &&
+                       report::IsSafeId(std::string_view(file).substr(0, file.size() - 4));
+    if (!named)
+      throw LuaError(where + ": an SVG's file must be NAME.svg (letters, digits, - and _), got '" +
+                     file + "'");
+    return svg;
+  }
   if (kind == "timeline") {
     lua_getfield(L, -1, "trace");
     auto* h = static_cast<TraceHandle*>(luaL_testudata(L, -1, kTraceType));
     lua_pop(L, 1);
     if (h == nullptr) throw LuaError(where + ": a timeline needs a Trace");
-    return report::BuildTimelineOverview(*h->trace,
-                                         static_cast<size_t>(NumberField(L, "buckets", 200)),
-                                         static_cast<size_t>(NumberField(L, "lanes", 48)));
+    return report::BuildTimelineOverview(
+        *h->trace, static_cast<size_t>(IntegerField(L, "buckets", 200, 1, 10000, where)),
+        static_cast<size_t>(IntegerField(L, "lanes", 48, 1, 1000, where)));
   }
   throw LuaError(where + ": unknown block kind '" + kind + "'");
 }
@@ -192,6 +217,9 @@ int WriteReportFromLua(lua_State* L) {
     ForList(L, "sections", "report", [&](size_t s) {
       report::Section section;
       section.id = Field(L, "id", "report section " + std::to_string(s));
+      if (!report::IsSafeId(section.id))
+        throw LuaError("report section " + std::to_string(s) + ": its id '" + section.id +
+                       "' must be letters, digits, - and _");
       section.title = Field(L, "title", "report section " + std::to_string(s));
       ForList(L, "blocks", "section '" + section.title + "'", [&](size_t b) {
         section.blocks.push_back(

@@ -327,8 +327,14 @@ end
 function Report:svg(svg, options)
   options = options or {}
   self._svgs = (self._svgs or 0) + 1
-  self:_add{kind = "svg", svg = text_arg("svg", svg, "the SVG"), title = options.title,
-            file = options.file or ("figure-" .. self._svgs .. ".svg")}
+  local file = options.file or ("figure-" .. self._svgs .. ".svg")
+  if type(file) ~= "string" or not file:match("^[%w_-]+%.svg$") then
+    fail("svg", "file must be NAME.svg (letters, digits, - and _), got " .. tostring(file))
+  end
+  self._files = self._files or {}
+  if self._files[file] then fail("svg", "two figures are named " .. file) end
+  self._files[file] = true
+  self:_add{kind = "svg", svg = text_arg("svg", svg, "the SVG"), title = options.title, file = file}
 end
 
 -- report:timeline(trace [, {buckets=200, lanes=48}]): how busy each process's threads and each

@@ -20,6 +20,12 @@ std::string EscapeMarkdown(std::string_view text);
 // A GitHub table cell: the same but for a leading "-" or "+", which is no list item there.
 std::string EscapeMarkdownCell(std::string_view text);
 std::string Base64(std::string_view bytes);
+// A relative link target for Markdown: bytes outside RFC 3986's unreserved set and "/" as %XX,
+// so a file name with spaces, parentheses or brackets stays one link.
+std::string PercentEncodePath(std::string_view path);
+// A section id: non-empty, only ASCII letters, digits, "-" and "_" (it is an HTML id and a
+// fragment in both outputs, written without escaping).
+bool IsSafeId(std::string_view id);
 
 // Appends the parts in order (no temporaries: GCC 12 warns, wrongly, of overlapping copies in
 // `"literal" + std::string(...)`).

@@ -154,10 +154,14 @@ class HtmlWriter {
     if (has_charts) out_ += " with Apache ECharts " + std::string(ChartLibraryVersion());
     out_ += ".</footer>\n";
     if (has_charts) {
-      // The library may hold "</script" in a string; "<\/" reads the same in JavaScript.
+      // The library may hold "</script" or "<!--" in a string, which would end the element
+      // or switch the HTML parser's script states; "<\/" and "<\!" read the same in JavaScript.
       std::string library(ChartLibrarySource());
       for (size_t at = 0; (at = library.find("</", at)) != std::string::npos; at += 3) {
         library.replace(at, 2, "<\\/");
+      }
+      for (size_t at = 0; (at = library.find("<!--", at)) != std::string::npos; at += 5) {
+        library.replace(at, 2, "<\\!");
       }
       out_ += "<script>" + library + "</script>\n";
     }
@@ -259,7 +263,7 @@ class HtmlWriter {
     const size_t at = s.svg.find(" height=\"");
     if (at != std::string::npos) height = std::atof(s.svg.c_str() + at + 9);
     if (!s.title.empty()) out_ += "<h3>" + EscapeHtml(s.title) + "</h3>\n";
-    out_ += "<iframe class=\"svg\" title=\"" + EscapeHtml(s.title) +
+    out_ += "<iframe class=\"svg\" sandbox=\"allow-scripts\" title=\"" + EscapeHtml(s.title) +
             "\" style=\"height:" + Number(std::ceil(height) + 4) +
             "px\" src=\"data:image/svg+xml;base64," + Base64(s.svg) + "\"></iframe>\n";
   }

@@ -37,11 +37,11 @@ class MarkdownWriter {
     out_ += "# " + EscapeMarkdown(doc_.title) + "\n\n";
     if (!doc_.subtitle.empty()) out_ += EscapeMarkdown(doc_.subtitle) + "\n\n";
     for (const Section& s : doc_.sections) {
-      out_ += "- [" + EscapeMarkdown(s.title) + "](#" + s.id + ")\n";
+      out_ += "- [" + EscapeMarkdown(s.title) + "](#" + PercentEncodePath(s.id) + ")\n";
     }
     for (const Section& s : doc_.sections) {
       // An explicit anchor: GitHub's own, made from the heading's text, would change with it.
-      out_ += "\n<a id=\"" + s.id + "\"></a>\n\n## " + EscapeMarkdown(s.title) + "\n";
+      out_ += "\n<a id=\"" + EscapeHtml(s.id) + "\"></a>\n\n## " + EscapeMarkdown(s.title) + "\n";
       for (const Block& b : s.blocks) {
         out_ += "\n";
         std::visit([this](const auto& x) { Write(x); }, b);
@@ -60,7 +60,7 @@ class MarkdownWriter {
     out_ += '[';
     out_ += EscapeMarkdown(l.text);
     out_ += "](#";
-    out_ += l.section_id;
+    out_ += PercentEncodePath(l.section_id);
     out_ += ")\n";
   }
 
@@ -139,7 +139,7 @@ class MarkdownWriter {
     side_files_->emplace_back(file, s.svg);
     const size_t slash = file.find_last_of('/');
     const std::string relative = slash == std::string::npos ? file : file.substr(slash + 1);
-    out_ += "![" + EscapeMarkdown(s.title) + "](" + relative + ")\n";
+    out_ += "![" + EscapeMarkdown(s.title) + "](" + PercentEncodePath(relative) + ")\n";
   }
 
   void Write(const Timeline& t) {

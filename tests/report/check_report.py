@@ -264,6 +264,12 @@ def main():
                          html], tests_dir)
         check(r.returncode == 0 and r.stdout.strip() == "1\t" + html,
               "profsh.report takes a template's path and returns the files written (%s)" % r.stderr.strip())
+        if r.returncode == 0:
+            # Without a browser too: no name reaches the page as markup.
+            page = open(html, encoding="utf-8").read()
+            check("<script>window.__pwned" not in page and "<img src=x" not in page
+                  and "&lt;script&gt;window.__pwned" in page,
+                  "HTML: hostile names are escaped in the page's text")
         if r.returncode == 0 and browser:
             result, err = probe(browser, html, work)
             check(result is not None and not result["pwned"] and result["errors"] == [],
@@ -301,6 +307,30 @@ def main():
             r = run(profsh, ["report", SMALL, "--template", name, "-o", out], tests_dir, env)
             check(r.returncode == 1 and os.path.join(templates, want) in r.stderr and not os.path.exists(out),
                   "%s: fails naming the file and line, writes nothing (%s)" % (name, r.stderr.strip()))
+        # Options a template gets wrong: a side file's name that leaves the folder, a figure
+        # named twice, a timeline of -1 buckets.
+        for name, body, want in [
+                ("bad_svg", 'report:section("S", "s")\nreport:svg("<svg/>", {file = "../x.svg"})\n',
+                 "bad_svg.lua:3: report:svg: file must be NAME.svg (letters, digits, - and _), got ../x.svg"),
+                ("twice_svg", 'report:section("S", "s")\nreport:svg("<svg/>", {file = "a.svg"})\n'
+                              'report:svg("<svg/>", {file = "a.svg"})\n',
+                 "twice_svg.lua:4: report:svg: two figures are named a.svg"),
+                ("bad_buckets", 'report:section("S", "s")\nreport:timeline(report.trace, {buckets = -1})\n',
+                 "'buckets' must be a whole number from 1 to 10000")]:
+            path = os.path.join(work, name + ".lua")
+            with open(path, "w") as f:
+                f.write("local report = ...\n" + body)
+            out = os.path.join(work, name + ".md")
+            r = run(profsh, ["report", SMALL, "--template", path, "-o", out], tests_dir)
+            check(r.returncode == 1 and want in r.stderr and not os.path.exists(out),
+                  "%s: a clear error, nothing written (%s)" % (name, r.stderr.strip()))
+        # A Markdown report whose name has spaces and parentheses links its flamegraph whole.
+        md = os.path.join(work, "my report (v2).md")
+        r = run(profsh, ["report", SMALL, "-o", md], tests_dir)
+        text = open(md, encoding="utf-8").read() if r.returncode == 0 else ""
+        check("](my%20report%20%28v2%29.flamegraph.svg)" in text
+              and os.path.exists(os.path.join(work, "my report (v2).flamegraph.svg")),
+              "Markdown: a side file's link is percent-encoded (%s)" % r.stderr.strip())
         r = run(profsh, ["report", SMALL, "--template", "nope", "-o", os.path.join(work, "x.html")], tests_dir, env)
         check(r.returncode == 1 and "no template named 'nope' (built in: compile, diff, gpu, ranks, summary;" in r.stderr,
               "an unknown template is an error listing the built-in ones")
