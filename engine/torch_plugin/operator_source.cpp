@@ -217,6 +217,7 @@ std::unique_ptr<at::ObserverContext> OnStart(const at::RecordFunction& fn) {
   }
   begin_fn(name_id, &info);
   if (stack_form == StackForm::kTorch) profsh_torch::NoteRecordingState();
+  profsh_torch::CheckPythonCallsHook();
   return std::make_unique<Recorded>();
 }
 

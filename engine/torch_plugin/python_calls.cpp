@@ -17,6 +17,11 @@ using CallFn = void (*)(uint32_t);
 using ReturnFn = void (*)();
 CallFn call_fn = nullptr;
 ReturnFn return_fn = nullptr;
+// The traced thread, the profile function that records its calls, and how many of its calls
+// are open (returns beyond them, of frames older than the recording, are not recorded).
+PyThreadState* traced_state = nullptr;
+Py_tracefunc hook = nullptr;
+int64_t open_calls = 0;
 
 // Code object -> string id. Touched with the GIL only (profile functions hold it), so unlocked.
 // Never freed: the process may still be running Python while statics are destroyed.
@@ -55,11 +60,23 @@ void RecordPythonEvent(PyFrameObject* frame, int what) {
     PyCodeObject* code = PyFrame_GetCode(frame);  // a new reference; the frame keeps its code
     const uint32_t id = CodeId(code);
     Py_DECREF(code);
+    ++open_calls;
     call_fn(id);
-  } else if (what == PyTrace_RETURN) {
+  } else if (what == PyTrace_RETURN && open_calls > 0) {
     // Also on an exception leaving the frame, and on a generator's yield: each call returns.
+    --open_calls;
     return_fn();
   }
+}
+
+void CheckPythonCallsHook() {
+  if (call_fn == nullptr) return;
+  PyThreadState* ts = PyGILState_GetThisThreadState();
+  if (ts == nullptr || ts != traced_state || ts->c_profilefunc == hook) return;
+  // Replaced (sys.setprofile, cProfile, torch.profiler's with_stack): returns are no longer
+  // seen, so the open calls end here rather than stay open under every later sample.
+  for (; open_calls > 0; --open_calls) return_fn();
+  call_fn = nullptr;
 }
 
 bool StartPythonCalls(Py_tracefunc shared_hook) {
@@ -78,6 +95,8 @@ bool StartPythonCalls(Py_tracefunc shared_hook) {
   }
   call_fn = call;
   return_fn = ret;
+  traced_state = ts;
+  hook = shared ? shared_hook : &OnPythonCallsEvent;
   // The frames running now are calls whose returns the profile function will see.
   std::vector<PyFrameObject*> frames;
   PyFrameObject* f = PyEval_GetFrame();  // borrowed

@@ -24,5 +24,8 @@ bool StartPythonCalls(Py_tracefunc shared_hook);
 bool PythonCallsOn();
 // With the GIL, from a profile function: a PyTrace_CALL or PyTrace_RETURN of `frame`.
 void RecordPythonEvent(PyFrameObject* frame, int what);
+// From an operator's start, with or without the GIL: on the traced thread, when its profile
+// function was replaced, the calls still open end now and recording stops.
+void CheckPythonCallsHook();
 
 }  // namespace profsh_torch

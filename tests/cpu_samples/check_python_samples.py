@@ -4,7 +4,7 @@ in pure Python, each function's CPU time measured by the script) runs under
 `profsh run --activities nvtx,torch,cpu`. The main thread's samples must carry the Python stack
 spliced in at the interpreter's eval loop: `python_work.py(N): step` above torch's native frames,
 pure-Python time under `python_work.py(M): busy`, Python frames in call order below the native
-frames they call, and step's and busy's shares of the samples within 10 points of the split the
+frames they call, none left open once the profile function is replaced, and step's and busy's shares of the samples within 10 points of the split the
 script measured.
 
 Usage: check_python_samples.py PROFSH [PYTHON]
@@ -111,6 +111,12 @@ def main():
         check(len(busy_leaf) == len(under["busy"]) and under["busy"],
               "busy is the innermost Python frame of its samples, with no torch frames above "
               "(%d of %d)" % (len(busy_leaf), len(under["busy"])))
+        # after() ran a third as long as the rest with the profile function gone: its samples
+        # would show main() still open (with neither step nor busy) if the calls stayed open.
+        stale = [s for s in py if frame["step"] not in s[2] and frame["busy"] not in s[2]]
+        check(len(stale) <= 0.08 * len(py),
+              "once the profile function is replaced, no Python frames stay open (%d of %d "
+              "samples under main outside step and busy)" % (len(stale), len(py)))
         text = open(svg).read() if os.path.exists(svg) else ""
         check(frame["step"] in text and frame["busy"] in text,
               "the samples flamegraph draws the Python frames")
