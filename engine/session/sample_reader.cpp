@@ -186,8 +186,46 @@ std::string MethodText(const st::SampleConfigBlock& c) {
 
 }  // namespace
 
+void PythonCalls::NoteSampleTimes(const std::string& path) {
+  filtered_ = true;
+  auto input = OpenInput(path);
+  if (!input.ok()) return;  // ReadCpuSamples reports it
+  std::string_view data = input.value()->WholeContent();
+  st::FileHeader header{};
+  if (data.size() < sizeof header) return;
+  std::memcpy(&header, data.data(), sizeof header);
+  if (std::memcmp(header.magic, st::kMagic, sizeof header.magic) != 0 ||
+      header.header_size < sizeof header || header.header_size > data.size())
+    return;
+  int64_t mono_to_real = 0;
+  bool have_clock = false;
+  st::BlockIterator blocks(data, header.header_size);
+  st::RawBlock b;
+  while (blocks.Next(&b)) {
+    st::Cursor c(b.payload);
+    if (b.type == st::kClock && !have_clock) {
+      st::ClockBlock clock;
+      if (!clock.Decode(c)) return;
+      mono_to_real = clock.realtime_ns - clock.monotonic_ns;
+      have_clock = true;
+    } else if (b.type == st::kSample && have_clock) {
+      st::SampleBlock sample;
+      if (!sample.Decode(c)) return;
+      sample_times_[{sample.pid, sample.tid}].push_back(static_cast<int64_t>(sample.time_ns) +
+                                                        mono_to_real);
+    }
+  }
+  for (auto& [thread, times] : sample_times_) std::sort(times.begin(), times.end());
+}
+
 void PythonCalls::Add(int64_t pid, int64_t tid, int64_t begin_ns, int64_t end_ns,
                       std::string_view name) {
+  if (filtered_) {
+    auto t = sample_times_.find({pid, tid});
+    if (t == sample_times_.end()) return;
+    auto first = std::lower_bound(t->second.begin(), t->second.end(), begin_ns);
+    if (first == t->second.end() || *first >= end_ns) return;  // no sample inside it
+  }
   auto [it, added] = ids_.try_emplace(std::string(name), static_cast<uint32_t>(names_.size()));
   if (added) names_.push_back(FrameText(name));
   threads_[{pid, tid}].push_back(Call{begin_ns, end_ns, it->second});

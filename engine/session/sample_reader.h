@@ -36,6 +36,9 @@ class PythonCalls {
     int64_t begin_ns = 0, end_ns = 0;  // absolute (realtime)
     uint32_t name = 0;                 // index into names()
   };
+  // Only calls some sample of their thread falls in are kept (once times were noted), so that
+  // what is kept grows with the samples, not with the calls.
+  void NoteSampleTimes(const std::string& samples_path);
   void Add(int64_t pid, int64_t tid, int64_t begin_ns, int64_t end_ns, std::string_view name);
   // Each thread's calls by start, outer first among equal starts.
   void Sort();
@@ -47,6 +50,8 @@ class PythonCalls {
   std::vector<std::string> names_;
   std::unordered_map<std::string, uint32_t> ids_;
   std::map<std::pair<int64_t, int64_t>, std::vector<Call>> threads_;
+  bool filtered_ = false;
+  std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> sample_times_;  // sorted, realtime
 };
 
 // Whether a native frame is the interpreter's eval loop, where Python frames are spliced in.

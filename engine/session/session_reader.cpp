@@ -206,6 +206,10 @@ Result<SessionLoad> LoadSession(const std::string& path) {
     TraceBuilder& builder_;
     int64_t origin_;
   } sink(builder, origin);
+  // The samples' times first: the Python calls kept are those some sample falls in.
+  if (folder) {
+    for (const std::string& samples : SampleFiles(path)) sink.python_calls.NoteSampleTimes(samples);
+  }
   for (StreamFile& f : files) {
     if (f.outline.clocks.empty()) {
       warnings.push_back(f.path + ": no clock block; its events are skipped");
