@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -28,6 +29,10 @@ class WindowSink {
   virtual TraceBuilder& Open(const WindowInfo& window, int64_t* origin_ns) = 0;
   // The window is complete: nothing more will be added to its builder.
   virtual void Sealed(const WindowInfo& window) = 0;
+  // A Python function's call on thread `tid` (stream::kPythonCallsDomain), absolute ns: kept
+  // for the Python frames of CPU samples. Ignored unless a sink wants them.
+  virtual void PythonCall(int64_t /*pid*/, int64_t /*tid*/, int64_t /*begin_ns*/,
+                          int64_t /*end_ns*/, std::string_view /*name*/) {}
 };
 
 // Who the process is, for its names: views of what the decoder keeps.

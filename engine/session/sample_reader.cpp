@@ -28,9 +28,57 @@ struct TimedBlock {
 };
 
 struct SampleStack {
-  std::string stack;    // root first, ';'-separated
-  std::string modules;  // the module of each frame, in the same order
-  std::string leaf;     // the innermost function
+  std::string stack;                             // root first, ';'-separated
+  std::string modules;                           // the module of each frame, in the same order
+  std::string leaf;                              // the innermost function
+  std::vector<std::string> names, module_names;  // the frames, root first
+  bool has_eval_loop = false;
+};
+
+void Fold(const std::vector<std::string>& names, const std::vector<std::string>& modules,
+          SampleStack& out) {
+  out.stack.clear();
+  out.modules.clear();
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i) {
+      out.stack += ';';
+      out.modules += ';';
+    }
+    out.stack += names[i];
+    out.modules += modules[i];
+  }
+  out.leaf = names.empty() ? std::string() : names.back();
+}
+
+// The Python calls open on each thread, followed in time order (samples are read in time order).
+class OpenPythonCalls {
+ public:
+  explicit OpenPythonCalls(const PythonCalls& calls) : calls_(calls) {}
+
+  // The Python frames open on (pid, tid) at `ns`, outermost first.
+  const std::vector<const std::string*>& At(int64_t pid, int64_t tid, int64_t ns) {
+    frames_.clear();
+    auto [it, added] = threads_.try_emplace({pid, tid});
+    Thread& t = it->second;
+    if (added) t.calls = calls_.Of(pid, tid);
+    if (t.calls == nullptr) return frames_;
+    const std::vector<PythonCalls::Call>& calls = *t.calls;
+    while (t.next < calls.size() && calls[t.next].begin_ns <= ns)
+      t.open.push_back(&calls[t.next++]);
+    std::erase_if(t.open, [&](const PythonCalls::Call* c) { return c->end_ns <= ns; });
+    for (const PythonCalls::Call* c : t.open) frames_.push_back(&calls_.name(c->name));
+    return frames_;
+  }
+
+ private:
+  struct Thread {
+    const std::vector<PythonCalls::Call>* calls = nullptr;
+    size_t next = 0;
+    std::vector<const PythonCalls::Call*> open;  // by start: outermost first
+  };
+  const PythonCalls& calls_;
+  std::map<std::pair<int64_t, int64_t>, Thread> threads_;
+  std::vector<const std::string*> frames_;
 };
 
 std::string FrameText(std::string_view s) {
@@ -84,26 +132,20 @@ class SampleDecoder {
     auto it = cache.find(key);
     if (it != cache.end() && it->second.first == pcs_) return it->second.second;
     SampleStack out;
-    std::vector<std::string> names, modules;
     for (const sym::UnwoundFrame& f : frames_) {
       for (const sym::SourceFrame& sf : symbolizer_.Symbolize(space, f.pc, f.is_return_address)) {
-        names.push_back(FrameText(sf.function));
-        modules.push_back(FrameText(sf.module));
+        out.names.push_back(FrameText(sf.function));
+        out.module_names.push_back(FrameText(sf.module));
       }
     }
-    if (names.empty()) {
-      names.push_back("[unknown]");
-      modules.push_back("[unknown]");
+    if (out.names.empty()) {
+      out.names.push_back("[unknown]");
+      out.module_names.push_back("[unknown]");
     }
-    out.leaf = names.front();
-    for (size_t i = names.size(); i-- > 0;) {
-      out.stack += names[i];
-      out.modules += modules[i];
-      if (i) {
-        out.stack += ';';
-        out.modules += ';';
-      }
-    }
+    std::reverse(out.names.begin(), out.names.end());
+    std::reverse(out.module_names.begin(), out.module_names.end());
+    for (const std::string& n : out.names) out.has_eval_loop |= IsEvalLoopFrame(n);
+    Fold(out.names, out.module_names, out);
     auto& slot = cache[key];
     slot = {pcs_, std::move(out)};
     return slot.second;
@@ -144,9 +186,97 @@ std::string MethodText(const st::SampleConfigBlock& c) {
 
 }  // namespace
 
+void PythonCalls::NoteSampleTimes(const std::string& path) {
+  filtered_ = true;
+  auto input = OpenInput(path);
+  if (!input.ok()) return;  // ReadCpuSamples reports it
+  std::string_view data = input.value()->WholeContent();
+  st::FileHeader header{};
+  if (data.size() < sizeof header) return;
+  std::memcpy(&header, data.data(), sizeof header);
+  if (std::memcmp(header.magic, st::kMagic, sizeof header.magic) != 0 ||
+      header.header_size < sizeof header || header.header_size > data.size())
+    return;
+  int64_t mono_to_real = 0;
+  bool have_clock = false;
+  st::BlockIterator blocks(data, header.header_size);
+  st::RawBlock b;
+  while (blocks.Next(&b)) {
+    st::Cursor c(b.payload);
+    if (b.type == st::kClock && !have_clock) {
+      st::ClockBlock clock;
+      if (!clock.Decode(c)) return;
+      mono_to_real = clock.realtime_ns - clock.monotonic_ns;
+      have_clock = true;
+    } else if (b.type == st::kSample && have_clock) {
+      st::SampleBlock sample;
+      if (!sample.Decode(c)) return;
+      sample_times_[{sample.pid, sample.tid}].push_back(static_cast<int64_t>(sample.time_ns) +
+                                                        mono_to_real);
+    }
+  }
+  for (auto& [thread, times] : sample_times_) std::sort(times.begin(), times.end());
+}
+
+void PythonCalls::Add(int64_t pid, int64_t tid, int64_t begin_ns, int64_t end_ns,
+                      std::string_view name) {
+  if (filtered_) {
+    auto t = sample_times_.find({pid, tid});
+    if (t == sample_times_.end()) return;
+    auto first = std::lower_bound(t->second.begin(), t->second.end(), begin_ns);
+    if (first == t->second.end() || *first >= end_ns) return;  // no sample inside it
+  }
+  auto [it, added] = ids_.try_emplace(std::string(name), static_cast<uint32_t>(names_.size()));
+  if (added) names_.push_back(FrameText(name));
+  threads_[{pid, tid}].push_back(Call{begin_ns, end_ns, it->second});
+}
+
+void PythonCalls::Sort() {
+  for (auto& [thread, calls] : threads_) {
+    std::sort(calls.begin(), calls.end(), [](const Call& a, const Call& b) {
+      return a.begin_ns != b.begin_ns ? a.begin_ns < b.begin_ns : a.end_ns > b.end_ns;
+    });
+  }
+}
+
+const std::vector<PythonCalls::Call>* PythonCalls::Of(int64_t pid, int64_t tid) const {
+  auto it = threads_.find({pid, tid});
+  return it == threads_.end() ? nullptr : &it->second;
+}
+
+bool IsEvalLoopFrame(std::string_view f) {
+  // CPython 3.11 to 3.13's eval loop; older ones named it the same (_PyEval_EvalFrameDefault).
+  return f == "_PyEval_EvalFrameDefault" || f.starts_with("_PyEval_EvalFrameDefault.");
+}
+
+bool SpliceWithPython(const std::vector<std::string>& native,
+                      const std::vector<std::string>& native_modules,
+                      const std::vector<const std::string*>& python,
+                      std::vector<std::string>& names, std::vector<std::string>& modules) {
+  size_t loops = 0;
+  for (const std::string& n : native) loops += IsEvalLoopFrame(n) ? 1 : 0;
+  if (loops == 0) return false;
+  names.clear();
+  modules.clear();
+  size_t next = 0, seen = 0;
+  for (size_t i = 0; i < native.size(); ++i) {
+    names.push_back(native[i]);
+    modules.push_back(native_modules[i]);
+    if (!IsEvalLoopFrame(native[i])) continue;
+    const size_t take =
+        ++seen < loops ? std::min<size_t>(1, python.size() - next) : python.size() - next;
+    for (size_t k = 0; k < take; ++k, ++next) {
+      names.push_back(*python[next]);
+      modules.push_back(kPythonFrameModule);
+    }
+  }
+  return true;
+}
+
 Status ReadCpuSamples(const std::string& path, int64_t origin_ns,
-                      const std::vector<RecordingWindow>& windows, TraceBuilder& builder,
-                      SessionSummary& summary, std::vector<std::string>& warnings) {
+                      const std::vector<RecordingWindow>& windows, const PythonCalls& python,
+                      TraceBuilder& builder, SessionSummary& summary,
+                      std::vector<std::string>& warnings) {
   auto input = OpenInput(path);
   if (!input.ok()) return Status(input.error());
   std::string_view data = input.value()->WholeContent();
@@ -211,6 +341,8 @@ Status ReadCpuSamples(const std::string& path, int64_t origin_ns,
   for (const RecordingWindow& w : windows) windows_of[w.pid].push_back(&w);
 
   SampleDecoder decoder;
+  OpenPythonCalls open_calls(python);
+  SampleStack spliced;
   std::unordered_map<std::string, uint32_t> schemas;
   for (const TimedBlock& tb : timed) {
     st::Cursor c(tb.payload);
@@ -232,7 +364,18 @@ Status ReadCpuSamples(const std::string& path, int64_t origin_ns,
           inside |= r->whole_run || (ts >= r->begin_ns && ts <= r->end_ns);
         if (!inside) continue;
       }
-      const SampleStack& stack = decoder.Stack(s);
+      const SampleStack* stack_of = &decoder.Stack(s);
+      if (stack_of->has_eval_loop) {
+        const auto& py =
+            open_calls.At(s.pid, s.tid, static_cast<int64_t>(s.time_ns) + mono_to_real);
+        if (!py.empty() && SpliceWithPython(stack_of->names, stack_of->module_names, py,
+                                            spliced.names, spliced.module_names)) {
+          Fold(spliced.names, spliced.module_names, spliced);
+          stack_of = &spliced;
+          ++summary.samples_with_python;
+        }
+      }
+      const SampleStack& stack = *stack_of;
       const std::string key = stack.stack + '\n' + stack.modules;
       auto schema = schemas.find(key);
       if (schema == schemas.end()) {

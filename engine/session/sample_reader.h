@@ -3,12 +3,18 @@
 // moment (mappings, forks and execs replayed in time order), and added as an instant event of
 // category "cpu_sample" on its thread's track, named by its innermost function, with the whole
 // stack (root first, ';'-separated, as folded stacks are) and the modules of its frames as
-// arguments. Which ranges were open at a sample is decided from the trace by the analyses
-// (engine/analysis/cpu_samples), so torch.profiler's merged events count too.
+// arguments. A Python thread's samples carry its Python frames too, spliced in at the
+// interpreter's eval loop (SpliceWithPython). Which ranges were open at a sample is decided from
+// the trace by the analyses (engine/analysis/cpu_samples), so torch.profiler's merged events count
+// too.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "engine/session/session_summary.h"
@@ -19,11 +25,52 @@
 namespace profsh {
 
 inline constexpr char kCpuSampleCategory[] = "cpu_sample";
+// The module named for Python frames in a sample's `modules`.
+inline constexpr char kPythonFrameModule[] = "[python]";
+
+// The Python calls the torch plugin recorded (stream::kPythonCallsDomain), per thread: a
+// sample's Python stack is the calls open on its thread at its time.
+class PythonCalls {
+ public:
+  struct Call {
+    int64_t begin_ns = 0, end_ns = 0;  // absolute (realtime)
+    uint32_t name = 0;                 // index into names()
+  };
+  // Only calls some sample of their thread falls in are kept (once times were noted), so that
+  // what is kept grows with the samples, not with the calls.
+  void NoteSampleTimes(const std::string& samples_path);
+  void Add(int64_t pid, int64_t tid, int64_t begin_ns, int64_t end_ns, std::string_view name);
+  // Each thread's calls by start, outer first among equal starts.
+  void Sort();
+  const std::vector<Call>* Of(int64_t pid, int64_t tid) const;
+  const std::string& name(uint32_t i) const { return names_[i]; }
+  bool empty() const { return threads_.empty(); }
+
+ private:
+  std::vector<std::string> names_;
+  std::unordered_map<std::string, uint32_t> ids_;
+  std::map<std::pair<int64_t, int64_t>, std::vector<Call>> threads_;
+  bool filtered_ = false;
+  std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> sample_times_;  // sorted, realtime
+};
+
+// Whether a native frame is the interpreter's eval loop, where Python frames are spliced in.
+bool IsEvalLoopFrame(std::string_view function);
+
+// Splices `python` (outermost first) into `native` (a stack's frames, root first) at its
+// eval-loop frames e_1..e_K (outermost first): e_j for j < K is followed by the j-th Python
+// frame (one each, while there are any), e_K by all the Python frames left; native frames called
+// from Python follow them. With no eval-loop frame the stack is left as it is (returns false).
+bool SpliceWithPython(const std::vector<std::string>& native,
+                      const std::vector<std::string>& native_modules,
+                      const std::vector<const std::string*>& python,
+                      std::vector<std::string>& names, std::vector<std::string>& modules);
 
 // Reads `path` (a samples file) into `builder`'s trace, whose ts 0 is `origin_ns` (realtime).
 // Samples of a process recorded in windows only (a schedule) are kept inside its windows.
 Status ReadCpuSamples(const std::string& path, int64_t origin_ns,
-                      const std::vector<RecordingWindow>& windows, TraceBuilder& builder,
-                      SessionSummary& summary, std::vector<std::string>& warnings);
+                      const std::vector<RecordingWindow>& windows, const PythonCalls& python,
+                      TraceBuilder& builder, SessionSummary& summary,
+                      std::vector<std::string>& warnings);
 
 }  // namespace profsh

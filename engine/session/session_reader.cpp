@@ -195,12 +195,21 @@ Result<SessionLoad> LoadSession(const std::string& path) {
     void Sealed(const WindowInfo& w) override {
       windows.push_back(RecordingWindow{w.pid, w.begin_ns, w.end_ns, w.reason == "whole run"});
     }
+    void PythonCall(int64_t pid, int64_t tid, int64_t begin_ns, int64_t end_ns,
+                    std::string_view name) override {
+      python_calls.Add(pid, tid, begin_ns, end_ns, name);
+    }
     std::vector<RecordingWindow> windows;
+    PythonCalls python_calls;
 
    private:
     TraceBuilder& builder_;
     int64_t origin_;
   } sink(builder, origin);
+  // The samples' times first: the Python calls kept are those some sample falls in.
+  if (folder) {
+    for (const std::string& samples : SampleFiles(path)) sink.python_calls.NoteSampleTimes(samples);
+  }
   for (StreamFile& f : files) {
     if (f.outline.clocks.empty()) {
       warnings.push_back(f.path + ": no clock block; its events are skipped");
@@ -229,8 +238,10 @@ Result<SessionLoad> LoadSession(const std::string& path) {
     sum.operator_sources = OperatorSources(path);
     // profsh's perf_event_open samples (one file), or the collector's timer samples (a file
     // per process).
+    sink.python_calls.Sort();
     for (const std::string& samples : SampleFiles(path)) {
-      Status s = ReadCpuSamples(samples, origin, sink.windows, builder, sum, warnings);
+      Status s =
+          ReadCpuSamples(samples, origin, sink.windows, sink.python_calls, builder, sum, warnings);
       if (!s.ok()) return Error{s.message()};
     }
   }

@@ -42,6 +42,7 @@ struct StreamDecoder::Impl {
   Impl(StreamDecoder& owner, WindowSink& sink, SessionSummary& summary,
        std::vector<std::string>& warnings)
       : owner(owner),
+        sink(sink),
         summary(summary),
         warnings(warnings),
         windows(clock),
@@ -49,6 +50,7 @@ struct StreamDecoder::Impl {
         gpu(emitter, clock, names) {}
 
   StreamDecoder& owner;
+  WindowSink& sink;
   SessionSummary& summary;
   std::vector<std::string>& warnings;
 
@@ -72,6 +74,7 @@ struct StreamDecoder::Impl {
   std::vector<ThreadEvent> pending;  // waiting until no earlier boundary can arrive
   uint64_t last_ticks = 0;
   uint64_t paused_at = UINT64_MAX;
+  uint64_t python_domain = UINT64_MAX;  // the torch plugin's Python calls (kPythonCallsDomain)
   // Drop counts are cumulative per slot occupant; a new occupant starts from zero.
   std::map<uint64_t, std::array<uint64_t, 3>> drops_by_slot;
   uint64_t slot_drops[3] = {};
@@ -94,6 +97,12 @@ struct StreamDecoder::Impl {
 
   void EmitLevel(size_t window, const OpenLevel& level, int64_t tid, uint64_t end_ticks,
                  uint8_t flags) {
+    if (level.begin.kind == st::kPush && level.begin.domain == python_domain) {
+      // The Python frames of the thread's samples, not a range of the trace.
+      sink.PythonCall(process.pid, tid, clock.ToNs(level.begin.ticks), clock.ToNs(end_ticks),
+                      names.Text(level.begin.name));
+      return;
+    }
     emitter.Level(window, level, tid, end_ticks, flags);
     if (cuda)
       gpu.Range(window, tid, level.begin.ticks, end_ticks, static_cast<uint32_t>(level.begin.name));
@@ -513,6 +522,7 @@ Status StreamDecoder::Impl::HandleBlock(const st::RawBlock& b) {
       st::DomainBlock d;
       if (!d.Decode(c)) return malformed("domain");
       names.domains[d.id] = ValidUtf8(d.name);
+      if (d.name == st::kPythonCallsDomain) python_domain = d.id;
       break;
     }
     case st::kCategory: {

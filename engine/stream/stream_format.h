@@ -125,6 +125,9 @@ struct ControlBlock {
 
 enum EndReason : uint8_t { kEndExit = 1, kEndUnderscoreExit = 2, kEndExec = 3 };
 enum Source : uint8_t { kSourceNvtx = 1, kSourceItt = 2 };
+// The domain of the Python calls the torch plugin records for the cpu activity
+// (profsh_collector_python_call): read back as the Python frames of samples, not as ranges.
+inline constexpr char kPythonCallsDomain[] = "profsh.python";
 enum ClockKind : uint32_t { kClockTsc = 1, kClockMonotonic = 2 };
 
 // Events in a kEvents block: varint(delta_ticks << 4 | kind), then the kind's fields as

@@ -8,7 +8,8 @@
 // thread that link backward operators to their forward, the Python stack (read from the
 // interpreter's frames, python_frames.h, or in torch's form, torch_form_stack.h), and FLOPs from
 // torch's formulas. What to collect comes from PROFSH_RECORD_SHAPES,
-// PROFSH_WITH_STACK, PROFSH_WITH_FLOPS and PROFSH_PROFILE_MEMORY.
+// PROFSH_WITH_STACK, PROFSH_WITH_FLOPS, PROFSH_PROFILE_MEMORY and PROFSH_PYTHON_CALLS (the
+// cpu activity's Python frames, python_calls.h).
 #include <dlfcn.h>
 #include <pthread.h>
 #include <unistd.h>
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "engine/collector/runtime/torch_api.h"
+#include "engine/torch_plugin/python_calls.h"
 #include "engine/torch_plugin/python_frames.h"
 #include "engine/torch_plugin/torch_form_stack.h"
 
@@ -215,6 +217,7 @@ std::unique_ptr<at::ObserverContext> OnStart(const at::RecordFunction& fn) {
   }
   begin_fn(name_id, &info);
   if (stack_form == StackForm::kTorch) profsh_torch::NoteRecordingState();
+  profsh_torch::CheckPythonCallsHook();
   return std::make_unique<Recorded>();
 }
 
@@ -236,8 +239,12 @@ struct Attach {
       stack_form = std::strcmp(form, "torch") == 0 ? StackForm::kTorch : StackForm::kExecutingLine;
     }
     with_flops = EnvFlag("PROFSH_WITH_FLOPS");
-    if (stack_form != StackForm::kNone) profsh_torch::LoadPythonNames();
+    const bool python_calls = EnvFlag("PROFSH_PYTHON_CALLS");
+    if (stack_form != StackForm::kNone || python_calls) profsh_torch::LoadPythonNames();
     if (stack_form == StackForm::kTorch) profsh_torch::StartTorchFormStacks(off_flag);
+    if (python_calls)
+      profsh_torch::StartPythonCalls(stack_form == StackForm::kTorch ? profsh_torch::TorchFormHook()
+                                                                     : nullptr);
     pthread_atfork(&LockForFork, &UnlockAfterFork, &UnlockAfterFork);
     if (EnvFlag("PROFSH_PROFILE_MEMORY")) {
       // Count what torch counts: c10's CPU tensor storage.

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/torch_plugin/python_calls.h"
 #include "engine/torch_plugin/python_frames.h"
 
 namespace profsh_torch {
@@ -139,6 +140,7 @@ void Sync(Tracer& t) {
 }
 
 int OnProfileEvent(PyObject*, PyFrameObject* frame, int what, PyObject* arg) {
+  if (PythonCallsOn()) RecordPythonEvent(frame, what);
   Tracer& t = TheTracer();
   Sync(t);
   switch (what) {
@@ -221,6 +223,10 @@ void StartTorchFormStacks(const volatile uint8_t* off_flag) {
   PyEval_SetProfile(&OnProfileEvent, nullptr);
   PyErr_Clear();
   PyGILState_Release(gil);
+}
+
+Py_tracefunc TorchFormHook() {
+  return &OnProfileEvent;
 }
 
 uint32_t TorchFormStack() {

@@ -13,6 +13,8 @@
 // only when this form is asked for.
 #pragma once
 
+#include <Python.h>
+
 #include <cstdint>
 
 namespace profsh_torch {
@@ -21,6 +23,9 @@ namespace profsh_torch {
 // the GIL). `off_flag` is the collector's "nothing recorded" byte: a recording starts when it
 // turns 0, and the running frames' lines are taken then.
 void StartTorchFormStacks(const volatile uint8_t* off_flag);
+
+// The profile function StartTorchFormStacks installs (the cpu activity's Python calls share it).
+Py_tracefunc TorchFormHook();
 
 // The calling thread's stack in torch's form, innermost first; 0 on any thread but the traced
 // one, or when another profile function (sys.setprofile, torch's own profiler) replaced ours.

@@ -39,7 +39,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // Half the inputs as a process recorded throughout, half as one cut to a window.
     std::vector<RecordingWindow> windows;
     if (size > 0 && (data[size - 1] & 1)) windows.push_back({0, 0, INT64_MAX / 2, false});
-    if (ReadCpuSamples(path, 0, windows, builder, summary, warnings).ok() && builder.Finish().ok())
+    if (ReadCpuSamples(path, 0, windows, PythonCalls{}, builder, summary, warnings).ok() &&
+        builder.Finish().ok())
       fuzz::Analyse(trace);
   }
   std::remove(path.c_str());

@@ -9,6 +9,7 @@
 #include "engine/analysis/cpu_samples.h"
 #include "engine/analysis/function_events.h"
 #include "engine/analysis/key_averages.h"
+#include "engine/session/sample_reader.h"
 #include "engine/stream/sample_codec.h"
 #include "test_util.h"
 
@@ -204,6 +205,56 @@ TEST(CpuSamples, KeyAveragesCountSelfAndTotalSamples) {
   const EventSampleCounts none = CountSamplesPerEvent(*plain, *e2);
   EXPECT_TRUE(none.empty());
   EXPECT_FALSE(ComputeKeyAverages(e2, false, 0, std::nullopt, &none).has_samples);
+}
+
+}  // namespace
+}  // namespace profsh
+
+// The Python frames of a sample go in at the eval-loop frames (sample_reader.h's rule): one per
+// outer eval loop, the rest at the innermost, native frames called from Python after them.
+namespace profsh {
+namespace {
+
+std::string Spliced(const std::vector<std::string>& native, const std::vector<std::string>& py,
+                    std::string* modules = nullptr) {
+  std::vector<const std::string*> frames;
+  for (const std::string& p : py) frames.push_back(&p);
+  std::vector<std::string> mods(native.size(), "m"), names, out_mods;
+  if (!SpliceWithPython(native, mods, frames, names, out_mods)) return "(unchanged)";
+  std::string s, m;
+  for (size_t i = 0; i < names.size(); ++i) {
+    s += (i ? ";" : "") + names[i];
+    m += (i ? ";" : "") + out_mods[i];
+  }
+  if (modules) *modules = m;
+  return s;
+}
+
+TEST(PythonFrames, OneEvalLoopTakesAllPythonFramesBelowTheNativeOnesPythonCalled) {
+  std::string modules;
+  EXPECT_EQ(Spliced({"main", "PyEval_EvalCode", "_PyEval_EvalFrameDefault", "at::mm", "sgemm_"},
+                    {"t.py(1): <module>", "t.py(4): step"}, &modules),
+            "main;PyEval_EvalCode;_PyEval_EvalFrameDefault;t.py(1): <module>;t.py(4): step;"
+            "at::mm;sgemm_");
+  EXPECT_EQ(modules, "m;m;m;[python];[python];m;m");
+}
+
+TEST(PythonFrames, OuterEvalLoopsTakeOneFrameEachTheInnermostTheRest) {
+  EXPECT_EQ(Spliced({"main", "_PyEval_EvalFrameDefault", "builtin_map", "_PyEval_EvalFrameDefault",
+                     "long_add"},
+                    {"a", "b", "c"}),
+            "main;_PyEval_EvalFrameDefault;a;builtin_map;_PyEval_EvalFrameDefault;b;c;long_add");
+  // More eval loops than Python frames: the inner ones get none.
+  EXPECT_EQ(Spliced({"_PyEval_EvalFrameDefault", "x", "_PyEval_EvalFrameDefault", "y",
+                     "_PyEval_EvalFrameDefault"},
+                    {"a"}),
+            "_PyEval_EvalFrameDefault;a;x;_PyEval_EvalFrameDefault;y;_PyEval_EvalFrameDefault");
+}
+
+TEST(PythonFrames, NoEvalLoopLeavesTheStack) {
+  EXPECT_EQ(Spliced({"main", "python3.11+0x1234", "sgemm_"}, {"a"}), "(unchanged)");
+  EXPECT_TRUE(IsEvalLoopFrame("_PyEval_EvalFrameDefault"));
+  EXPECT_FALSE(IsEvalLoopFrame("PyEval_EvalCode"));
 }
 
 }  // namespace

@@ -55,4 +55,25 @@ __attribute__((visibility("default"))) void profsh_collector_memory_event(uint64
   EmitSimple(stream::kMemory, 0, 0, 0, &ext);
 }
 
+namespace {
+// Created on first use (a lock then), the same id afterwards: a local static's guard is one load.
+uint16_t PythonCallsDomain() {
+  static const uint16_t domain =
+      registry().Domain(registry().strings().Intern(stream::kPythonCallsDomain,
+                                                    sizeof stream::kPythonCallsDomain - 1),
+                        stream::kSourceNvtx);
+  return domain;
+}
+}  // namespace
+
+__attribute__((visibility("default"))) void profsh_collector_python_call(uint32_t name) {
+  if (!g.active) return;
+  EmitPush(stream::kPush, 0, PythonCallsDomain(), name, nullptr);
+}
+
+__attribute__((visibility("default"))) void profsh_collector_python_return(void) {
+  if (!g.active) return;
+  EmitPop(stream::kPop, PythonCallsDomain());
+}
+
 }  // extern "C"

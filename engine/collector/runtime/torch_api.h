@@ -30,6 +30,12 @@ void profsh_collector_op_begin(uint32_t name, const struct profsh_op_info* info)
 void profsh_collector_op_end(void);
 // An allocation (bytes > 0) or a free (bytes < 0), from libprofsh_memory.so.
 void profsh_collector_memory_event(uint64_t address, int64_t bytes);
+// A Python function begins on this thread (name: its "file(line): function" string id), for the
+// cpu activity's samples; it ends with profsh_collector_python_return(). They are levels of the
+// thread's stack in the domain stream::kPythonCallsDomain, read back as the Python frames of the
+// thread's samples (engine/session/sample_reader.h), not as ranges of the trace.
+void profsh_collector_python_call(uint32_t name);
+void profsh_collector_python_return(void);
 
 #ifdef __cplusplus
 }
