@@ -37,7 +37,7 @@ struct RingSample {
   uint64_t time_ns;
   uint64_t regs[kRegs];
   uint32_t stack_len;
-  uint32_t weight;  // 1 + the expirations the kernel merged into this signal
+  uint32_t weight;  // 1 + the expirations the kernel merged into this signal, capped
   // then the stack bytes
 };
 
@@ -45,6 +45,8 @@ struct SampleSlot {
   std::atomic<uint64_t> head{0};  // written by the signal handler
   std::atomic<uint64_t> tail{0};  // written by the writer thread
   std::atomic<uint64_t> dropped{0};
+  // Expirations past the weight cap: periods the thread ran with the signal blocked.
+  std::atomic<uint64_t> blocked_periods{0};
   std::atomic<bool> live{false};
   pid_t tid = 0;
   uintptr_t stack_lo = 0, stack_hi = 0;
@@ -58,6 +60,7 @@ struct Sampler {
   pid_t pid = 0;
   int signal = 0;
   uint32_t rate_hz = 999;
+  uint32_t max_weight = 11;  // see MaxWeight()
   uint32_t stack_bytes = 8192;
   size_t slot_bytes = 0;
   SampleSlot* slots = nullptr;
@@ -74,6 +77,10 @@ struct Sampler {
   size_t written_map_count = 0;
   char* maps_text = nullptr;
   size_t maps_capacity = 0;
+  // Why the fallback runs (the launcher's words), and the summary's note built from it.
+  char reason[512] = {};
+  char note[1024] = {};
+  uint64_t blocked_reported = 0, dropped_reported = 0;
 };
 Sampler g;
 __thread SampleSlot* t_slot __attribute__((tls_model("initial-exec"))) = nullptr;
@@ -140,8 +147,13 @@ void OnTimer(int, siginfo_t* info, void* context) {
   r->stack_len = n;
   // CPU-time timers expire on the scheduler tick: a 1 ms period under a 4 ms tick fires once
   // with 3 overruns, and the sample stands for all four periods.
+  // More than the tick can merge means the signal waited while the thread had it blocked: those
+  // periods ran somewhere else than this stack, so they are counted as not sampled instead.
   const int overrun = info ? info->si_overrun : 0;
-  r->weight = 1 + static_cast<uint32_t>(overrun > 0 && overrun < (1 << 20) - 1 ? overrun : 0);
+  const uint32_t weight = 1 + static_cast<uint32_t>(overrun > 0 ? overrun : 0);
+  r->weight = weight < g.max_weight ? weight : g.max_weight;
+  if (weight > g.max_weight)
+    s->blocked_periods.fetch_add(weight - g.max_weight, std::memory_order_relaxed);
   s->head.store(head + 1, std::memory_order_release);
   errno = saved_errno;
 }
@@ -225,14 +237,35 @@ void DrainRings() {
   }
 }
 
+// The counts since the last call (a process may pause for an exec that fails, and go on), and
+// a configuration block again whose note says what was not sampled: the session's summary shows
+// the last note it reads.
 void WriteDrops() {
-  uint64_t dropped = g.dropped_no_slot.load(std::memory_order_relaxed);
+  uint64_t dropped = g.dropped_no_slot.load(std::memory_order_relaxed), blocked = 0;
   const uint32_t n = g.slot_count.load(std::memory_order_acquire);
-  for (uint32_t i = 0; i < n && i < kMaxThreads; ++i)
+  for (uint32_t i = 0; i < n && i < kMaxThreads; ++i) {
     dropped += g.slots[i].dropped.load(std::memory_order_relaxed);
-  EnsureRoom(64);
+    blocked += g.slots[i].blocked_periods.load(std::memory_order_relaxed);
+  }
+  EnsureRoom(64 + sizeof g.note);
   OutSink sink;
-  st::AppendBlockTo(sink, st::SampleDropsBlock{0, 0, dropped});
+  st::AppendBlockTo(
+      sink, st::SampleDropsBlock{blocked - g.blocked_reported, 0, dropped - g.dropped_reported});
+  g.blocked_reported = blocked;
+  g.dropped_reported = dropped;
+  int used = snprintf(g.note, sizeof g.note, "%s", g.reason);
+  auto add = [&](const char* format, uint64_t count) {
+    if (count == 0 || used < 0 || static_cast<size_t>(used) >= sizeof g.note) return;
+    used += snprintf(g.note + used, sizeof g.note - used, format,
+                     static_cast<unsigned long long>(count));
+  };
+  add("; %llu sample periods not sampled: the thread had the signal blocked", blocked);
+  st::SampleConfigBlock config;
+  config.method = st::kSampleTimer;
+  config.rate_hz = g.rate_hz;
+  config.stack_bytes = g.stack_bytes;
+  config.note = g.note;
+  st::AppendBlockTo(sink, config);
 }
 
 void* WriterLoop(void*) {
@@ -247,6 +280,15 @@ void* WriterLoop(void*) {
     Flush();
   }
   return nullptr;
+}
+
+// The most periods one signal may stand for: the scheduler tick fires CPU-time timers, and the
+// coarsest tick Linux builds with is 100 Hz (CONFIG_HZ_100, 10 ms), so one signal merges at most
+// ceil(10 ms / period) periods, plus one for a tick that lands just past a period's end.
+uint32_t MaxWeight(uint32_t rate_hz) {
+  constexpr uint64_t kCoarsestTickNs = 10 * 1000 * 1000;
+  const uint64_t period = 1000000000ull / rate_hz;
+  return static_cast<uint32_t>((kCoarsestTickNs + period - 1) / period + 1);
 }
 
 // The highest real-time signal the program leaves at its default.
@@ -320,6 +362,7 @@ void StartTimerSampling(const char* session) {
       reason_at > 0 && spec[reason_at] ? spec + reason_at : "perf_event_open was denied";
   if (stack > 65528) stack = 65528;
   g.rate_hz = rate;
+  g.max_weight = MaxWeight(rate);
   g.stack_bytes = stack & ~7u;
   g.slot_bytes = (sizeof(RingSample) + g.stack_bytes + 63) & ~size_t{63};
   g.pid = getpid();
@@ -360,7 +403,8 @@ void StartTimerSampling(const char* session) {
     return;
   }
   config.method = st::kSampleTimer;
-  config.note = reason;
+  snprintf(g.reason, sizeof g.reason, "%s", reason);
+  config.note = g.reason;
   st::AppendBlockTo(sink, config);
   WriteMappings();
   Flush();
