@@ -72,6 +72,12 @@ def main():
               (total - unblocked, total))
         check("not sampled: the thread had the signal blocked" in summary,
               "blocked: the summary counts the periods not sampled (%s)" % summary)
+        # An exec keeps the pid: each image has its own samples file, and an exec that fails
+        # goes on sampling.
+        _, summary, samples = run(profsh, workdir, "exec")
+        for leaf in ("first_burn", "after_failed_exec", "second_burn"):
+            w = weight_of(samples, leaf)
+            check(120 <= w <= 260, "exec: %s has ~200 periods (%d)" % (leaf, w))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if failures:

@@ -56,7 +56,9 @@ struct SampleSlot {
 };
 
 struct Sampler {
-  bool active = false;
+  // Read by every thread (pthread_create's wrapper, the handler's callers), set by one.
+  std::atomic<bool> active{false};
+  bool paused_for_exec = false;
   pid_t pid = 0;
   int signal = 0;
   uint32_t rate_hz = 999;
@@ -302,11 +304,32 @@ int FreeSignal() {
   return 0;
 }
 
-}  // namespace
-
 bool TimerSamplingActive() {
-  return g.active && getpid() == g.pid;
+  return g.active.load(std::memory_order_acquire) && getpid() == g.pid;
 }
+
+void ArmTimer(SampleSlot& s) {
+  sigevent ev{};
+  ev.sigev_notify = SIGEV_THREAD_ID;
+  ev.sigev_signo = g.signal;
+  ev._sigev_un._tid = s.tid;
+  timer_t timer{};
+  if (timer_create(CLOCK_THREAD_CPUTIME_ID, &ev, &timer) != 0) return;
+  s.timer = timer;
+  s.has_timer.store(true, std::memory_order_release);
+  // Sampling may have stopped meanwhile (exit or exec in another thread): whoever takes
+  // has_timer back deletes the timer, once.
+  if (!g.active.load(std::memory_order_acquire)) {
+    if (s.has_timer.exchange(false)) timer_delete(timer);
+    return;
+  }
+  const long period = 1000000000L / g.rate_hz;
+  itimerspec spec{{period / 1000000000L, period % 1000000000L},
+                  {period / 1000000000L, period % 1000000000L}};
+  timer_settime(timer, 0, &spec, nullptr);
+}
+
+}  // namespace
 
 void StartThreadTimer() {
   if (!TimerSamplingActive() || t_slot != nullptr) return;
@@ -333,16 +356,7 @@ void StartThreadTimer() {
   }
   s.live.store(true, std::memory_order_release);
   t_slot = &s;
-  sigevent ev{};
-  ev.sigev_notify = SIGEV_THREAD_ID;
-  ev.sigev_signo = g.signal;
-  ev._sigev_un._tid = s.tid;
-  if (timer_create(CLOCK_THREAD_CPUTIME_ID, &ev, &s.timer) != 0) return;
-  s.has_timer.store(true, std::memory_order_release);
-  const long period = 1000000000L / g.rate_hz;
-  itimerspec spec{{period / 1000000000L, period % 1000000000L},
-                  {period / 1000000000L, period % 1000000000L}};
-  timer_settime(s.timer, 0, &spec, nullptr);
+  ArmTimer(s);
 }
 
 void StopThreadTimer() {
@@ -367,8 +381,6 @@ void StartTimerSampling(const char* session) {
   g.slot_bytes = (sizeof(RingSample) + g.stack_bytes + 63) & ~size_t{63};
   g.pid = getpid();
   g.signal = FreeSignal();
-  char path[4096];
-  snprintf(path, sizeof path, "%s/cpu-samples-%d.psamples", session, static_cast<int>(g.pid));
   void* slots = RawMap(sizeof(SampleSlot) * kMaxThreads, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
   g.out_capacity = size_t{1} << 20;
@@ -382,7 +394,15 @@ void StartTimerSampling(const char* session) {
   g.out = static_cast<uint8_t*>(out);
   g.maps_text = static_cast<char*>(maps);
   g.written_maps = reinterpret_cast<uint64_t(*)[3]>(g.maps_text + g.maps_capacity);
-  g.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  // One file per image of the process, as the main stream: an exec keeps the pid, and the
+  // image before it has its own file.
+  char path[4096];
+  for (unsigned n = 0; n < 1000 && g.fd < 0; ++n) {
+    snprintf(path, sizeof path, "%s/cpu-samples-%d-%u.psamples", session, static_cast<int>(g.pid),
+             n);
+    g.fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (g.fd < 0 && errno != EEXIST) return;
+  }
   if (g.fd < 0) return;
   OutSink sink;
   st::FileHeader header{};
@@ -413,18 +433,15 @@ void StartTimerSampling(const char* session) {
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&sa.sa_mask);
   if (sigaction(g.signal, &sa, nullptr) != 0) return;
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  const bool started = pthread_create(&g.writer, &attr, WriterLoop, nullptr) == 0;
-  pthread_attr_destroy(&attr);
-  if (!started) return;
-  g.active = true;
+  g.stop.store(false, std::memory_order_release);
+  if (pthread_create(&g.writer, nullptr, WriterLoop, nullptr) != 0) return;
+  g.active.store(true, std::memory_order_release);
   StartThreadTimer();
 }
 
-void StopTimerSampling() {
+void StopTimerSampling(bool for_exec) {
   if (!TimerSamplingActive()) return;
-  g.active = false;
+  g.active.store(false, std::memory_order_release);
   const uint32_t n = g.slot_count.load(std::memory_order_acquire);
   for (uint32_t i = 0; i < n && i < kMaxThreads; ++i) {
     if (g.slots[i].has_timer.exchange(false)) timer_delete(g.slots[i].timer);
@@ -435,8 +452,33 @@ void StopTimerSampling() {
   WriteMappings();
   WriteDrops();
   Flush();
-  close(g.fd);
-  g.fd = -1;
+  // Before an exec the file stays open (close-on-exec closes it if the exec succeeds): a failed
+  // exec goes on sampling into it.
+  g.paused_for_exec = for_exec;
+  if (!for_exec) {
+    close(g.fd);
+    g.fd = -1;
+  }
+}
+
+void ResumeTimerSamplingAfterFailedExec() {
+  if (!g.paused_for_exec || getpid() != g.pid || g.fd < 0) return;
+  g.paused_for_exec = false;
+  g.stop.store(false, std::memory_order_release);
+  if (pthread_create(&g.writer, nullptr, WriterLoop, nullptr) != 0) {
+    close(g.fd);
+    g.fd = -1;
+    return;
+  }
+  g.active.store(true, std::memory_order_release);
+  // The threads are all still there: each gets its timer again (a timer for another thread of
+  // the process is allowed; one for a thread that ended meanwhile fails and is skipped).
+  const uint32_t n = g.slot_count.load(std::memory_order_acquire);
+  for (uint32_t i = 0; i < n && i < kMaxThreads; ++i) {
+    SampleSlot& s = g.slots[i];
+    if (s.live.load(std::memory_order_acquire) && !s.has_timer.load(std::memory_order_acquire))
+      ArmTimer(s);
+  }
 }
 
 }  // namespace profsh::runtime
