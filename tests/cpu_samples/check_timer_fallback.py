@@ -78,6 +78,14 @@ def main():
         for leaf in ("first_burn", "after_failed_exec", "second_burn"):
             w = weight_of(samples, leaf)
             check(120 <= w <= 260, "exec: %s has ~200 periods (%d)" % (leaf, w))
+        # The program takes every real-time signal for itself: the collector notices within its
+        # writer's 10 ms round, stops its timers and says so; the program's handler is left alone.
+        out, summary, samples = run(profsh, workdir, "handler")
+        calls = [int(l.split(":")[1]) for l in out.splitlines() if l.startswith("handler calls:")]
+        check(calls and calls[0] <= 60,
+              "handler: the program's handler gets few of our signals (%s of ~300)" % calls)
+        check("installed its own handler" in summary,
+              "handler: the summary says why sampling stopped (%s)" % summary)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if failures:

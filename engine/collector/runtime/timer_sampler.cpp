@@ -59,6 +59,9 @@ struct Sampler {
   // Read by every thread (pthread_create's wrapper, the handler's callers), set by one.
   std::atomic<bool> active{false};
   bool paused_for_exec = false;
+  bool writer_running = false;  // touched only by who starts and stops sampling
+  // Set by the writer when the program installed a handler of its own for our signal.
+  std::atomic<bool> handler_replaced{false};
   pid_t pid = 0;
   int signal = 0;
   uint32_t rate_hz = 999;
@@ -119,6 +122,8 @@ int64_t Now(clockid_t clock) {
 }
 
 void OnTimer(int, siginfo_t* info, void* context) {
+  // Only our timers' expirations are samples: a kill() or sigqueue() of this signal is not.
+  if (info == nullptr || info->si_code != SI_TIMER) return;
   SampleSlot* s = t_slot;
   if (s == nullptr) return;
   const int saved_errno = errno;
@@ -262,12 +267,35 @@ void WriteDrops() {
                      static_cast<unsigned long long>(count));
   };
   add("; %llu sample periods not sampled: the thread had the signal blocked", blocked);
+  if (g.handler_replaced.load(std::memory_order_acquire))
+    add("; sampling stopped early: the program installed its own handler for signal %llu",
+        static_cast<uint64_t>(g.signal));
   st::SampleConfigBlock config;
   config.method = st::kSampleTimer;
   config.rate_hz = g.rate_hz;
   config.stack_bytes = g.stack_bytes;
   config.note = g.note;
   st::AppendBlockTo(sink, config);
+}
+
+// Every timer off, once each (with ArmTimer's re-check, whichever runs last deletes).
+void DeleteTimers() {
+  g.active.store(false);
+  const uint32_t n = g.slot_count.load(std::memory_order_acquire);
+  for (uint32_t i = 0; i < n && i < kMaxThreads; ++i) {
+    if (g.slots[i].has_timer.exchange(false)) timer_delete(g.slots[i].timer);
+  }
+}
+
+// The program may install a handler of its own for the signal we took (it was at its default
+// when we took it): then the signal is the program's, and our timers must stop sending it.
+void CheckHandlerIsOurs() {
+  if (g.handler_replaced.load(std::memory_order_relaxed)) return;
+  struct sigaction now {};
+  if (sigaction(g.signal, nullptr, &now) != 0) return;
+  if ((now.sa_flags & SA_SIGINFO) && now.sa_sigaction == OnTimer) return;
+  g.handler_replaced.store(true, std::memory_order_release);
+  DeleteTimers();
 }
 
 void* WriterLoop(void*) {
@@ -277,6 +305,7 @@ void* WriterLoop(void*) {
   for (uint32_t round = 1; !g.stop.load(std::memory_order_acquire); ++round) {
     timespec tick{0, 10 * 1000 * 1000};
     nanosleep(&tick, nullptr);
+    CheckHandlerIsOurs();
     DrainRings();
     if (round % 100 == 0) WriteMappings();  // libraries loaded since
     Flush();
@@ -316,10 +345,10 @@ void ArmTimer(SampleSlot& s) {
   timer_t timer{};
   if (timer_create(CLOCK_THREAD_CPUTIME_ID, &ev, &timer) != 0) return;
   s.timer = timer;
-  s.has_timer.store(true, std::memory_order_release);
-  // Sampling may have stopped meanwhile (exit or exec in another thread): whoever takes
-  // has_timer back deletes the timer, once.
-  if (!g.active.load(std::memory_order_acquire)) {
+  s.has_timer.store(true);
+  // Sampling may have stopped meanwhile (exit or exec in another thread, the writer seeing the
+  // handler replaced): whoever takes has_timer back deletes the timer, once.
+  if (!g.active.load()) {
     if (s.has_timer.exchange(false)) timer_delete(timer);
     return;
   }
@@ -435,17 +464,15 @@ void StartTimerSampling(const char* session) {
   if (sigaction(g.signal, &sa, nullptr) != 0) return;
   g.stop.store(false, std::memory_order_release);
   if (pthread_create(&g.writer, nullptr, WriterLoop, nullptr) != 0) return;
+  g.writer_running = true;
   g.active.store(true, std::memory_order_release);
   StartThreadTimer();
 }
 
 void StopTimerSampling(bool for_exec) {
-  if (!TimerSamplingActive()) return;
-  g.active.store(false, std::memory_order_release);
-  const uint32_t n = g.slot_count.load(std::memory_order_acquire);
-  for (uint32_t i = 0; i < n && i < kMaxThreads; ++i) {
-    if (g.slots[i].has_timer.exchange(false)) timer_delete(g.slots[i].timer);
-  }
+  if (!g.writer_running || getpid() != g.pid) return;
+  g.writer_running = false;
+  DeleteTimers();
   g.stop.store(true, std::memory_order_release);
   pthread_join(g.writer, nullptr);
   DrainRings();
@@ -470,6 +497,8 @@ void ResumeTimerSamplingAfterFailedExec() {
     g.fd = -1;
     return;
   }
+  g.writer_running = true;
+  if (g.handler_replaced.load(std::memory_order_acquire)) return;
   g.active.store(true, std::memory_order_release);
   // The threads are all still there: each gets its timer again (a timer for another thread of
   // the process is allowed; one for a thread that ended meanwhile fails and is skipped).
