@@ -86,6 +86,16 @@ def main():
               "handler: the program's handler gets few of our signals (%s of ~300)" % calls)
         check("installed its own handler" in summary,
               "handler: the summary says why sampling stopped (%s)" % summary)
+        # 3000 short threads, half ending in pthread_exit: their slots and timers are freed, so
+        # the thread after them is sampled and only the main thread's timer is left (the
+        # collector's drain thread has none).
+        out, summary, samples = run(profsh, workdir, "threads")
+        late = weight_of(samples, "late_burn")
+        check(120 <= late <= 260, "threads: the 3001st thread is sampled (%d periods)" % late)
+        timers = [int(l.split(":")[1]) for l in out.splitlines() if l.startswith("timers:")]
+        check(timers in ([1], [-1]), "threads: one POSIX timer left, the main thread's (%s)" % timers)
+        check("threads not sampled" not in summary,
+              "threads: no thread went without a slot (%s)" % summary)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if failures:

@@ -49,9 +49,7 @@ void* StartSampledThread(void* p) {
   ThreadStart start = *static_cast<ThreadStart*>(p);
   free(p);
   profsh::runtime::StartThreadTimer();
-  void* result = start.routine(start.arg);
-  profsh::runtime::StopThreadTimer();
-  return result;
+  return start.routine(start.arg);
 }
 
 size_t CountEntries(char* const* v) {

@@ -48,6 +48,10 @@ struct SampleSlot {
   // Expirations past the weight cap: periods the thread ran with the signal blocked.
   std::atomic<uint64_t> blocked_periods{0};
   std::atomic<bool> live{false};
+  // Set by the thread's key destructor (pthread_exit, cancel, return): the writer drains what is
+  // left and puts the slot on the free list.
+  std::atomic<bool> exited{false};
+  std::atomic<uint32_t> next_free{0};  // 1 + the next free slot's index; 0 ends the list
   pid_t tid = 0;
   uintptr_t stack_lo = 0, stack_hi = 0;
   timer_t timer{};
@@ -70,7 +74,11 @@ struct Sampler {
   size_t slot_bytes = 0;
   SampleSlot* slots = nullptr;
   std::atomic<uint32_t> slot_count{0};
-  std::atomic<uint64_t> dropped_no_slot{0};
+  std::atomic<uint64_t> threads_without_slot{0};
+  // The free slots: low 32 bits 1 + the first's index (0: none), high 32 bits a count of
+  // changes, so that a pop racing other pops and a push never takes a stale next (ABA).
+  std::atomic<uint64_t> free_head{0};
+  pthread_key_t slot_key{};
   int fd = -1;
   pthread_t writer{};
   std::atomic<bool> stop{false};
@@ -217,11 +225,39 @@ void WriteMappings() {
   }
 }
 
+// Only the writer releases (and only a drained slot of an ended thread); any thread takes.
+void ReleaseSlot(uint32_t i) {
+  SampleSlot& s = g.slots[i];
+  s.exited.store(false, std::memory_order_relaxed);
+  s.live.store(false, std::memory_order_release);
+  uint64_t head = g.free_head.load(std::memory_order_acquire);
+  do {
+    s.next_free.store(static_cast<uint32_t>(head), std::memory_order_relaxed);
+  } while (!g.free_head.compare_exchange_weak(head, ((head >> 32) + 1) << 32 | (i + 1),
+                                              std::memory_order_acq_rel));
+}
+
+SampleSlot* TakeSlot() {
+  uint64_t head = g.free_head.load(std::memory_order_acquire);
+  while (static_cast<uint32_t>(head) != 0) {
+    SampleSlot& s = g.slots[static_cast<uint32_t>(head) - 1];
+    const uint64_t next = ((head >> 32) + 1) << 32 | s.next_free.load(std::memory_order_relaxed);
+    if (g.free_head.compare_exchange_weak(head, next, std::memory_order_acq_rel)) return &s;
+  }
+  uint32_t n = g.slot_count.load(std::memory_order_relaxed);
+  while (n < kMaxThreads) {
+    if (g.slot_count.compare_exchange_weak(n, n + 1, std::memory_order_acq_rel)) return &g.slots[n];
+  }
+  return nullptr;
+}
+
 void DrainRings() {
   const uint32_t n = g.slot_count.load(std::memory_order_acquire);
   for (uint32_t i = 0; i < n && i < kMaxThreads; ++i) {
     SampleSlot& s = g.slots[i];
     if (!s.live.load(std::memory_order_acquire)) continue;
+    // Read before head: every sample of an ended thread is in by then.
+    const bool exited = s.exited.load(std::memory_order_acquire);
     const uint64_t head = s.head.load(std::memory_order_acquire);
     uint64_t tail = s.tail.load(std::memory_order_relaxed);
     for (; tail < head; ++tail) {
@@ -241,6 +277,7 @@ void DrainRings() {
       st::AppendBlockTo(sink, b);
     }
     s.tail.store(tail, std::memory_order_release);
+    if (exited) ReleaseSlot(i);
   }
 }
 
@@ -248,7 +285,7 @@ void DrainRings() {
 // a configuration block again whose note says what was not sampled: the session's summary shows
 // the last note it reads.
 void WriteDrops() {
-  uint64_t dropped = g.dropped_no_slot.load(std::memory_order_relaxed), blocked = 0;
+  uint64_t dropped = 0, blocked = 0;
   const uint32_t n = g.slot_count.load(std::memory_order_acquire);
   for (uint32_t i = 0; i < n && i < kMaxThreads; ++i) {
     dropped += g.slots[i].dropped.load(std::memory_order_relaxed);
@@ -267,6 +304,8 @@ void WriteDrops() {
                      static_cast<unsigned long long>(count));
   };
   add("; %llu sample periods not sampled: the thread had the signal blocked", blocked);
+  add("; %llu threads not sampled: all slots were taken by live threads",
+      g.threads_without_slot.load(std::memory_order_relaxed));
   if (g.handler_replaced.load(std::memory_order_acquire))
     add("; sampling stopped early: the program installed its own handler for signal %llu",
         static_cast<uint64_t>(g.signal));
@@ -333,10 +372,6 @@ int FreeSignal() {
   return 0;
 }
 
-bool TimerSamplingActive() {
-  return g.active.load(std::memory_order_acquire) && getpid() == g.pid;
-}
-
 void ArmTimer(SampleSlot& s) {
   sigevent ev{};
   ev.sigev_notify = SIGEV_THREAD_ID;
@@ -358,20 +393,40 @@ void ArmTimer(SampleSlot& s) {
   timer_settime(timer, 0, &spec, nullptr);
 }
 
+// The thread's end, however it ends (return, pthread_exit, cancel): its timer off, its slot
+// handed to the writer to drain and free.
+void ThreadEnded(void* slot) {
+  if (getpid() != g.pid) return;  // a fork child's thread: the timer ids are not its own
+  auto* s = static_cast<SampleSlot*>(slot);
+  if (s->has_timer.exchange(false)) timer_delete(s->timer);
+  t_slot = nullptr;
+  s->exited.store(true, std::memory_order_release);
+}
+
 }  // namespace
+
+bool TimerSamplingActive() {
+  return g.active.load(std::memory_order_acquire) && getpid() == g.pid;
+}
 
 void StartThreadTimer() {
   if (!TimerSamplingActive() || t_slot != nullptr) return;
-  const uint32_t i = g.slot_count.fetch_add(1, std::memory_order_acq_rel);
-  if (i >= kMaxThreads) {
-    g.dropped_no_slot.fetch_add(1, std::memory_order_relaxed);
+  SampleSlot* slot = TakeSlot();
+  if (slot == nullptr) {
+    g.threads_without_slot.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  SampleSlot& s = g.slots[i];
-  void* ring = RawMap(g.slot_bytes * kRingSamples, PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
-  if (ring == MAP_FAILED) return;
-  s.ring = static_cast<uint8_t*>(ring);
+  SampleSlot& s = *slot;
+  if (s.ring == nullptr) {  // a slot used before keeps its ring
+    void* ring = RawMap(g.slot_bytes * kRingSamples, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
+    if (ring == MAP_FAILED) {
+      s.exited.store(true, std::memory_order_relaxed);
+      s.live.store(true, std::memory_order_release);  // the writer frees it
+      return;
+    }
+    s.ring = static_cast<uint8_t*>(ring);
+  }
   s.tid = static_cast<pid_t>(syscall(SYS_gettid));
   pthread_attr_t attr;
   if (pthread_getattr_np(pthread_self(), &attr) == 0) {
@@ -385,13 +440,8 @@ void StartThreadTimer() {
   }
   s.live.store(true, std::memory_order_release);
   t_slot = &s;
+  pthread_setspecific(g.slot_key, &s);
   ArmTimer(s);
-}
-
-void StopThreadTimer() {
-  SampleSlot* s = t_slot;
-  if (s == nullptr || !s->has_timer.exchange(false)) return;
-  timer_delete(s->timer);
 }
 
 void StartTimerSampling(const char* session) {
@@ -462,6 +512,7 @@ void StartTimerSampling(const char* session) {
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&sa.sa_mask);
   if (sigaction(g.signal, &sa, nullptr) != 0) return;
+  if (pthread_key_create(&g.slot_key, ThreadEnded) != 0) return;
   g.stop.store(false, std::memory_order_release);
   if (pthread_create(&g.writer, nullptr, WriterLoop, nullptr) != 0) return;
   g.writer_running = true;

@@ -13,9 +13,9 @@ namespace profsh::runtime {
 
 // At load, after the session is known; does nothing unless PROFSH_SAMPLE_TIMER is set.
 void StartTimerSampling(const char* session);
-// In each new thread (the pthread_create wrapper) and its end.
+// In each new thread (the pthread_create wrapper); a thread-specific key's destructor deletes
+// the timer and frees the slot however the thread ends (return, pthread_exit, cancel).
 void StartThreadTimer();
-void StopThreadTimer();
 // At exit, exec or _exit: every timer off, the rings written out, the file closed (before an
 // exec, left open for a failed exec to go on with).
 void StopTimerSampling(bool for_exec);
