@@ -23,7 +23,8 @@ def check(cond, what):
 
 DUMP = r"""
 local t = profsh.load(arg[1])
-for _, r in ipairs(t:samples{}) do
+local ok, samples = pcall(t.samples, t, {})  -- a trace without samples refuses
+for _, r in ipairs(ok and samples or {}) do
   print("S", r.tid, r["function"], r.stack, r.weight)
 end
 """
@@ -50,8 +51,9 @@ def run(profsh, workdir, mode):
     return r.stdout, summary, samples
 
 
-def weight_of(samples, leaf):
-    return sum(s[3] for s in samples if s[1] == leaf)
+def weight_of(samples, function):
+    """The periods of the samples taken in `function` or what it calls (clock_gettime)."""
+    return sum(s[3] for s in samples if function in s[2].split(";"))
 
 
 def main():
@@ -67,7 +69,7 @@ def main():
         unblocked = weight_of(samples, "unblocked_burn")
         total = sum(s[3] for s in samples)
         check(200 <= unblocked <= 360, "blocked: unblocked_burn has ~300 periods (%d)" % unblocked)
-        check(total - unblocked <= 40,
+        check(total - unblocked <= 20,
               "blocked: the blocked stretch is not booked elsewhere (%d of %d periods)" %
               (total - unblocked, total))
         check("not sampled: the thread had the signal blocked" in summary,

@@ -93,7 +93,7 @@ struct Sampler {
   // Why the fallback runs (the launcher's words), and the summary's note built from it.
   char reason[512] = {};
   char note[1024] = {};
-  uint64_t blocked_reported = 0, dropped_reported = 0;
+  uint64_t dropped_reported = 0;
 };
 Sampler g;
 __thread SampleSlot* t_slot __attribute__((tls_model("initial-exec"))) = nullptr;
@@ -281,7 +281,7 @@ void DrainRings() {
   }
 }
 
-// The counts since the last call (a process may pause for an exec that fails, and go on), and
+// The drops since the last call (a process may pause for an exec that fails, and go on), and
 // a configuration block again whose note says what was not sampled: the session's summary shows
 // the last note it reads.
 void WriteDrops() {
@@ -293,9 +293,8 @@ void WriteDrops() {
   }
   EnsureRoom(64 + sizeof g.note);
   OutSink sink;
-  st::AppendBlockTo(
-      sink, st::SampleDropsBlock{blocked - g.blocked_reported, 0, dropped - g.dropped_reported});
-  g.blocked_reported = blocked;
+  // Only the ring's drops are lost samples; the blocked periods are said in the note.
+  st::AppendBlockTo(sink, st::SampleDropsBlock{0, 0, dropped - g.dropped_reported});
   g.dropped_reported = dropped;
   int used = snprintf(g.note, sizeof g.note, "%s", g.reason);
   auto add = [&](const char* format, uint64_t count) {
