@@ -162,13 +162,19 @@ void OnTimer(int, siginfo_t* info, void* context) {
   r->stack_len = n;
   // CPU-time timers expire on the scheduler tick: a 1 ms period under a 4 ms tick fires once
   // with 3 overruns, and the sample stands for all four periods.
-  // More than the tick can merge means the signal waited while the thread had it blocked: those
-  // periods ran somewhere else than this stack, so they are counted as not sampled instead.
-  const int overrun = info ? info->si_overrun : 0;
+  // The timer fires only on a tick that finds the thread running, so on a loaded machine one
+  // signal may stand for tens of periods, all spent in the code it interrupts. But a signal the
+  // thread had blocked is delivered when a system call unblocks it (sigprocmask, ppoll...), and
+  // the periods it waited ran elsewhere than that stack: past what a tick can merge, they are
+  // counted as not sampled. A signal delivered at a system call's return is told by the
+  // registers the syscall instruction leaves: rcx holds the return address, r11 the flags.
+  const int overrun = info->si_overrun;
   const uint32_t weight = 1 + static_cast<uint32_t>(overrun > 0 ? overrun : 0);
-  r->weight = weight < g.max_weight ? weight : g.max_weight;
-  if (weight > g.max_weight)
-    s->blocked_periods.fetch_add(weight - g.max_weight, std::memory_order_relaxed);
+  const bool at_syscall_return =
+      gr[REG_RCX] == gr[REG_RIP] && ((gr[REG_R11] ^ gr[REG_EFL]) & ~greg_t{0x10000}) == 0;
+  r->weight = at_syscall_return && weight > g.max_weight ? g.max_weight : weight;
+  if (r->weight < weight)
+    s->blocked_periods.fetch_add(weight - r->weight, std::memory_order_relaxed);
   s->head.store(head + 1, std::memory_order_release);
   errno = saved_errno;
 }
@@ -302,7 +308,9 @@ void WriteDrops() {
     used += snprintf(g.note + used, sizeof g.note - used, format,
                      static_cast<unsigned long long>(count));
   };
-  add("; %llu sample periods not sampled: the thread had the signal blocked", blocked);
+  add("; %llu sample periods not sampled: the thread had the signal blocked (or spent them in a "
+      "long system call)",
+      blocked);
   add("; %llu threads not sampled: all slots were taken by live threads",
       g.threads_without_slot.load(std::memory_order_relaxed));
   if (g.handler_replaced.load(std::memory_order_acquire))
@@ -351,9 +359,10 @@ void* WriterLoop(void*) {
   return nullptr;
 }
 
-// The most periods one signal may stand for: the scheduler tick fires CPU-time timers, and the
-// coarsest tick Linux builds with is 100 Hz (CONFIG_HZ_100, 10 ms), so one signal merges at most
-// ceil(10 ms / period) periods, plus one for a tick that lands just past a period's end.
+// The most periods a signal delivered at a system call's return may stand for: the scheduler
+// tick fires CPU-time timers, and the coarsest tick Linux builds with is 100 Hz (CONFIG_HZ_100,
+// 10 ms), so one signal merges ceil(10 ms / period) periods, plus one for a tick that lands just
+// past a period's end; more means the signal waited blocked.
 uint32_t MaxWeight(uint32_t rate_hz) {
   constexpr uint64_t kCoarsestTickNs = 10 * 1000 * 1000;
   const uint64_t period = 1000000000ull / rate_hz;
