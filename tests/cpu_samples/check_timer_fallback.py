@@ -61,11 +61,15 @@ def main():
     profsh, workdir = sys.argv[1], sys.argv[2]
     tmp = tempfile.mkdtemp(prefix="timer-fallback-")
     try:
-        # 400 ms burnt with the signal blocked, then 300 ms not: at 999 Hz one signal stands
-        # for at most 11 periods (a 100 Hz tick's merge), never for the blocked stretch.
+        # 400 ms burnt with the signal blocked, then 300 ms not: the signal delivered when
+        # pthread_sigmask unblocks it stands for at most 11 periods at 999 Hz (a 100 Hz tick's
+        # merge), never for the blocked stretch.
         _, summary, samples = run(profsh, workdir, "blocked")
-        heaviest = max((s[3] for s in samples), default=0)
-        check(heaviest <= 11, "blocked: no sample stands for more than 11 periods (%d)" % heaviest)
+        # (A sample inside unblocked_burn may stand for more on a loaded machine: late ticks.)
+        heaviest = max((s[3] for s in samples if "unblocked_burn" not in s[2].split(";")),
+                       default=0)
+        check(heaviest <= 11, "blocked: the unblocking call's sample stands for at most 11 "
+              "periods (%d)" % heaviest)
         unblocked = weight_of(samples, "unblocked_burn")
         total = sum(s[3] for s in samples)
         check(200 <= unblocked <= 360, "blocked: unblocked_burn has ~300 periods (%d)" % unblocked)
