@@ -48,20 +48,17 @@ int64_t NowNs(clockid_t clock) {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-perf_event_attr MakeAttr(bool cycles, const CpuSamplerOptions& o) {
+// The software CPU clock, even where hardware cycles exist: it counts nanoseconds of CPU time, so
+// a fixed period of 1e9 / rate makes every sample stand for the same CPU time, and counts of
+// samples are shares of CPU time. Cycles would need frequency mode (their rate changes with the
+// clock speed), whose period the kernel retunes sample by sample: counts would then not be
+// proportional to CPU time unless each sample carried its period as a weight.
+perf_event_attr MakeAttr(const CpuSamplerOptions& o) {
   perf_event_attr a{};
   a.size = sizeof a;
-  if (cycles) {
-    a.type = PERF_TYPE_HARDWARE;
-    a.config = PERF_COUNT_HW_CPU_CYCLES;
-    a.freq = 1;
-    a.sample_freq = o.rate_hz;
-  } else {
-    // The CPU clock counts nanoseconds of CPU time: a period of 1e9 / rate is exact.
-    a.type = PERF_TYPE_SOFTWARE;
-    a.config = PERF_COUNT_SW_CPU_CLOCK;
-    a.sample_period = 1000000000ull / o.rate_hz;
-  }
+  a.type = PERF_TYPE_SOFTWARE;
+  a.config = PERF_COUNT_SW_CPU_CLOCK;
+  a.sample_period = 1000000000ull / o.rate_hz;
   a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER |
                   PERF_SAMPLE_STACK_USER;
   a.sample_regs_user = kUserRegsMask;
@@ -124,28 +121,22 @@ Result<std::unique_ptr<CpuSampler>> CpuSampler::Start(int pid, const std::string
   s->options_ = options;
   const long cpus = sysconf(_SC_NPROCESSORS_CONF);
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  for (bool cycles : {true, false}) {
-    for (long cpu = 0; cpu < cpus; ++cpu) {
-      perf_event_attr a = MakeAttr(cycles, options);
-      int fd = PerfEventOpen(&a, pid, static_cast<int>(cpu));
-      if (fd < 0) {
-        const int err = errno;
-        if (err == ENODEV || err == ENXIO) continue;  // an offline CPU
-        for (Ring& r : s->rings_) close(r.fd);
-        s->rings_.clear();
-        if (cycles) break;  // no hardware counters here (a VM): the CPU clock
-        return Error{std::string("perf_event_open: ") + strerror(err) +
-                     (err == EACCES || err == EPERM
-                          ? " (kernel.perf_event_paranoid or a container's seccomp forbids it)"
-                          : "")};
-      }
-      s->rings_.push_back(Ring{fd, nullptr, 0});
+  for (long cpu = 0; cpu < cpus; ++cpu) {
+    perf_event_attr a = MakeAttr(options);
+    int fd = PerfEventOpen(&a, pid, static_cast<int>(cpu));
+    if (fd < 0) {
+      const int err = errno;
+      if (err == ENODEV || err == ENXIO) continue;  // an offline CPU
+      for (Ring& r : s->rings_) close(r.fd);
+      s->rings_.clear();
+      return Error{std::string("perf_event_open: ") + strerror(err) +
+                   (err == EACCES || err == EPERM
+                        ? " (kernel.perf_event_paranoid or a container's seccomp forbids it)"
+                        : "")};
     }
-    if (!s->rings_.empty()) {
-      s->method_ = cycles ? st::kSamplePerfCycles : st::kSamplePerfCpuClock;
-      break;
-    }
+    s->rings_.push_back(Ring{fd, nullptr, 0});
   }
+  s->method_ = st::kSamplePerfCpuClock;
   if (s->rings_.empty()) return Error{"perf_event_open: no CPU could be sampled"};
   // 1 MiB of buffer per CPU holds ~100 ms of one thread's samples at 999 Hz with 8 KiB stacks;
   // the locked-memory limit may allow less.

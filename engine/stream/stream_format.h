@@ -94,7 +94,7 @@ enum BlockType : uint32_t {
 
 // The CPU samples of a session: written by profsh from perf_event_open's buffers (the samples'
 // times are CLOCK_MONOTONIC ns; a kClock block pairs them with CLOCK_REALTIME).
-// The collector's timer fallback writes one per process: cpu-samples-PID.psamples.
+// The collector's timer fallback writes one per process image: cpu-samples-PID-N.psamples.
 inline constexpr char kSamplesFile[] = "cpu-samples.psamples";
 inline constexpr char kSamplesSuffix[] = ".psamples";
 

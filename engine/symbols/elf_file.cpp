@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -34,8 +35,15 @@ std::string HexOf(const void* bytes, size_t size) {
 
 std::unique_ptr<ElfFile> ElfFile::Open(const std::string& path) {
   if (!InitLibelf()) return nullptr;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // A mapping's path may name anything by now (a FIFO, a device): without O_NONBLOCK opening a
+  // FIFO waits for a writer forever. Only a regular file is read.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return nullptr;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return nullptr;
+  }
   std::unique_ptr<ElfFile> file(new ElfFile());
   file->fd_ = fd;
   file->path_ = path;

@@ -3,9 +3,16 @@
 // a file replaced since it was mapped. Nothing may throw or crash; every pc keeps a name.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <random>
+
+#include "engine/symbols/elf_file.h"
 
 #include "engine/symbols/symbolizer.h"
 #include "engine/symbols/unwinder.h"
@@ -45,6 +52,23 @@ TEST(SymbolsBadInput, TruncatedStackCopyStopsTheWalkAndIsCounted) {
   sample.snapshot.regs_mask = 0;  // no registers at all
   EXPECT_TRUE(unwinder.Unwind(*space, sample.snapshot).empty());
   EXPECT_EQ(unwinder.stats().truncated, 3u);
+}
+
+// A mapping's path may name a FIFO by the time the samples are read: opening it must neither
+// wait for a writer nor read it as ELF.
+TEST(SymbolsBadInput, FifoPathIsRefusedWithoutWaiting) {
+  ScratchDir dir;
+  const std::string fifo = dir.path() + "/not-a-library.so";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  auto opened = std::async(std::launch::async, [&] { return ElfFile::Open(fifo) != nullptr; });
+  const bool finished = opened.wait_for(std::chrono::seconds(5)) == std::future_status::ready;
+  if (!finished) {
+    // Open waits for a writer: give it one, so that the test ends (and fails).
+    const int writer = open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (writer >= 0) close(writer);
+  }
+  EXPECT_TRUE(finished) << "ElfFile::Open waited on a FIFO";
+  EXPECT_FALSE(opened.get()) << "a FIFO was read as an ELF file";
 }
 
 TEST(SymbolsBadInput, AddressOutsideEveryMappingIsKeptAndNamed) {

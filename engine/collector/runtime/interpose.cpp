@@ -1,7 +1,12 @@
 // libc functions the runtime wraps when it is preloaded: the exec family (flush the stream and
 // keep profsh's variables in the new image's environment) and _exit (which skips atexit and
 // destructors, and is how Python's multiprocessing children end). Each wrapper then calls the
-// real function, so the program's behaviour does not change.
+// real function with the same arguments (exec's environment gains profsh's variables back), so
+// what the program sees of these calls does not change. With the cpu activity's timer fallback,
+// the pthread_create wrapper starts each thread with a CPU-time timer whose signal interrupts
+// it: that does change what the thread sees, as any signal does: poll, select, epoll_wait,
+// nanosleep and the others signal(7) lists are not restarted by SA_RESTART and may return EINTR
+// early (README, docs/ARCHITECTURE.md).
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -49,9 +54,7 @@ void* StartSampledThread(void* p) {
   ThreadStart start = *static_cast<ThreadStart*>(p);
   free(p);
   profsh::runtime::StartThreadTimer();
-  void* result = start.routine(start.arg);
-  profsh::runtime::StopThreadTimer();
-  return result;
+  return start.routine(start.arg);
 }
 
 size_t CountEntries(char* const* v) {

@@ -22,11 +22,11 @@
 #include "engine/collector/runtime/cupti_source.h"
 #include "engine/collector/runtime/drain.h"
 #include "engine/collector/runtime/process.h"
-#include "engine/collector/runtime/timer_sampler.h"
 #include "engine/collector/runtime/raw_map.h"
 #include "engine/collector/runtime/registry.h"
 #include "engine/collector/runtime/runtime.h"
 #include "engine/collector/runtime/steps.h"
+#include "engine/collector/runtime/timer_sampler.h"
 
 extern char** environ;
 
@@ -464,9 +464,10 @@ bool Initialize() {
   if (!OpenStream(session)) return false;
   MapControlBlock(session);
   g.active = true;
-  StartTimerSampling(session);
   pthread_atfork(BeforeFork, AfterForkParent, AfterForkChild);
   StartDrainThread();
+  // After the drain thread: the collector's own thread is not the workload's, and gets no timer.
+  StartTimerSampling(session);
   return true;
 }
 
@@ -474,7 +475,7 @@ void Shutdown(uint8_t reason) {
   if (!g.active) return;
   // After vfork the child shares our memory and must not touch it; its pid tells.
   if (getpid() != g_pid) return;
-  StopTimerSampling();
+  StopTimerSampling(reason == stream::kEndExec);
   FinalFlush(reason);
   if (reason != stream::kEndExec) {
     g_stop_drain.store(true, std::memory_order_release);
@@ -488,6 +489,7 @@ void ExecFailed() {
   stream::AppendBlockTo(PendingBlocks(), stream::ExecFailedBlock{});
   FlushBlocks();
   pthread_mutex_unlock(&g_stream.mutex);
+  ResumeTimerSamplingAfterFailedExec();
   errno = exec_errno;
 }
 

@@ -37,7 +37,7 @@ struct RingSample {
   uint64_t time_ns;
   uint64_t regs[kRegs];
   uint32_t stack_len;
-  uint32_t weight;  // 1 + the expirations the kernel merged into this signal
+  uint32_t weight;  // 1 + the expirations the kernel merged into this signal, capped
   // then the stack bytes
 };
 
@@ -45,7 +45,13 @@ struct SampleSlot {
   std::atomic<uint64_t> head{0};  // written by the signal handler
   std::atomic<uint64_t> tail{0};  // written by the writer thread
   std::atomic<uint64_t> dropped{0};
+  // Expirations past the weight cap: periods the thread ran with the signal blocked.
+  std::atomic<uint64_t> blocked_periods{0};
   std::atomic<bool> live{false};
+  // Set by the thread's key destructor (pthread_exit, cancel, return): the writer drains what is
+  // left and puts the slot on the free list.
+  std::atomic<bool> exited{false};
+  std::atomic<uint32_t> next_free{0};  // 1 + the next free slot's index; 0 ends the list
   pid_t tid = 0;
   uintptr_t stack_lo = 0, stack_hi = 0;
   timer_t timer{};
@@ -54,15 +60,25 @@ struct SampleSlot {
 };
 
 struct Sampler {
-  bool active = false;
+  // Read by every thread (pthread_create's wrapper, the handler's callers), set by one.
+  std::atomic<bool> active{false};
+  bool paused_for_exec = false;
+  bool writer_running = false;  // touched only by who starts and stops sampling
+  // Set by the writer when the program installed a handler of its own for our signal.
+  std::atomic<bool> handler_replaced{false};
   pid_t pid = 0;
   int signal = 0;
   uint32_t rate_hz = 999;
+  uint32_t max_weight = 11;  // see MaxWeight()
   uint32_t stack_bytes = 8192;
   size_t slot_bytes = 0;
   SampleSlot* slots = nullptr;
   std::atomic<uint32_t> slot_count{0};
-  std::atomic<uint64_t> dropped_no_slot{0};
+  std::atomic<uint64_t> threads_without_slot{0};
+  // The free slots: low 32 bits 1 + the first's index (0: none), high 32 bits a count of
+  // changes, so that a pop racing other pops and a push never takes a stale next (ABA).
+  std::atomic<uint64_t> free_head{0};
+  pthread_key_t slot_key{};
   int fd = -1;
   pthread_t writer{};
   std::atomic<bool> stop{false};
@@ -74,6 +90,10 @@ struct Sampler {
   size_t written_map_count = 0;
   char* maps_text = nullptr;
   size_t maps_capacity = 0;
+  // Why the fallback runs (the launcher's words), and the summary's note built from it.
+  char reason[512] = {};
+  char note[1024] = {};
+  uint64_t dropped_reported = 0;
 };
 Sampler g;
 __thread SampleSlot* t_slot __attribute__((tls_model("initial-exec"))) = nullptr;
@@ -110,6 +130,8 @@ int64_t Now(clockid_t clock) {
 }
 
 void OnTimer(int, siginfo_t* info, void* context) {
+  // Only our timers' expirations are samples: a kill() or sigqueue() of this signal is not.
+  if (info == nullptr || info->si_code != SI_TIMER) return;
   SampleSlot* s = t_slot;
   if (s == nullptr) return;
   const int saved_errno = errno;
@@ -140,8 +162,19 @@ void OnTimer(int, siginfo_t* info, void* context) {
   r->stack_len = n;
   // CPU-time timers expire on the scheduler tick: a 1 ms period under a 4 ms tick fires once
   // with 3 overruns, and the sample stands for all four periods.
-  const int overrun = info ? info->si_overrun : 0;
-  r->weight = 1 + static_cast<uint32_t>(overrun > 0 && overrun < (1 << 20) - 1 ? overrun : 0);
+  // The timer fires only on a tick that finds the thread running, so on a loaded machine one
+  // signal may stand for tens of periods, all spent in the code it interrupts. But a signal the
+  // thread had blocked is delivered when a system call unblocks it (sigprocmask, ppoll...), and
+  // the periods it waited ran elsewhere than that stack: past what a tick can merge, they are
+  // counted as not sampled. A signal delivered at a system call's return is told by the
+  // registers the syscall instruction leaves: rcx holds the return address, r11 the flags.
+  const int overrun = info->si_overrun;
+  const uint32_t weight = 1 + static_cast<uint32_t>(overrun > 0 ? overrun : 0);
+  const bool at_syscall_return =
+      gr[REG_RCX] == gr[REG_RIP] && ((gr[REG_R11] ^ gr[REG_EFL]) & ~greg_t{0x10000}) == 0;
+  r->weight = at_syscall_return && weight > g.max_weight ? g.max_weight : weight;
+  if (r->weight < weight)
+    s->blocked_periods.fetch_add(weight - r->weight, std::memory_order_relaxed);
   s->head.store(head + 1, std::memory_order_release);
   errno = saved_errno;
 }
@@ -198,11 +231,39 @@ void WriteMappings() {
   }
 }
 
+// Only the writer releases (and only a drained slot of an ended thread); any thread takes.
+void ReleaseSlot(uint32_t i) {
+  SampleSlot& s = g.slots[i];
+  s.exited.store(false, std::memory_order_relaxed);
+  s.live.store(false, std::memory_order_release);
+  uint64_t head = g.free_head.load(std::memory_order_acquire);
+  do {
+    s.next_free.store(static_cast<uint32_t>(head), std::memory_order_relaxed);
+  } while (!g.free_head.compare_exchange_weak(head, ((head >> 32) + 1) << 32 | (i + 1),
+                                              std::memory_order_acq_rel));
+}
+
+SampleSlot* TakeSlot() {
+  uint64_t head = g.free_head.load(std::memory_order_acquire);
+  while (static_cast<uint32_t>(head) != 0) {
+    SampleSlot& s = g.slots[static_cast<uint32_t>(head) - 1];
+    const uint64_t next = ((head >> 32) + 1) << 32 | s.next_free.load(std::memory_order_relaxed);
+    if (g.free_head.compare_exchange_weak(head, next, std::memory_order_acq_rel)) return &s;
+  }
+  uint32_t n = g.slot_count.load(std::memory_order_relaxed);
+  while (n < kMaxThreads) {
+    if (g.slot_count.compare_exchange_weak(n, n + 1, std::memory_order_acq_rel)) return &g.slots[n];
+  }
+  return nullptr;
+}
+
 void DrainRings() {
   const uint32_t n = g.slot_count.load(std::memory_order_acquire);
   for (uint32_t i = 0; i < n && i < kMaxThreads; ++i) {
     SampleSlot& s = g.slots[i];
     if (!s.live.load(std::memory_order_acquire)) continue;
+    // Read before head: every sample of an ended thread is in by then.
+    const bool exited = s.exited.load(std::memory_order_acquire);
     const uint64_t head = s.head.load(std::memory_order_acquire);
     uint64_t tail = s.tail.load(std::memory_order_relaxed);
     for (; tail < head; ++tail) {
@@ -222,17 +283,65 @@ void DrainRings() {
       st::AppendBlockTo(sink, b);
     }
     s.tail.store(tail, std::memory_order_release);
+    if (exited) ReleaseSlot(i);
   }
 }
 
+// The drops since the last call (a process may pause for an exec that fails, and go on), and
+// a configuration block again whose note says what was not sampled: the session's summary shows
+// the last note it reads.
 void WriteDrops() {
-  uint64_t dropped = g.dropped_no_slot.load(std::memory_order_relaxed);
+  uint64_t dropped = 0, blocked = 0;
   const uint32_t n = g.slot_count.load(std::memory_order_acquire);
-  for (uint32_t i = 0; i < n && i < kMaxThreads; ++i)
+  for (uint32_t i = 0; i < n && i < kMaxThreads; ++i) {
     dropped += g.slots[i].dropped.load(std::memory_order_relaxed);
-  EnsureRoom(64);
+    blocked += g.slots[i].blocked_periods.load(std::memory_order_relaxed);
+  }
+  EnsureRoom(64 + sizeof g.note);
   OutSink sink;
-  st::AppendBlockTo(sink, st::SampleDropsBlock{0, 0, dropped});
+  // Only the ring's drops are lost samples; the blocked periods are said in the note.
+  st::AppendBlockTo(sink, st::SampleDropsBlock{0, 0, dropped - g.dropped_reported});
+  g.dropped_reported = dropped;
+  int used = snprintf(g.note, sizeof g.note, "%s", g.reason);
+  auto add = [&](const char* format, uint64_t count) {
+    if (count == 0 || used < 0 || static_cast<size_t>(used) >= sizeof g.note) return;
+    used += snprintf(g.note + used, sizeof g.note - used, format,
+                     static_cast<unsigned long long>(count));
+  };
+  add("; %llu sample periods not sampled: the thread had the signal blocked (or spent them in a "
+      "long system call)",
+      blocked);
+  add("; %llu threads not sampled: all slots were taken by live threads",
+      g.threads_without_slot.load(std::memory_order_relaxed));
+  if (g.handler_replaced.load(std::memory_order_acquire))
+    add("; sampling stopped early: the program installed its own handler for signal %llu",
+        static_cast<uint64_t>(g.signal));
+  st::SampleConfigBlock config;
+  config.method = st::kSampleTimer;
+  config.rate_hz = g.rate_hz;
+  config.stack_bytes = g.stack_bytes;
+  config.note = g.note;
+  st::AppendBlockTo(sink, config);
+}
+
+// Every timer off, once each (with ArmTimer's re-check, whichever runs last deletes).
+void DeleteTimers() {
+  g.active.store(false);
+  const uint32_t n = g.slot_count.load(std::memory_order_acquire);
+  for (uint32_t i = 0; i < n && i < kMaxThreads; ++i) {
+    if (g.slots[i].has_timer.exchange(false)) timer_delete(g.slots[i].timer);
+  }
+}
+
+// The program may install a handler of its own for the signal we took (it was at its default
+// when we took it): then the signal is the program's, and our timers must stop sending it.
+void CheckHandlerIsOurs() {
+  if (g.handler_replaced.load(std::memory_order_relaxed)) return;
+  struct sigaction now {};
+  if (sigaction(g.signal, nullptr, &now) != 0) return;
+  if ((now.sa_flags & SA_SIGINFO) && now.sa_sigaction == OnTimer) return;
+  g.handler_replaced.store(true, std::memory_order_release);
+  DeleteTimers();
 }
 
 void* WriterLoop(void*) {
@@ -242,11 +351,22 @@ void* WriterLoop(void*) {
   for (uint32_t round = 1; !g.stop.load(std::memory_order_acquire); ++round) {
     timespec tick{0, 10 * 1000 * 1000};
     nanosleep(&tick, nullptr);
+    CheckHandlerIsOurs();
     DrainRings();
     if (round % 100 == 0) WriteMappings();  // libraries loaded since
     Flush();
   }
   return nullptr;
+}
+
+// The most periods a signal delivered at a system call's return may stand for: the scheduler
+// tick fires CPU-time timers, and the coarsest tick Linux builds with is 100 Hz (CONFIG_HZ_100,
+// 10 ms), so one signal merges ceil(10 ms / period) periods, plus one for a tick that lands just
+// past a period's end; more means the signal waited blocked.
+uint32_t MaxWeight(uint32_t rate_hz) {
+  constexpr uint64_t kCoarsestTickNs = 10 * 1000 * 1000;
+  const uint64_t period = 1000000000ull / rate_hz;
+  return static_cast<uint32_t>((kCoarsestTickNs + period - 1) / period + 1);
 }
 
 // The highest real-time signal the program leaves at its default.
@@ -260,24 +380,61 @@ int FreeSignal() {
   return 0;
 }
 
+void ArmTimer(SampleSlot& s) {
+  sigevent ev{};
+  ev.sigev_notify = SIGEV_THREAD_ID;
+  ev.sigev_signo = g.signal;
+  ev._sigev_un._tid = s.tid;
+  timer_t timer{};
+  if (timer_create(CLOCK_THREAD_CPUTIME_ID, &ev, &timer) != 0) return;
+  s.timer = timer;
+  s.has_timer.store(true);
+  // Sampling may have stopped meanwhile (exit or exec in another thread, the writer seeing the
+  // handler replaced): whoever takes has_timer back deletes the timer, once.
+  if (!g.active.load()) {
+    if (s.has_timer.exchange(false)) timer_delete(timer);
+    return;
+  }
+  const long period = 1000000000L / g.rate_hz;
+  itimerspec spec{{period / 1000000000L, period % 1000000000L},
+                  {period / 1000000000L, period % 1000000000L}};
+  timer_settime(timer, 0, &spec, nullptr);
+}
+
+// The thread's end, however it ends (return, pthread_exit, cancel): its timer off, its slot
+// handed to the writer to drain and free.
+void ThreadEnded(void* slot) {
+  if (getpid() != g.pid) return;  // a fork child's thread: the timer ids are not its own
+  auto* s = static_cast<SampleSlot*>(slot);
+  if (s->has_timer.exchange(false)) timer_delete(s->timer);
+  t_slot = nullptr;
+  s->exited.store(true, std::memory_order_release);
+}
+
 }  // namespace
 
 bool TimerSamplingActive() {
-  return g.active && getpid() == g.pid;
+  return g.active.load(std::memory_order_acquire) && getpid() == g.pid;
 }
 
 void StartThreadTimer() {
   if (!TimerSamplingActive() || t_slot != nullptr) return;
-  const uint32_t i = g.slot_count.fetch_add(1, std::memory_order_acq_rel);
-  if (i >= kMaxThreads) {
-    g.dropped_no_slot.fetch_add(1, std::memory_order_relaxed);
+  SampleSlot* slot = TakeSlot();
+  if (slot == nullptr) {
+    g.threads_without_slot.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  SampleSlot& s = g.slots[i];
-  void* ring = RawMap(g.slot_bytes * kRingSamples, PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
-  if (ring == MAP_FAILED) return;
-  s.ring = static_cast<uint8_t*>(ring);
+  SampleSlot& s = *slot;
+  if (s.ring == nullptr) {  // a slot used before keeps its ring
+    void* ring = RawMap(g.slot_bytes * kRingSamples, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
+    if (ring == MAP_FAILED) {
+      s.exited.store(true, std::memory_order_relaxed);
+      s.live.store(true, std::memory_order_release);  // the writer frees it
+      return;
+    }
+    s.ring = static_cast<uint8_t*>(ring);
+  }
   s.tid = static_cast<pid_t>(syscall(SYS_gettid));
   pthread_attr_t attr;
   if (pthread_getattr_np(pthread_self(), &attr) == 0) {
@@ -291,22 +448,8 @@ void StartThreadTimer() {
   }
   s.live.store(true, std::memory_order_release);
   t_slot = &s;
-  sigevent ev{};
-  ev.sigev_notify = SIGEV_THREAD_ID;
-  ev.sigev_signo = g.signal;
-  ev._sigev_un._tid = s.tid;
-  if (timer_create(CLOCK_THREAD_CPUTIME_ID, &ev, &s.timer) != 0) return;
-  s.has_timer.store(true, std::memory_order_release);
-  const long period = 1000000000L / g.rate_hz;
-  itimerspec spec{{period / 1000000000L, period % 1000000000L},
-                  {period / 1000000000L, period % 1000000000L}};
-  timer_settime(s.timer, 0, &spec, nullptr);
-}
-
-void StopThreadTimer() {
-  SampleSlot* s = t_slot;
-  if (s == nullptr || !s->has_timer.exchange(false)) return;
-  timer_delete(s->timer);
+  pthread_setspecific(g.slot_key, &s);
+  ArmTimer(s);
 }
 
 void StartTimerSampling(const char* session) {
@@ -320,12 +463,11 @@ void StartTimerSampling(const char* session) {
       reason_at > 0 && spec[reason_at] ? spec + reason_at : "perf_event_open was denied";
   if (stack > 65528) stack = 65528;
   g.rate_hz = rate;
+  g.max_weight = MaxWeight(rate);
   g.stack_bytes = stack & ~7u;
   g.slot_bytes = (sizeof(RingSample) + g.stack_bytes + 63) & ~size_t{63};
   g.pid = getpid();
   g.signal = FreeSignal();
-  char path[4096];
-  snprintf(path, sizeof path, "%s/cpu-samples-%d.psamples", session, static_cast<int>(g.pid));
   void* slots = RawMap(sizeof(SampleSlot) * kMaxThreads, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
   g.out_capacity = size_t{1} << 20;
@@ -339,7 +481,15 @@ void StartTimerSampling(const char* session) {
   g.out = static_cast<uint8_t*>(out);
   g.maps_text = static_cast<char*>(maps);
   g.written_maps = reinterpret_cast<uint64_t(*)[3]>(g.maps_text + g.maps_capacity);
-  g.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  // One file per image of the process, as the main stream: an exec keeps the pid, and the
+  // image before it has its own file.
+  char path[4096];
+  for (unsigned n = 0; n < 1000 && g.fd < 0; ++n) {
+    snprintf(path, sizeof path, "%s/cpu-samples-%d-%u.psamples", session, static_cast<int>(g.pid),
+             n);
+    g.fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (g.fd < 0 && errno != EEXIST) return;
+  }
   if (g.fd < 0) return;
   OutSink sink;
   st::FileHeader header{};
@@ -360,7 +510,8 @@ void StartTimerSampling(const char* session) {
     return;
   }
   config.method = st::kSampleTimer;
-  config.note = reason;
+  snprintf(g.reason, sizeof g.reason, "%s", reason);
+  config.note = g.reason;
   st::AppendBlockTo(sink, config);
   WriteMappings();
   Flush();
@@ -369,30 +520,53 @@ void StartTimerSampling(const char* session) {
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&sa.sa_mask);
   if (sigaction(g.signal, &sa, nullptr) != 0) return;
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  const bool started = pthread_create(&g.writer, &attr, WriterLoop, nullptr) == 0;
-  pthread_attr_destroy(&attr);
-  if (!started) return;
-  g.active = true;
+  if (pthread_key_create(&g.slot_key, ThreadEnded) != 0) return;
+  g.stop.store(false, std::memory_order_release);
+  if (pthread_create(&g.writer, nullptr, WriterLoop, nullptr) != 0) return;
+  g.writer_running = true;
+  g.active.store(true, std::memory_order_release);
   StartThreadTimer();
 }
 
-void StopTimerSampling() {
-  if (!TimerSamplingActive()) return;
-  g.active = false;
-  const uint32_t n = g.slot_count.load(std::memory_order_acquire);
-  for (uint32_t i = 0; i < n && i < kMaxThreads; ++i) {
-    if (g.slots[i].has_timer.exchange(false)) timer_delete(g.slots[i].timer);
-  }
+void StopTimerSampling(bool for_exec) {
+  if (!g.writer_running || getpid() != g.pid) return;
+  g.writer_running = false;
+  DeleteTimers();
   g.stop.store(true, std::memory_order_release);
   pthread_join(g.writer, nullptr);
   DrainRings();
   WriteMappings();
   WriteDrops();
   Flush();
-  close(g.fd);
-  g.fd = -1;
+  // Before an exec the file stays open (close-on-exec closes it if the exec succeeds): a failed
+  // exec goes on sampling into it.
+  g.paused_for_exec = for_exec;
+  if (!for_exec) {
+    close(g.fd);
+    g.fd = -1;
+  }
+}
+
+void ResumeTimerSamplingAfterFailedExec() {
+  if (!g.paused_for_exec || getpid() != g.pid || g.fd < 0) return;
+  g.paused_for_exec = false;
+  g.stop.store(false, std::memory_order_release);
+  if (pthread_create(&g.writer, nullptr, WriterLoop, nullptr) != 0) {
+    close(g.fd);
+    g.fd = -1;
+    return;
+  }
+  g.writer_running = true;
+  if (g.handler_replaced.load(std::memory_order_acquire)) return;
+  g.active.store(true, std::memory_order_release);
+  // The threads are all still there: each gets its timer again (a timer for another thread of
+  // the process is allowed; one for a thread that ended meanwhile fails and is skipped).
+  const uint32_t n = g.slot_count.load(std::memory_order_acquire);
+  for (uint32_t i = 0; i < n && i < kMaxThreads; ++i) {
+    SampleSlot& s = g.slots[i];
+    if (s.live.load(std::memory_order_acquire) && !s.has_timer.load(std::memory_order_acquire))
+      ArmTimer(s);
+  }
 }
 
 }  // namespace profsh::runtime
