@@ -14,6 +14,14 @@ namespace {
 
 const char* const kTraceType = "profsh.Trace";
 
+// Whether the trace comes from a run that sampled (its "profsh" metadata names the method).
+bool WasSampled(const Trace& t) {
+  for (const auto& [key, value] : t.metadata) {
+    if (key == "profsh" && value.find("\"sampling\":") != std::string::npos) return true;
+  }
+  return false;
+}
+
 constexpr char kNoSamples[] =
     ": the trace has no CPU samples (record with the cpu activity: --activities ...,cpu or "
     "activities={..., \"cpu\"})";
@@ -34,7 +42,7 @@ int TraceSamples(lua_State* L) {
     const int64_t limit = opts.Int("limit", -1);
     const Trace& t = *h->trace;
     const CpuSamples samples = CollectCpuSamples(t);
-    if (samples.samples.empty()) throw LuaError(t.source_path + kNoSamples);
+    if (samples.samples.empty() && !WasSampled(t)) throw LuaError(t.source_path + kNoSamples);
     AnalysisRows rows;
     rows.columns = {"ts",  "pid", "tid",    "function", "module", "nvtx",
                     "itt", "op",  "ranges", "stack",    "weight"};
@@ -88,7 +96,7 @@ int TraceHotspots(lua_State* L) {
     const int64_t limit = opts.Int("limit", -1);
     const Trace& t = *h->trace;
     const CpuSamples samples = CollectCpuSamples(t);
-    if (samples.samples.empty()) throw LuaError(t.source_path + kNoSamples);
+    if (samples.samples.empty() && !WasSampled(t)) throw LuaError(t.source_path + kNoSamples);
     uint64_t kept = 0;
     auto result = ComputeHotspots(samples, options, &kept);
     if (!result.ok()) throw LuaError(result.error().message);

@@ -83,6 +83,12 @@ std::string ProfshMetadata(const std::vector<StreamFile>& files, const SessionSu
   for (const SummaryCount& c : kSummaryCounts) {
     if (c.IsLoss()) j += ", \"" + std::string(c.key) + "\": " + std::to_string(c.Value(sum));
   }
+  // A run with the cpu activity says so even when no sample was taken (t:samples is then empty,
+  // not an error).
+  if (!sum.sampling_method.empty()) {
+    j += ", \"sampling\": ";
+    AppendJsonString(&j, sum.sampling_method);
+  }
   j += ", ";
   j += kMemoryByThreadMember;
   j += "}";

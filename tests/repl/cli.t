@@ -100,3 +100,9 @@ $ profsh run --on-demand -- sh -c 'echo $$ > pid' 2> err; grep -c -- "profsh tra
 # Numbers printed for people: 0.1 + 0.2 is 0.3 here, not 0.30000000000000004.
 $ printf 'a;b 0.1\na;c 0.2\n' > s.folded; profsh flamegraph s.folded -o s.svg
 wrote s.svg: 2 stacks, 4 frames drawn, total 0.3 samples
+# A run that sampled and caught nothing (1 Hz: the first sample comes after a second of CPU)
+# gives empty sample lists; a trace never sampled is told how to record samples.
+$ profsh run --activities nvtx,cpu --sample-rate 1 --no-table -o quiet.profsh -- true 2>/dev/null; profsh -e 'local t = profsh.load("quiet.profsh") print(#t:samples{}, #t:hotspots{})'
+0	0
+$ printf '[{"name":"a","ph":"X","ts":1,"dur":2,"pid":1,"tid":1}]' > one.json; profsh -e 'print(select(2, pcall(function() return profsh.load("one.json"):samples{} end)))'
+(command line):1: one.json: the trace has no CPU samples (record with the cpu activity: --activities ...,cpu or activities={..., "cpu"})
