@@ -133,7 +133,7 @@ struct StreamDecoder::Impl {
     if (w.end_ticks == UINT64_MAX) w.info.end_ns = clock.ToNs(last_ticks);
     w.sealed = true;
     if (cuda) {
-      gpu.Seal(index);
+      gpu.Seal(index, Names().rank);
       gpu.Forget(window);
     }
     emitter.Seal(index, w.info, std::move(ranges), Names());
@@ -640,6 +640,9 @@ const StreamProcess& StreamDecoder::process() const {
 }
 void StreamDecoder::SetLastImage(bool last) {
   impl_->last_image = last;
+}
+void StreamDecoder::SetStreamIndex(uint32_t index) {
+  impl_->gpu.SetStreamIndex(index);
 }
 bool StreamDecoder::has_process() const {
   return impl_->has_process;

@@ -155,22 +155,8 @@ def check_basic(profsh, workload, cupti, tmp, scenario=""):
     names = {(e["pid"], e["args"]["name"]) for e in ev if e.get("ph") == "M" and e["name"] == "process_name"}
     check((0, "GPU 0") in names and (1, "GPU 1") in names, "device processes are named GPU 0 and GPU 1")
     # The table: CUDA time per NVTX range, from the kernels its launches started.
-    rows = collections.defaultdict(list)
-    header = None
-    for line in r.stdout.splitlines():
-        cols = re.split(r"\s{2,}", line.strip())
-        if cols and cols[0] == "Name":
-            header = cols
-        elif header and len(cols) == len(header):
-            rows[cols[0]].append(dict(zip(header, cols)))
-    def us(text):
-        return float(text.replace("us", "")) if text.endswith("us") and not text.endswith("ms") else -1
-    for name, total, calls_n in [("layer_a", 72.0, 6), ("layer_b", 24.0, 6), ("forward", 96.0, 6),
-                                 ("gemm_kernel", 72.0, 24), ("relu_kernel", 24.0, 12)]:
-        got = [row for row in rows.get(name, []) if row.get("# of Calls") == str(calls_n)
-               and near(us(row.get("CUDA total", "")), total)]
-        check(len(got) >= 1, "table: %s has CUDA total %.3f us over %d calls (%s)"
-              % (name, total, calls_n, [(x.get("CUDA total"), x.get("# of Calls")) for x in rows.get(name, [])]))
+    check_table(r.stdout, [("layer_a", 72.0, 6), ("layer_b", 24.0, 6), ("forward", 96.0, 6),
+                           ("gemm_kernel", 72.0, 24), ("relu_kernel", 24.0, 12)])
     # What works on Kineto traces works on the live run: the memory timeline, HTA's kernel
     # breakdown, the Chrome export read back.
     lua = os.path.join(tmp, "analyses.lua")
@@ -185,6 +171,57 @@ def check_basic(profsh, workload, cupti, tmp, scenario=""):
           "HTA's kernel breakdown lists the computation kernels (%s)" % lines.get("breakdown"))
     check(lines.get("export") == "39 39", "the Chrome export reads back with its 39 kernels (%s)" % lines.get("export"))
     return d
+
+
+def check_table(stdout, want):
+    """The table's CUDA total and call count of each (name, µs, calls) of `want`."""
+    rows = collections.defaultdict(list)
+    header = None
+    for line in stdout.splitlines():
+        cols = re.split(r"\s{2,}", line.strip())
+        if cols and cols[0] == "Name":
+            header = cols
+        elif header and len(cols) == len(header):
+            rows[cols[0]].append(dict(zip(header, cols)))
+    def us(text):
+        return float(text.replace("us", "")) if text.endswith("us") and not text.endswith("ms") else -1
+    for name, total, calls_n in want:
+        got = [row for row in rows.get(name, []) if row.get("# of Calls") == str(calls_n)
+               and near(us(row.get("CUDA total", "")), total)]
+        check(len(got) >= 1, "table: %s has CUDA total %.3f us over %d calls (%s)"
+              % (name, total, calls_n, [(x.get("CUDA total"), x.get("# of Calls")) for x in rows.get(name, [])]))
+
+
+def check_two_processes(profsh, workload, cupti, tmp):
+    """Two CUDA processes in one run (the workload forks): each CUPTI numbers its correlations
+    from 1, yet every kernel links to its own process's launch and range."""
+    out = os.path.join(tmp, "fork.json")
+    r = run(profsh, workload, cupti, out, "3", "fork", table=True)
+    check(r.returncode == 0, "a forking CUDA workload runs under profsh (%s)" % r.stderr[-400:])
+    check_table(r.stdout, [("layer_a", 72.0, 6), ("layer_b", 24.0, 6), ("child_layer_a", 12.0, 1),
+                           ("child_layer_b", 4.0, 1), ("gemm_kernel", 84.0, 28)])
+    ev = events(out)["traceEvents"]
+    kernels = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "kernel"]
+    calls = [e for e in ev if e.get("ph") == "X" and e.get("cat") in ("cuda_runtime", "cuda_driver")]
+    corr = collections.Counter(e["args"]["correlation"] for e in calls)
+    check(len(kernels) == 45 and all(corr[k["args"]["correlation"]] == 1 for k in kernels)
+          and all(k["args"]["External id"] == k["args"]["correlation"] for k in kernels),
+          "45 kernels, each naming exactly one launch call by its correlation")
+    launch_pid = {e["args"]["correlation"]: e["pid"] for e in calls}
+    pids = {launch_pid.get(k["args"]["correlation"]) for k in kernels}
+    track_of = collections.defaultdict(set)  # launching process -> device track pids
+    for k in kernels:
+        track_of[launch_pid.get(k["args"]["correlation"])].add(k["pid"])
+    check(len(pids) == 2 and None not in pids and not set.intersection(*track_of.values()),
+          "the two processes' kernels are on distinct device tracks: %s" % dict(track_of))
+    starts = [e for e in ev if e.get("cat") == "ac2g" and e.get("ph") == "s"]
+    check(len(starts) == len({e["id"] for e in starts}) == 54,
+          "ac2g: 54 flows with distinct ids (%d, %d)" % (len(starts), len({e["id"] for e in starts})))
+    names = sorted(e["args"]["name"] for e in ev if e.get("ph") == "M" and e["name"] == "process_name"
+                   and e["args"]["name"].startswith("GPU"))
+    named = [int(m.group(1)) for m in (re.match(r"GPU \d \(pid (\d+)\)$", n) for n in names) if m]
+    check(len(names) == 3 and "GPU 0" in names and named and set(named) < pids,
+          "the second process's devices are named with its pid: %s" % names)
 
 
 ANALYSES = r"""
@@ -329,6 +366,8 @@ def main():
     with tempfile.TemporaryDirectory(prefix="profsh-cuda-") as tmp:
         basic = check_basic(profsh, workload, cupti, tmp)
         check_basic(profsh, workload, cupti, tmp, "os-thread-ids")
+        if not wanted or "processes" in wanted:
+            check_two_processes(profsh, workload, cupti, tmp)
         if not wanted or "drops" in wanted:
             check_drops(profsh, workload, cupti, tmp, basic)
         if not wanted or "refusals" in wanted:
