@@ -11,11 +11,15 @@
 //   slow:  20 ms of sleep after each step (for a run killed while it works).
 //   fork:  as plain, and a child forked before cuInit runs one step on one thread (device 0)
 //          with its ranges named "child_layer_a" and "child_layer_b": two CUDA processes whose
-//          CUPTIs both number correlations from 1.
+//          CUPTIs both number correlations from 1. The child also launches one relu_kernel
+//          from a thread that records nothing else (no thread slot) and prints
+//          "loose thread TID" to stderr.
 #include <cuda.h>
 #include <cupti_activity.h>
 #include <nvtx3/nvToolsExt.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 
 #include <string.h>
 #include <sys/wait.h>
@@ -121,6 +125,17 @@ int main(int argc, char** argv) {
   const int workers = strcmp(mode, "steps") == 0 || g_child ? 1 : 2;
   for (int d = 0; d < workers; ++d) threads.emplace_back(Worker, d, steps, mode, contexts);
   for (auto& t : threads) t.join();
+  if (g_child) {
+    std::thread loose([&] {
+      cuCtxSetCurrent(contexts[0]);
+      CUfunction relu;
+      cuModuleGetFunction(&relu, nullptr, "relu_kernel");
+      cuLaunchKernel(relu, 2, 1, 1, 128, 1, 1, 0, nullptr, nullptr, nullptr);
+      cuCtxSynchronize();
+      fprintf(stderr, "loose thread %ld\n", static_cast<long>(syscall(SYS_gettid)));
+    });
+    loose.join();
+  }
   if (child > 0) {
     int status = 0;
     if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0)

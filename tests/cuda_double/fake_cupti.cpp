@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <atomic>
 #include <mutex>
 #include <string>
 
@@ -33,6 +34,8 @@ struct Fake {
   bool other_subscriber = false;
   uint32_t version = CUPTI_API_VERSION;
   size_t scripted_drops = 0;
+  bool no_thread_id_type = false;  // cuptiSetThreadIdType fails (an older CUPTI's answer)
+  std::atomic<int> thread_id_type{CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT};
 };
 
 Fake& F() {
@@ -52,6 +55,7 @@ void ReadScenario(Fake& f) {
     if (comma == std::string::npos) comma = text.size();
     const std::string item = text.substr(at, comma - at);
     if (item == "other-subscriber") f.other_subscriber = true;
+    if (item == "no-thread-id-type") f.no_thread_id_type = true;
     if (item.rfind("version=", 0) == 0) f.version = static_cast<uint32_t>(atol(item.c_str() + 8));
     if (item.rfind("drop=", 0) == 0) f.scripted_drops = static_cast<size_t>(atol(item.c_str() + 5));
     at = comma + 1;
@@ -137,6 +141,11 @@ uint64_t fakecupti_now(void) {
 // A device duration in ns on CUPTI's clock.
 uint64_t fakecupti_duration(uint64_t ns) {
   return static_cast<uint64_t>(static_cast<double>(ns) * F().ticks_per_ns + 0.5);
+}
+
+// Whether API records name threads by their OS id (cuptiSetThreadIdType(SYSTEM) succeeded).
+int fakecupti_os_thread_ids(void) {
+  return F().thread_id_type.load() == CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM;
 }
 
 int fakecupti_enabled(int kind) {
@@ -251,6 +260,16 @@ CUptiResult CUPTIAPI cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallb
   }
   F().ticks_per_ns = static_cast<double>(t1 - t0) / static_cast<double>(m1 - m0);
   F().timestamp = fn;
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI cuptiSetThreadIdType(CUpti_ActivityThreadIdType type) {
+  Fake& f = F();
+  ReadScenario(f);
+  if (f.no_thread_id_type) return CUPTI_ERROR_NOT_SUPPORTED;
+  if (type != CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT && type != CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM)
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  f.thread_id_type.store(type);
   return CUPTI_SUCCESS;
 }
 

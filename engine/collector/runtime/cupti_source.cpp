@@ -63,6 +63,7 @@ struct CuptiState {
   std::atomic<bool> notice_ready{false};
   bool notice_written = false;
   std::atomic<bool> injected{false};
+  bool os_thread_ids = false;  // API records carry OS thread ids (set before kinds are enabled)
   // Names of runtime and driver calls by callback id, interned once (0: not yet).
   uint32_t api_names[2][1024] = {};
 };
@@ -153,6 +154,14 @@ bool ResolveApi(void* lib) {
          Resolve(lib, "cuptiActivityFlushAll", &a.FlushAll) &&
          Resolve(lib, "cuptiActivityGetNextRecord", &a.GetNextRecord) &&
          Resolve(lib, "cuptiActivityGetNumDroppedRecords", &a.GetNumDroppedRecords);
+}
+
+// API records name their thread by its OS id, as the stream does, when CUPTI agrees; else by
+// pthread_self(), looked up in the thread slots (OsThreadOf), which a reused pthread_t of a
+// dead thread can fool.
+bool OsThreadIds(void* lib) {
+  auto set = reinterpret_cast<decltype(&cuptiSetThreadIdType)>(dlsym(lib, "cuptiSetThreadIdType"));
+  return set != nullptr && set(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM) == CUPTI_SUCCESS;
 }
 
 uint64_t EnvValue(const char* name, uint64_t fallback, uint64_t low, uint64_t high) {
@@ -258,6 +267,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
               ResultText(reg));
     return 1;
   }
+  g_cupti.os_thread_ids = OsThreadIds(lib);
   if (!EnableKinds())
     SetNotice("cuda: CUPTI refused kernel records (CONCURRENT_KERNEL); only API calls recorded");
   g_cupti.enabled.store(true, std::memory_order_release);
@@ -294,8 +304,9 @@ uint32_t ApiName(bool runtime, uint32_t cbid) {
   return id;
 }
 
-// An API record's thread as the stream names threads (the OS thread id). CUPTI reports the low
-// 32 bits of pthread_self() (or, in some versions and in the test double, the OS id): a thread
+// The fallback when CUPTI refused CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM: an API record's thread
+// as the stream names threads (the OS thread id). CUPTI then reports the low 32 bits of
+// pthread_self() (or, in some versions, the OS id): a thread
 // the collector knows is found by either; others keep CUPTI's number. Cached: a workload makes
 // its calls from a few threads. The cache is emptied every drain round, so a thread that claims
 // its slot after its first CUDA call is found from the next round on.
@@ -373,8 +384,9 @@ bool Translate(const CUpti_Activity* a, st::GpuRecord* r) {
       const auto* c = reinterpret_cast<const CUpti_ActivityAPI*>(a);
       const bool runtime = a->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
       Fill(r, st::kGpuApi,
-           {c->start, c->end, OsThreadOf(c->threadId), c->correlationId, ApiName(runtime, c->cbid),
-            c->cbid, static_cast<uint64_t>(runtime ? st::kGpuApiRuntime : st::kGpuApiDriver),
+           {c->start, c->end, g_cupti.os_thread_ids ? c->threadId : OsThreadOf(c->threadId),
+            c->correlationId, ApiName(runtime, c->cbid), c->cbid,
+            static_cast<uint64_t>(runtime ? st::kGpuApiRuntime : st::kGpuApiDriver),
             c->returnValue});
       return true;
     }
@@ -483,6 +495,7 @@ void DrainGpuActivity(BlockBuffer& metadata, BlockBuffer& events, bool forced) {
 void ResetGpuActivityAfterFork() {
   // CUPTI does not follow a fork: the child's driver injects again if it initialises CUDA.
   g_cupti.enabled.store(false, std::memory_order_relaxed);
+  g_cupti.os_thread_ids = false;
   g_cupti.injected.store(false, std::memory_order_relaxed);
   g_cupti.notice_written = false;
   g_cupti.notice_ready.store(false, std::memory_order_relaxed);
