@@ -54,6 +54,8 @@ def check_basic(profsh, workload, cupti, tmp, scenario=""):
     out = os.path.join(tmp, "basic.json")
     r = run(profsh, workload, cupti, out, table=True, env={"FAKE_CUPTI_SCENARIO": scenario})
     check(r.returncode == 0, "the workload runs under profsh with the cuda activity (%s)" % r.stderr[-400:])
+    check("called after its destructor" not in r.stderr,
+          "CUPTI's last records are taken at exit(), before libcupti's destructors")
     summary = [l for l in r.stderr.splitlines() if "GPU:" in l]
     check(summary and "39 kernels, 10 copies, 1 set, 67 CUDA calls" in summary[0],
           "the summary counts the GPU work: %s" % summary)

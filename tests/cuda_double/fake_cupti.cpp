@@ -9,6 +9,7 @@
 //   version=N          cuptiGetVersion reports N
 //   drop=N             CUPTI reports N records dropped (device buffers), once
 #include <cupti.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -37,6 +38,17 @@ struct Fake {
   bool no_thread_id_type = false;  // cuptiSetThreadIdType fails (an older CUPTI's answer)
   std::atomic<int> thread_id_type{CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT};
 };
+
+// libcupti's destructors run at exit(); a tool that calls CUPTI after them (from its own
+// destructor, say) is told on stderr, which the checks read.
+bool g_destroyed = false;
+struct Lifetime {
+  ~Lifetime() { g_destroyed = true; }
+} g_lifetime;
+
+void Alive(const char* function) {
+  if (g_destroyed) fprintf(stderr, "fake CUPTI: %s called after its destructor\n", function);
+}
 
 Fake& F() {
   static Fake f;
@@ -281,6 +293,7 @@ CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind) {
 }
 
 CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t) {
+  Alive("cuptiActivityFlushAll");
   Fake& f = F();
   std::unique_lock<std::mutex> lock(f.mutex);
   if (f.used > 0) CompleteLocked(f, lock);
@@ -289,6 +302,7 @@ CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t) {
 
 CUptiResult CUPTIAPI cuptiActivityGetNextRecord(uint8_t* buffer, size_t valid,
                                                 CUpti_Activity** record) {
+  Alive("cuptiActivityGetNextRecord");
   size_t at = 0;
   if (*record != nullptr) {
     at = static_cast<size_t>(reinterpret_cast<uint8_t*>(*record) - buffer) +
@@ -303,6 +317,7 @@ CUptiResult CUPTIAPI cuptiActivityGetNextRecord(uint8_t* buffer, size_t valid,
 }
 
 CUptiResult CUPTIAPI cuptiActivityGetNumDroppedRecords(CUcontext, uint32_t, size_t* dropped) {
+  Alive("cuptiActivityGetNumDroppedRecords");
   Fake& f = F();
   std::lock_guard<std::mutex> lock(f.mutex);
   *dropped = f.dropped + f.scripted_drops;

@@ -2,12 +2,14 @@
 
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <atomic>
 
 #include <cupti.h>
 
+#include "engine/collector/runtime/process.h"
 #include "engine/collector/runtime/raw_map.h"
 #include "engine/collector/runtime/registry.h"
 #include "engine/collector/runtime/runtime.h"
@@ -205,6 +207,12 @@ bool EnableKinds() {
   return kernels;
 }
 
+// Registered once per image, and inherited by a forked child (FlushGpuAtExit checks the pid).
+bool g_atexit_registered = false;
+void FlushAtExit() {
+  FlushGpuAtExit();
+}
+
 }  // namespace
 
 // --- the driver's entry point ---
@@ -271,6 +279,9 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   if (!EnableKinds())
     SetNotice("cuda: CUPTI refused kernel records (CONCURRENT_KERNEL); only API calls recorded");
   g_cupti.enabled.store(true, std::memory_order_release);
+  // After libcupti was loaded, so that exit() runs this before libcupti's destructors (and
+  // libcuda's, loaded even earlier): the collector's own destructor comes after them.
+  if (!g_atexit_registered) g_atexit_registered = atexit(FlushAtExit) == 0;
   return 1;
 }
 
@@ -448,7 +459,11 @@ void EncodeBuffer(PoolBuffer& b, uint8_t* data, BlockBuffer& events) {
 
 }  // namespace
 
-void DrainGpuActivity(BlockBuffer& metadata, BlockBuffer& events, bool forced) {
+void StopGpuActivity() {
+  g_cupti.enabled.store(false, std::memory_order_release);
+}
+
+void DrainGpuActivity(BlockBuffer& metadata, BlockBuffer& events, GpuFlush flush) {
   if (g_cupti.notice_ready.load(std::memory_order_acquire) && !g_cupti.notice_written) {
     st::AppendBlockTo(metadata, st::NoticeBlock{std::string_view(g_cupti.notice)});
     g_cupti.notice_written = true;
@@ -457,7 +472,8 @@ void DrainGpuActivity(BlockBuffer& metadata, BlockBuffer& events, bool forced) {
   ++g_thread_round;
   // Completed buffers are handed back here (or on CUPTI's threads, at any time): the callback
   // only marks them, so calling it under the stream's lock cannot deadlock.
-  g_cupti.api.FlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+  if (flush != kGpuFlushCompleteOnly)
+    g_cupti.api.FlushAll(flush == kGpuFlushForced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
   uint32_t ready[kMaxBuffers];
   uint32_t n = 0;
   for (uint32_t i = 0; i < g_cupti.buffer_count; ++i) {
@@ -477,7 +493,8 @@ void DrainGpuActivity(BlockBuffer& metadata, BlockBuffer& events, bool forced) {
     b.state.store(kBufferFree, std::memory_order_release);
   }
   size_t dropped = 0;
-  if (g_cupti.api.GetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS)
+  if (flush != kGpuFlushCompleteOnly &&
+      g_cupti.api.GetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS)
     g_cupti.cupti_dropped += dropped;
   const uint64_t now[3] = {g_cupti.cupti_dropped, g_cupti.refused.load(std::memory_order_relaxed),
                            g_cupti.kinds_ignored};
