@@ -289,6 +289,13 @@ def check_refusals(profsh, workload, cupti, tmp):
         check(r.returncode == 0 and r.stderr.count(line) == 1 and kernels == 0 and ranges == 6,
               "%s: one summary line, no kernels, the NVTX ranges kept (%d kernels, %d ranges; %s)"
               % (scenario, kernels, ranges, r.stderr[-300:]))
+    # A failure after cuptiSubscribe gives CUPTI back: the workload's own profiler may have it.
+    r = run(profsh, workload, cupti, os.path.join(tmp, "unsub.json"),
+            env={"FAKE_CUPTI_SCENARIO": "register-fails,user-subscribes"})
+    check(r.returncode == 0 and r.stderr.count("cuptiActivityRegisterCallbacks failed") == 1
+          and "the workload's own CUPTI subscriber: accepted" in r.stderr,
+          "a failed setup unsubscribes, so the workload's own CUPTI subscriber is accepted (%s)"
+          % r.stderr[-300:])
     not_cupti = os.path.abspath(__file__)
     r = run(profsh, workload, not_cupti, os.path.join(tmp, "nocupti.json"))
     check(r.returncode == 0 and r.stderr.count("libcupti could not be loaded") == 1,

@@ -257,6 +257,21 @@ __attribute__((visibility("default"))) CUresult CUDAAPI cuInit(unsigned int) {
   }
   FindCupti();
   Devices();
+  // FAKE_CUPTI_SCENARIO "user-subscribes": the workload then subscribes to CUPTI itself, as a
+  // script running torch.profiler would, and says whether CUPTI let it.
+  const char* scenario = getenv("FAKE_CUPTI_SCENARIO");
+  if (scenario && strstr(scenario, "user-subscribes")) {
+    const char* cupti = getenv("PROFSH_CUPTI");
+    void* lib = dlopen(cupti && *cupti ? cupti : "libcupti.so", RTLD_NOW | RTLD_NOLOAD);
+    auto subscribe =
+        lib ? reinterpret_cast<CUptiResult (*)(CUpti_SubscriberHandle*, CUpti_CallbackFunc, void*)>(
+                  dlsym(lib, "cuptiSubscribe"))
+            : nullptr;
+    CUpti_SubscriberHandle handle;
+    fprintf(stderr, "the workload's own CUPTI subscriber: %s\n",
+            subscribe && subscribe(&handle, nullptr, nullptr) == CUPTI_SUCCESS ? "accepted"
+                                                                               : "refused");
+  }
   return CUDA_SUCCESS;
 }
 

@@ -35,6 +35,7 @@ struct Fake {
   bool other_subscriber = false;
   uint32_t version = CUPTI_API_VERSION;
   size_t scripted_drops = 0;
+  bool register_fails = false;     // cuptiActivityRegisterCallbacks fails
   bool no_thread_id_type = false;  // cuptiSetThreadIdType fails (an older CUPTI's answer)
   std::atomic<int> thread_id_type{CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT};
 };
@@ -68,6 +69,7 @@ void ReadScenario(Fake& f) {
     const std::string item = text.substr(at, comma - at);
     if (item == "other-subscriber") f.other_subscriber = true;
     if (item == "no-thread-id-type") f.no_thread_id_type = true;
+    if (item == "register-fails") f.register_fails = true;
     if (item.rfind("version=", 0) == 0) f.version = static_cast<uint32_t>(atol(item.c_str() + 8));
     if (item.rfind("drop=", 0) == 0) f.scripted_drops = static_cast<size_t>(atol(item.c_str() + 5));
     at = comma + 1;
@@ -212,6 +214,15 @@ CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle* subscriber, CUpti_Ca
 }
 
 // The names of the calls the test driver makes, as the cbid headers spell them.
+CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle subscriber) {
+  Fake& f = F();
+  std::lock_guard<std::mutex> lock(f.mutex);
+  if (!f.subscribed || subscriber != reinterpret_cast<CUpti_SubscriberHandle>(&f))
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  f.subscribed = false;
+  return CUPTI_SUCCESS;
+}
+
 CUptiResult CUPTIAPI cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid,
                                           const char** name) {
   struct Name {
@@ -251,6 +262,7 @@ CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequest
                                                     CUpti_BuffersCallbackCompleteFunc complete) {
   Fake& f = F();
   std::lock_guard<std::mutex> lock(f.mutex);
+  if (f.register_fails) return CUPTI_ERROR_UNKNOWN;
   f.request = request;
   f.complete = complete;
   return CUPTI_SUCCESS;

@@ -24,6 +24,7 @@ namespace st = profsh::stream;
 struct CuptiApi {
   decltype(&cuptiGetVersion) GetVersion;
   decltype(&cuptiSubscribe) Subscribe;
+  decltype(&cuptiUnsubscribe) Unsubscribe;
   decltype(&cuptiGetResultString) GetResultString;
   decltype(&cuptiGetCallbackName) GetCallbackName;
   decltype(&cuptiActivityRegisterCallbacks) RegisterCallbacks;
@@ -148,6 +149,7 @@ bool ResolveApi(void* lib) {
   CuptiApi& a = g_cupti.api;
   return Resolve(lib, "cuptiGetVersion", &a.GetVersion) &&
          Resolve(lib, "cuptiSubscribe", &a.Subscribe) &&
+         Resolve(lib, "cuptiUnsubscribe", &a.Unsubscribe) &&
          Resolve(lib, "cuptiGetResultString", &a.GetResultString) &&
          Resolve(lib, "cuptiGetCallbackName", &a.GetCallbackName) &&
          Resolve(lib, "cuptiActivityRegisterCallbacks", &a.RegisterCallbacks) &&
@@ -265,6 +267,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   }
   if (!MapPool()) {
     SetNotice("cuda: no memory for CUPTI's buffers; GPU activity not recorded");
+    g_cupti.api.Unsubscribe(subscriber);  // CUPTI stays free for the user's own profiler
     return 1;
   }
   // The clock first: records of kinds enabled before it would carry CUPTI's own.
@@ -273,6 +276,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   if (reg != CUPTI_SUCCESS) {
     SetNotice("cuda: cuptiActivityRegisterCallbacks failed (%s); GPU activity not recorded",
               ResultText(reg));
+    g_cupti.api.Unsubscribe(subscriber);
     return 1;
   }
   g_cupti.os_thread_ids = OsThreadIds(lib);
