@@ -280,7 +280,8 @@ def check_drops(profsh, workload, cupti, tmp, basic):
 
 def check_refusals(profsh, workload, cupti, tmp):
     for scenario, line in [("other-subscriber", "CUPTI is already used by another tool"),
-                           ("version=120000", "CUPTI API version 120000, profsh needs 130000")]:
+                           ("version=120000", "CUPTI API version 120000, profsh needs 130000 to 139999"),
+                           ("version=140000", "CUPTI API version 140000, profsh needs 130000 to 139999")]:
         out = os.path.join(tmp, "refused.json")
         r = run(profsh, workload, cupti, out, env={"FAKE_CUPTI_SCENARIO": scenario})
         d = events(out) if r.returncode == 0 else {"traceEvents": []}

@@ -44,9 +44,11 @@ struct PoolBuffer {
 };
 
 constexpr uint32_t kMaxBuffers = 64;
-// One minimal CUPTI version: the record structs of the 13.0 headers this is built with
-// (CUpti_ActivityKernel10, Memcpy6, Memory4, ...) are what a 13.x CUPTI writes.
+// CUPTI 13.x only: the record structs of the 13.0 headers this is built with
+// (CUpti_ActivityKernel10, Memcpy6, Memory4, ...) are what a 13.x CUPTI writes; another major
+// version may write other layouts under the same kinds.
 constexpr uint32_t kMinCuptiVersion = 130000;
+constexpr uint32_t kEndCuptiVersion = 140000;
 
 struct CuptiState {
   CuptiApi api{};
@@ -73,9 +75,10 @@ struct CuptiState {
 
 CuptiState g_cupti;
 
-void SetNotice(const char* fmt, const char* a = "", const char* b = "") {
+// The whole line is written before it is published: the drain may copy it at any time after.
+void SetNotice(const char* fmt, const char* a = "", const char* b = "", const char* c = "") {
   if (g_cupti.notice_ready.load(std::memory_order_acquire)) return;
-  snprintf(g_cupti.notice, sizeof g_cupti.notice, fmt, a, b);
+  snprintf(g_cupti.notice, sizeof g_cupti.notice, fmt, a, b, c);
   g_cupti.notice_ready.store(true, std::memory_order_release);
 }
 
@@ -226,14 +229,11 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   void* lib = OpenCupti();
   if (lib == nullptr) {
     const char* named = getenv(st::kEnvCupti);
-    SetNotice("cuda: libcupti could not be loaded (%s%s); GPU activity not recorded",
-              named && *named ? named : "not found beside the CUDA toolkit; name it with --cupti",
-              named && *named ? ": " : "");
-    if (named && *named) {
-      const char* why = dlerror();
-      size_t n = strlen(g_cupti.notice);
-      snprintf(g_cupti.notice + n, sizeof g_cupti.notice - n, "%s", why ? why : "");
-    }
+    const bool given = named && *named;
+    const char* why = given ? dlerror() : nullptr;
+    SetNotice("cuda: libcupti could not be loaded (%s%s%s); GPU activity not recorded",
+              given ? named : "not found beside the CUDA toolkit; name it with --cupti",
+              given ? ": " : "", why ? why : "");
     return 1;
   }
   if (!ResolveApi(lib)) {
@@ -243,13 +243,14 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     return 1;
   }
   uint32_t version = 0;
-  if (g_cupti.api.GetVersion(&version) != CUPTI_SUCCESS || version < kMinCuptiVersion) {
+  if (g_cupti.api.GetVersion(&version) != CUPTI_SUCCESS || version < kMinCuptiVersion ||
+      version >= kEndCuptiVersion) {
     char v[32];
     snprintf(v, sizeof v, "%u", version);
     SetNotice(
-        "cuda: CUPTI API version %s, profsh needs %s or later (CUDA 13); GPU activity not "
-        "recorded",
-        v, "130000");
+        "cuda: CUPTI API version %s, profsh needs %s to %s (CUDA 13's record layouts); GPU "
+        "activity not recorded",
+        v, "130000", "139999");
     return 1;
   }
   CUpti_SubscriberHandle subscriber;
