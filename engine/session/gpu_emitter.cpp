@@ -372,7 +372,7 @@ void GpuEmitter::Memory(Output& o, TraceBuilder& b, int64_t origin, const st::Gp
   const bool freed = r[kMOperation] == 2;
   const int64_t bytes =
       freed ? -static_cast<int64_t>(r[kMBytes]) : static_cast<int64_t>(r[kMBytes]);
-  int64_t& total = o.memory_total[device];
+  int64_t& total = memory_total_[device];  // one running total per device, across windows
   total += bytes;
   const uint32_t schema = Schema(o, b, Key('m', {device}), [&] {
     b.AddInlineArg(kineto::kTotalAllocated, ArgType::kInt);

@@ -34,6 +34,7 @@ struct GpuLaunch {
 struct GpuCounts {
   uint64_t kernels = 0, copies = 0, sets = 0, calls = 0, syncs = 0, memory = 0;
   uint64_t cupti_dropped = 0, buffers_refused = 0, kinds_ignored = 0;  // totals, as reported
+  uint64_t untimed = 0, unwritten = 0;                                 // the same
 };
 
 class GpuEmitter {
@@ -84,7 +85,6 @@ class GpuEmitter {
     std::vector<CpuRange> ranges;
     std::map<uint64_t, std::pair<int64_t, uint64_t>> launch_of;  // correlation -> (tid, begin)
     std::map<std::pair<uint64_t, uint64_t>, bool> tracks;        // (device, stream)
-    std::map<uint64_t, int64_t> memory_total;                    // device -> bytes
   };
 
   // A correlation as written (unique in the session), and a device's track pid.
@@ -122,6 +122,7 @@ class GpuEmitter {
   std::map<uint64_t, stream::GpuRecord> devices_;
   std::unordered_map<uint64_t, uint64_t> context_device_;
   std::unordered_map<size_t, Output> outputs_;
+  std::map<uint64_t, int64_t> memory_total_;  // device -> bytes, over the whole run
   std::vector<uint32_t> words_;
 };
 

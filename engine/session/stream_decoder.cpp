@@ -314,6 +314,8 @@ struct StreamDecoder::Impl {
           gpu.counts.cupti_dropped = r[0];
           gpu.counts.buffers_refused = r[1];
           gpu.counts.kinds_ignored = r[2];
+          gpu.counts.untimed = r[3];
+          gpu.counts.unwritten = r[4];
           break;
         default:
           break;
@@ -760,6 +762,8 @@ void StreamDecoder::Finish() {
   sum.gpu_records_dropped += g.cupti_dropped;
   sum.gpu_buffers_refused += g.buffers_refused;
   sum.gpu_records_ignored += g.kinds_ignored;
+  sum.gpu_records_untimed += g.untimed;
+  sum.gpu_records_unwritten += g.unwritten;
 }
 
 }  // namespace profsh

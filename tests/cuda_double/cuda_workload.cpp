@@ -8,6 +8,7 @@
 //   steps: one thread (device 0); each step is an NVTX range "step" (a step marker) that also
 //          launches tail_kernel (3 ms) on stream 1 at its end; streams are synchronised only
 //          after the last step, so each step's tail kernel ends after the next step began.
+//          Each step also allocates 1 MiB on device 0 (cuMemAlloc), all freed after the last.
 //   slow:  20 ms of sleep after each step (for a run killed while it works).
 //   fork:  as plain, and a child forked before cuInit runs one step on one thread (device 0)
 //          with its ranges named "child_layer_a" and "child_layer_b": two CUDA processes whose
@@ -72,8 +73,13 @@ void Worker(int device, int steps, const char* mode, CUcontext* contexts) {
   cuModuleGetFunction(&gemm, nullptr, "gemm_kernel");
   cuModuleGetFunction(&relu, nullptr, "relu_kernel");
   cuModuleGetFunction(&tail, nullptr, "tail_kernel");
+  std::vector<CUdeviceptr> kept;
   for (int step = 0; step < steps; ++step) {
-    if (step_ranges) nvtxRangePushA("step");
+    if (step_ranges) {
+      nvtxRangePushA("step");
+      kept.emplace_back();
+      cuMemAlloc(&kept.back(), 1 << 20);
+    }
     nvtxRangePushA("forward");
     nvtxRangePushA(g_child ? "child_layer_a" : "layer_a");
     for (int i = 0; i < 4; ++i) cuLaunchKernel(gemm, 3, 1, 1, 256, 1, 1, 0, s1, nullptr, nullptr);
@@ -96,6 +102,7 @@ void Worker(int device, int steps, const char* mode, CUcontext* contexts) {
   }
   cuStreamSynchronize(s1);
   cuStreamSynchronize(s2);
+  for (CUdeviceptr p : kept) cuMemFree(p);
   if (device == 0 && !step_ranges && !g_child) Copies(contexts[0], contexts[1], s1);
 }
 

@@ -35,6 +35,7 @@ struct Fake {
   bool other_subscriber = false;
   uint32_t version = CUPTI_API_VERSION;
   size_t scripted_drops = 0;
+  size_t untimed = 0;              // kernel records still to give end = CUPTI_TIMESTAMP_UNKNOWN
   bool register_fails = false;     // cuptiActivityRegisterCallbacks fails
   bool no_thread_id_type = false;  // cuptiSetThreadIdType fails (an older CUPTI's answer)
   std::atomic<int> thread_id_type{CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT};
@@ -70,6 +71,7 @@ void ReadScenario(Fake& f) {
     if (item == "other-subscriber") f.other_subscriber = true;
     if (item == "no-thread-id-type") f.no_thread_id_type = true;
     if (item == "register-fails") f.register_fails = true;
+    if (item.rfind("untimed=", 0) == 0) f.untimed = static_cast<size_t>(atol(item.c_str() + 8));
     if (item.rfind("version=", 0) == 0) f.version = static_cast<uint32_t>(atol(item.c_str() + 8));
     if (item.rfind("drop=", 0) == 0) f.scripted_drops = static_cast<size_t>(atol(item.c_str() + 5));
     at = comma + 1;
@@ -183,6 +185,10 @@ void fakecupti_record(const void* record) {
     return;
   }
   memcpy(f.buffer + f.used, record, n);
+  if (f.untimed > 0 && a->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+    --f.untimed;
+    reinterpret_cast<CUpti_ActivityKernel10*>(f.buffer + f.used)->end = CUPTI_TIMESTAMP_UNKNOWN;
+  }
   f.used += Aligned(n);
 }
 

@@ -61,7 +61,9 @@ struct CuptiState {
   std::atomic<uint64_t> refused{0};  // requests declined: every buffer was with CUPTI or full
   uint64_t cupti_dropped = 0;        // drain thread: CUPTI's dropped counts, summed
   uint64_t kinds_ignored = 0;        // drain thread: records of kinds not kept
-  uint64_t reported[3] = {};         // drain thread: the counts last written
+  uint64_t untimed = 0;              // drain thread: device records without valid times, skipped
+  uint64_t unwritten = 0;            // drain thread: records the stream's buffer had no room for
+  uint64_t reported[5] = {};         // drain thread: the counts last written
   // A line for the summary (no CUPTI, another subscriber, ...): written once by the injecting
   // thread, published by `notice_ready`, written into the stream by the drain thread.
   char notice[320] = {};
@@ -447,16 +449,26 @@ bool Translate(const CUpti_Activity* a, st::GpuRecord* r) {
   }
 }
 
+// Device work whose start or end CUPTI did not know (CUPTI_TIMESTAMP_UNKNOWN, 0) or that ends
+// before it starts: it would be drawn at the far past or with a negative length; skipped and
+// counted instead.
+bool ValidTimes(const st::GpuRecord& r) {
+  if (r.kind != st::kGpuKernel && r.kind != st::kGpuMemcpy && r.kind != st::kGpuMemset) return true;
+  return r[0] != 0 && r[1] != 0 && r[1] >= r[0];
+}
+
 void EncodeBuffer(PoolBuffer& b, uint8_t* data, BlockBuffer& events) {
   st::GpuBlockWriter<BlockBuffer> writer(events);
   writer.Begin();
   CUpti_Activity* record = nullptr;
   st::GpuRecord out;
   while (g_cupti.api.GetNextRecord(data, b.valid, &record) == CUPTI_SUCCESS) {
-    if (Translate(record, &out)) {
-      writer.Add(out);
-    } else {
+    if (!Translate(record, &out)) {
       ++g_cupti.kinds_ignored;
+    } else if (!ValidTimes(out)) {
+      ++g_cupti.untimed;
+    } else if (!writer.Add(out)) {
+      ++g_cupti.unwritten;
     }
   }
   writer.End();
@@ -501,16 +513,16 @@ void DrainGpuActivity(BlockBuffer& metadata, BlockBuffer& events, GpuFlush flush
   if (flush != kGpuFlushCompleteOnly &&
       g_cupti.api.GetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS)
     g_cupti.cupti_dropped += dropped;
-  const uint64_t now[3] = {g_cupti.cupti_dropped, g_cupti.refused.load(std::memory_order_relaxed),
-                           g_cupti.kinds_ignored};
+  const uint64_t now[5] = {g_cupti.cupti_dropped, g_cupti.refused.load(std::memory_order_relaxed),
+                           g_cupti.kinds_ignored, g_cupti.untimed, g_cupti.unwritten};
   if (memcmp(now, g_cupti.reported, sizeof now) != 0) {
     st::GpuBlockWriter<BlockBuffer> writer(events);
     writer.Begin();
     st::GpuRecord r;
     Fill(&r, st::kGpuDrops, now);
-    writer.Add(r);
+    // Not written: the counts go again next round (they are totals).
+    if (writer.Add(r)) memcpy(g_cupti.reported, now, sizeof now);
     writer.End();
-    memcpy(g_cupti.reported, now, sizeof now);
   }
 }
 
@@ -522,7 +534,7 @@ void ResetGpuActivityAfterFork() {
   g_cupti.notice_written = false;
   g_cupti.notice_ready.store(false, std::memory_order_relaxed);
   memset(g_cupti.reported, 0, sizeof g_cupti.reported);
-  g_cupti.cupti_dropped = g_cupti.kinds_ignored = 0;
+  g_cupti.cupti_dropped = g_cupti.kinds_ignored = g_cupti.untimed = g_cupti.unwritten = 0;
   g_cupti.refused.store(0, std::memory_order_relaxed);
 }
 
