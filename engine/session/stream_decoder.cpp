@@ -353,6 +353,7 @@ struct StreamDecoder::Impl {
   }
 
   Status DecodeGpu(const st::RawBlock& b);
+  void PreloadLaunches(const st::RawBlock& b);
   Status DecodeEvents(const st::RawBlock& b);
   Status HandleBlock(const st::RawBlock& b);
   Status Boundary(const st::RawBlock& b);
@@ -444,6 +445,25 @@ Status StreamDecoder::Impl::DecodeEvents(const st::RawBlock& b) {
     }
   }
   return Status::Ok();
+}
+
+// Whole-file loading: the launch calls of every GPU block, registered before any device record
+// is processed (device records are processed as they are decoded, and CUPTI hands its buffers
+// back in any order: a kernel's record may come a block before its call's). Malformed blocks
+// are left to DecodeGpu, which says where.
+void StreamDecoder::Impl::PreloadLaunches(const st::RawBlock& b) {
+  st::Cursor c(b.payload);
+  const uint32_t count = c.Fixed<uint32_t>();
+  if (!c.ok) return;
+  cuda = true;
+  uint64_t late = 0;  // counted when the records are processed
+  for (uint32_t i = 0; i < count; ++i) {
+    st::GpuRecord r;
+    if (!st::DecodeGpuRecord(c, &r)) return;
+    if (r.kind != st::kGpuApi) continue;
+    gpu.Launch(r[3], GpuLaunch{static_cast<int64_t>(r[2]), r[0], r[1], windows.At(r[0], &late),
+                               static_cast<uint32_t>(r[4]), static_cast<uint8_t>(r[6])});
+  }
 }
 
 Status StreamDecoder::Impl::DecodeGpu(const st::RawBlock& b) {
@@ -724,6 +744,10 @@ Status StreamDecoder::Preload(std::string_view data) {
     if (!s.ok()) return s;
   }
   m.OpenWholeRunIfNeeded();
+  st::BlockIterator gpu_blocks(data, start);
+  while (gpu_blocks.Next(&b)) {
+    if (b.type == st::kGpuActivity) m.PreloadLaunches(b);
+  }
   m.preloaded = true;
   return Status::Ok();
 }
