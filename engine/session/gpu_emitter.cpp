@@ -264,12 +264,11 @@ void GpuEmitter::Kernel(Output& o, TraceBuilder& b, int64_t origin, const st::Gp
     }
   });
   words_.clear();
-  PushWord2(static_cast<int64_t>(r[kKCorrelation]));
-  PushWord2(static_cast<int64_t>(r[kKCorrelation]));
+  PushWord2(Id(r[kKCorrelation]));
+  PushWord2(Id(r[kKCorrelation]));
   if (r[kKGraph] != 0) PushWord2(static_cast<int64_t>(r[kKGraphNode]));
   Add(b, origin, 'X', r[kKStart], r[kKEnd], names_.Text(r[kKName]), kineto::kKernel,
-      Ident{static_cast<int64_t>(r[kKDevice]), 0, false},
-      Ident{static_cast<int64_t>(r[kKStream]), 0, false}, schema);
+      DevicePid(r[kKDevice]), Ident{static_cast<int64_t>(r[kKStream]), 0, false}, schema);
 }
 
 void GpuEmitter::Copy(Output& o, TraceBuilder& b, int64_t origin, const st::GpuRecord& r) {
@@ -292,15 +291,14 @@ void GpuEmitter::Copy(Output& o, TraceBuilder& b, int64_t origin, const st::GpuR
     }
   });
   words_.clear();
-  PushWord2(static_cast<int64_t>(r[kCCorrelation]));
-  PushWord2(static_cast<int64_t>(r[kCCorrelation]));
+  PushWord2(Id(r[kCCorrelation]));
+  PushWord2(Id(r[kCCorrelation]));
   PushWord2(static_cast<int64_t>(r[kCBytes]));
   PushDouble(Bandwidth(r[kCBytes], clock_.ToNs(r[kCEnd]) - clock_.ToNs(r[kCStart])));
   std::string name = "Memcpy ";
   name.append(CopyKindText(r[kCKind])).append(" (").append(MemoryKindText(r[kCSrcKind]));
   name.append(" -> ").append(MemoryKindText(r[kCDstKind])).append(")");
-  Add(b, origin, 'X', r[kCStart], r[kCEnd], name, kineto::kGpuMemcpy,
-      Ident{static_cast<int64_t>(r[kCDevice]), 0, false},
+  Add(b, origin, 'X', r[kCStart], r[kCEnd], name, kineto::kGpuMemcpy, DevicePid(r[kCDevice]),
       Ident{static_cast<int64_t>(r[kCStream]), 0, false}, schema);
 }
 
@@ -317,14 +315,13 @@ void GpuEmitter::Set(Output& o, TraceBuilder& b, int64_t origin, const st::GpuRe
     b.AddInlineArg(kineto::kMemoryBandwidth, ArgType::kDouble);
   });
   words_.clear();
-  PushWord2(static_cast<int64_t>(r[kSCorrelation]));
-  PushWord2(static_cast<int64_t>(r[kSCorrelation]));
+  PushWord2(Id(r[kSCorrelation]));
+  PushWord2(Id(r[kSCorrelation]));
   PushWord2(static_cast<int64_t>(r[kSBytes]));
   PushDouble(Bandwidth(r[kSBytes], clock_.ToNs(r[kSEnd]) - clock_.ToNs(r[kSStart])));
   std::string name = "Memset (";
   name.append(MemoryKindText(r[kSMemoryKind])).append(")");
-  Add(b, origin, 'X', r[kSStart], r[kSEnd], name, kineto::kGpuMemset,
-      Ident{static_cast<int64_t>(r[kSDevice]), 0, false},
+  Add(b, origin, 'X', r[kSStart], r[kSEnd], name, kineto::kGpuMemset, DevicePid(r[kSDevice]),
       Ident{static_cast<int64_t>(r[kSStream]), 0, false}, schema);
 }
 
@@ -336,8 +333,8 @@ void GpuEmitter::Call(Output& o, TraceBuilder& b, int64_t origin, const st::GpuR
     b.AddInlineArg(kineto::kCorrelation, ArgType::kInt);
   });
   words_.clear();
-  PushWord2(static_cast<int64_t>(r[kACorrelation]));
-  PushWord2(static_cast<int64_t>(r[kACorrelation]));
+  PushWord2(Id(r[kACorrelation]));
+  PushWord2(Id(r[kACorrelation]));
   const int64_t tid = static_cast<int64_t>(r[kATid]);
   Add(b, origin, 'X', r[kAStart], r[kAEnd], names_.Text(r[kAName]),
       r[kAKind] == st::kGpuApiRuntime ? kineto::kCudaRuntime : kineto::kCudaDriver,
@@ -359,10 +356,9 @@ void GpuEmitter::Sync(Output& o, TraceBuilder& b, int64_t origin, const st::GpuR
     b.AddIntArg("context", static_cast<int64_t>(r[kYContext]));
   });
   words_.clear();
-  PushWord2(static_cast<int64_t>(r[kYCorrelation]));
-  PushWord2(static_cast<int64_t>(r[kYCorrelation]));
-  Add(b, origin, 'X', r[kYStart], r[kYEnd], name, "cuda_sync",
-      Ident{static_cast<int64_t>(device), 0, false},
+  PushWord2(Id(r[kYCorrelation]));
+  PushWord2(Id(r[kYCorrelation]));
+  Add(b, origin, 'X', r[kYStart], r[kYEnd], name, "cuda_sync", DevicePid(device),
       Ident{static_cast<int64_t>(r[kYStream]), 0, false}, schema);
   o.tracks[{device, r[kYStream]}] = true;
 }
@@ -376,7 +372,7 @@ void GpuEmitter::Memory(Output& o, TraceBuilder& b, int64_t origin, const st::Gp
   const bool freed = r[kMOperation] == 2;
   const int64_t bytes =
       freed ? -static_cast<int64_t>(r[kMBytes]) : static_cast<int64_t>(r[kMBytes]);
-  int64_t& total = o.memory_total[device];
+  int64_t& total = memory_total_[device];  // one running total per device, across windows
   total += bytes;
   const uint32_t schema = Schema(o, b, Key('m', {device}), [&] {
     b.AddInlineArg(kineto::kTotalAllocated, ArgType::kInt);
@@ -451,7 +447,7 @@ void GpuEmitter::Projections(Output& o, TraceBuilder& b, int64_t origin) {
   for (const auto& [key, span] : spans) {
     const auto& [range, device, stream] = key;
     Add(b, origin, 'X', span.first, span.second, names_.Text(ranges[range].name),
-        kineto::kGpuUserAnnotation, Ident{static_cast<int64_t>(device), 0, false},
+        kineto::kGpuUserAnnotation, DevicePid(device),
         Ident{static_cast<int64_t>(stream), 0, false}, schema);
   }
 }
@@ -471,19 +467,18 @@ void GpuEmitter::Flows(Output& o, TraceBuilder& b, int64_t origin) {
     auto it = o.launch_of.find(w.correlation);
     if (it == o.launch_of.end()) continue;
     words_.clear();
-    PushWord2(static_cast<int64_t>(w.correlation));
+    PushWord2(Id(w.correlation));
     if (!started[w.correlation]) {
       Add(b, origin, 's', it->second.second, it->second.second, kineto::kAc2g, kineto::kAc2g,
           Ident{pid_, 0, false}, Ident{it->second.first, 0, false}, start_schema);
       started[w.correlation] = true;
     }
-    Add(b, origin, 'f', w.begin, w.begin, kineto::kAc2g, kineto::kAc2g,
-        Ident{static_cast<int64_t>(w.device), 0, false},
+    Add(b, origin, 'f', w.begin, w.begin, kineto::kAc2g, kineto::kAc2g, DevicePid(w.device),
         Ident{static_cast<int64_t>(w.stream), 0, false}, finish_schema);
   }
 }
 
-void GpuEmitter::Seal(size_t window) {
+void GpuEmitter::Seal(size_t window, std::string_view rank) {
   auto found = outputs_.find(window);
   int64_t origin = 0;
   TraceBuilder* b = cpu_.Builder(window, &origin);
@@ -506,15 +501,20 @@ void GpuEmitter::Seal(size_t window) {
       EventFields e;
       e.phase = 'M';
       e.name = what;
-      e.pid = Ident{static_cast<int64_t>(device), 0, false};
+      e.pid = DevicePid(device);
       e.tid = Ident{tid, 0, false};
       b->AddEvent(e, schema, {});
     };
     if (!named[device]) {
       named[device] = true;
-      const std::string gpu = std::string("GPU ").append(std::to_string(device));
+      // Kineto's "GPU N"; a stream after the first also names its process, and a process of a
+      // rank labels its devices with the rank, as its own process (engine/analysis/ranks).
+      std::string gpu = std::string("GPU ").append(std::to_string(device));
+      std::string labels = gpu;
+      if (stream_base_ != 0) gpu.append(" (pid ").append(std::to_string(pid_)).append(")");
+      if (!rank.empty()) labels.append(", rank ").append(rank);
       meta(kineto::kProcessName, 0, kineto::kMetaName, gpu);
-      meta(kineto::kProcessLabels, 0, kineto::kMetaLabels, gpu);
+      meta(kineto::kProcessLabels, 0, kineto::kMetaLabels, labels);
     }
     meta(kineto::kThreadName, static_cast<int64_t>(stream), kineto::kMetaName,
          std::string("stream ").append(std::to_string(stream)));

@@ -34,6 +34,7 @@ struct GpuLaunch {
 struct GpuCounts {
   uint64_t kernels = 0, copies = 0, sets = 0, calls = 0, syncs = 0, memory = 0;
   uint64_t cupti_dropped = 0, buffers_refused = 0, kinds_ignored = 0;  // totals, as reported
+  uint64_t untimed = 0, unwritten = 0;                                 // the same
 };
 
 class GpuEmitter {
@@ -41,6 +42,12 @@ class GpuEmitter {
   GpuEmitter(KinetoEmitter& cpu, const TickClock& clock, const StreamNames& names)
       : cpu_(cpu), clock_(clock), names_(names) {}
   void SetPid(int64_t pid) { pid_ = pid; }
+  // The stream's place among the session's streams (0 for the first). CUPTI numbers each
+  // image's correlations from 1 and Kineto numbers GPU processes by device, so the stream with
+  // index k > 0 writes its correlations, External ids and flow ids as k·2³² + CUPTI's number
+  // and its device tracks as pid k·2³² + device: two processes' kernels never share a launch,
+  // a flow or a "GPU N" track. The first stream's are Kineto's own numbers.
+  void SetStreamIndex(uint32_t index) { stream_base_ = static_cast<uint64_t>(index) << 32; }
 
   // A launch call: recorded for the device work that names its correlation (any window).
   void Launch(uint64_t correlation, const GpuLaunch& launch) { launches_[correlation] = launch; }
@@ -55,7 +62,8 @@ class GpuEmitter {
   // A CPU range of the window, for the GPU projections.
   void Range(size_t window, int64_t tid, uint64_t begin, uint64_t end, uint32_t name);
   // Before the window is sealed: projections, flows, names, device properties.
-  void Seal(size_t window);
+  // `rank`: the process's RANK, if any, as a label of its device tracks too.
+  void Seal(size_t window, std::string_view rank = {});
   // Launches of windows up to `window` are no longer needed.
   void Forget(int window);
 
@@ -77,9 +85,15 @@ class GpuEmitter {
     std::vector<CpuRange> ranges;
     std::map<uint64_t, std::pair<int64_t, uint64_t>> launch_of;  // correlation -> (tid, begin)
     std::map<std::pair<uint64_t, uint64_t>, bool> tracks;        // (device, stream)
-    std::map<uint64_t, int64_t> memory_total;                    // device -> bytes
   };
 
+  // A correlation as written (unique in the session), and a device's track pid.
+  int64_t Id(uint64_t correlation) const {
+    return static_cast<int64_t>(stream_base_ | (correlation & 0xffffffffu));
+  }
+  Ident DevicePid(uint64_t device) const {
+    return Ident{static_cast<int64_t>(stream_base_ + device), 0, false};
+  }
   uint64_t DeviceOf(uint64_t context) const {
     auto it = context_device_.find(context);
     return it == context_device_.end() ? 0 : it->second;
@@ -103,10 +117,12 @@ class GpuEmitter {
   const TickClock& clock_;
   const StreamNames& names_;
   int64_t pid_ = 0;
+  uint64_t stream_base_ = 0;
   std::unordered_map<uint64_t, GpuLaunch> launches_;
   std::map<uint64_t, stream::GpuRecord> devices_;
   std::unordered_map<uint64_t, uint64_t> context_device_;
   std::unordered_map<size_t, Output> outputs_;
+  std::map<uint64_t, int64_t> memory_total_;  // device -> bytes, over the whole run
   std::vector<uint32_t> words_;
 };
 

@@ -105,6 +105,7 @@ Status LiveSession::Discover() {
     s->fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
     if (s->fd < 0) continue;  // being created; next poll
     s->decoder = std::make_unique<StreamDecoder>(path, *sink_, summary_, warnings_);
+    s->decoder->SetStreamIndex(static_cast<uint32_t>(streams_.size()));
     streams_[path] = std::move(s);
   }
   closedir(d);

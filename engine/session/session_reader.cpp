@@ -222,6 +222,7 @@ Result<SessionLoad> LoadSession(const std::string& path) {
       continue;
     }
     StreamDecoder decoder(f.path, sink, sum, warnings);
+    decoder.SetStreamIndex(static_cast<uint32_t>(&f - files.data()));
     decoder.SetClock(f.clock.ticks0, f.clock.real0, f.clock.slope);
     std::string_view data = f.input->WholeContent();
     Status s = decoder.Preload(data);

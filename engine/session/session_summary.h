@@ -36,9 +36,11 @@ struct SessionSummary {
   // The cuda activity: device work, calls and GPU memory events recorded, and what CUPTI lost.
   uint64_t gpu_kernels = 0, gpu_copies = 0, gpu_sets = 0, gpu_calls = 0, gpu_syncs = 0;
   uint64_t gpu_memory_events = 0;
-  uint64_t gpu_records_dropped = 0;  // CUPTI's count: no buffer was free for them
-  uint64_t gpu_buffers_refused = 0;  // CUPTI asked for a buffer while the pool was empty
-  uint64_t gpu_records_ignored = 0;  // records of kinds profsh does not keep
+  uint64_t gpu_records_dropped = 0;    // CUPTI's count: no buffer was free for them
+  uint64_t gpu_buffers_refused = 0;    // CUPTI asked for a buffer while the pool was empty
+  uint64_t gpu_records_ignored = 0;    // records of kinds profsh does not keep
+  uint64_t gpu_records_untimed = 0;    // device records whose start or end CUPTI did not know
+  uint64_t gpu_records_unwritten = 0;  // GPU records the collector had no memory to write
   std::vector<std::string> notices;
   // Which path recorded the PyTorch operators ("profsh operator source (...)", "torch.profiler
   // (fallback: why)"), one text per distinct path (the processes' operators-<pid>.txt notes).
@@ -141,6 +143,14 @@ inline constexpr SummaryCount kSummaryCounts[] = {
      "PROFSH_CUPTI_BUFFERS or PROFSH_CUPTI_BUFFER_KB)",
      "GPU activity record was dropped by CUPTI: no buffer was free (raise PROFSH_CUPTI_BUFFERS "
      "or PROFSH_CUPTI_BUFFER_KB)"},
+    {"gpu_records_untimed", &SessionSummary::gpu_records_untimed,
+     "GPU kernels, copies or sets had no valid start or end time (CUPTI_TIMESTAMP_UNKNOWN) and "
+     "were skipped",
+     "GPU kernel, copy or set had no valid start or end time (CUPTI_TIMESTAMP_UNKNOWN) and was "
+     "skipped"},
+    {"gpu_records_unwritten", &SessionSummary::gpu_records_unwritten,
+     "GPU activity records were lost: the collector had no memory to write them",
+     "GPU activity record was lost: the collector had no memory to write it"},
     {"gpu_buffers_refused", &SessionSummary::gpu_buffers_refused,
      "requests of CUPTI for a buffer were refused: the pool was empty",
      "request of CUPTI for a buffer was refused: the pool was empty"},

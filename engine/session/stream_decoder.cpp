@@ -142,7 +142,7 @@ struct StreamDecoder::Impl {
     if (w.end_ticks == UINT64_MAX) w.info.end_ns = clock.ToNs(last_ticks);
     w.sealed = true;
     if (cuda) {
-      gpu.Seal(index);
+      gpu.Seal(index, Names().rank);
       gpu.Forget(window);
     }
     emitter.Seal(index, w.info, std::move(ranges), Names());
@@ -323,6 +323,8 @@ struct StreamDecoder::Impl {
           gpu.counts.cupti_dropped = r[0];
           gpu.counts.buffers_refused = r[1];
           gpu.counts.kinds_ignored = r[2];
+          gpu.counts.untimed = r[3];
+          gpu.counts.unwritten = r[4];
           break;
         default:
           break;
@@ -360,6 +362,7 @@ struct StreamDecoder::Impl {
   }
 
   Status DecodeGpu(const st::RawBlock& b);
+  void PreloadLaunches(const st::RawBlock& b);
   Status DecodeEvents(const st::RawBlock& b);
   Status HandleBlock(const st::RawBlock& b);
   Status Boundary(const st::RawBlock& b);
@@ -451,6 +454,25 @@ Status StreamDecoder::Impl::DecodeEvents(const st::RawBlock& b) {
     }
   }
   return Status::Ok();
+}
+
+// Whole-file loading: the launch calls of every GPU block, registered before any device record
+// is processed (device records are processed as they are decoded, and CUPTI hands its buffers
+// back in any order: a kernel's record may come a block before its call's). Malformed blocks
+// are left to DecodeGpu, which says where.
+void StreamDecoder::Impl::PreloadLaunches(const st::RawBlock& b) {
+  st::Cursor c(b.payload);
+  const uint32_t count = c.Fixed<uint32_t>();
+  if (!c.ok) return;
+  cuda = true;
+  uint64_t late = 0;  // counted when the records are processed
+  for (uint32_t i = 0; i < count; ++i) {
+    st::GpuRecord r;
+    if (!st::DecodeGpuRecord(c, &r)) return;
+    if (r.kind != st::kGpuApi) continue;
+    gpu.Launch(r[3], GpuLaunch{static_cast<int64_t>(r[2]), r[0], r[1], windows.At(r[0], &late),
+                               static_cast<uint32_t>(r[4]), static_cast<uint8_t>(r[6])});
+  }
 }
 
 Status StreamDecoder::Impl::DecodeGpu(const st::RawBlock& b) {
@@ -651,6 +673,9 @@ const StreamProcess& StreamDecoder::process() const {
 void StreamDecoder::SetLastImage(bool last) {
   impl_->last_image = last;
 }
+void StreamDecoder::SetStreamIndex(uint32_t index) {
+  impl_->gpu.SetStreamIndex(index);
+}
 bool StreamDecoder::has_process() const {
   return impl_->has_process;
 }
@@ -729,6 +754,10 @@ Status StreamDecoder::Preload(std::string_view data) {
     if (!s.ok()) return s;
   }
   m.OpenWholeRunIfNeeded();
+  st::BlockIterator gpu_blocks(data, start);
+  while (gpu_blocks.Next(&b)) {
+    if (b.type == st::kGpuActivity) m.PreloadLaunches(b);
+  }
   m.preloaded = true;
   return Status::Ok();
 }
@@ -767,6 +796,8 @@ void StreamDecoder::Finish() {
   sum.gpu_records_dropped += g.cupti_dropped;
   sum.gpu_buffers_refused += g.buffers_refused;
   sum.gpu_records_ignored += g.kinds_ignored;
+  sum.gpu_records_untimed += g.untimed;
+  sum.gpu_records_unwritten += g.unwritten;
 }
 
 }  // namespace profsh

@@ -65,6 +65,9 @@ class StreamDecoder {
   void SetClock(uint64_t ticks0, int64_t real0, double ns_per_tick);
   // Whether this image is the last of its pid (its command line then names the process).
   void SetLastImage(bool last);
+  // This stream's place among the session's (0: the first); keeps GPU correlations and device
+  // tracks of several processes apart (GpuEmitter::SetStreamIndex).
+  void SetStreamIndex(uint32_t index);
 
   const StreamProcess& process() const;
   bool has_process() const;

@@ -537,11 +537,13 @@ class GpuBlockWriter {
     PutFixed(out_, BlockHeader{kGpuActivity, 0});
     PutFixed(out_, uint32_t{0});
   }
-  void Add(const GpuRecord& r) {
-    if (uint8_t* p = out_.Room(kMaxGpuRecordBytes)) {
-      out_.Advance(static_cast<size_t>(EncodeGpuRecordAt(p, r) - p));
-      ++count_;
-    }
+  // False when the sink has no room (out of memory): the caller counts the record as lost.
+  bool Add(const GpuRecord& r) {
+    uint8_t* p = out_.Room(kMaxGpuRecordBytes);
+    if (p == nullptr) return false;
+    out_.Advance(static_cast<size_t>(EncodeGpuRecordAt(p, r) - p));
+    ++count_;
+    return true;
   }
   // Patches the block's size and count; returns the records written.
   uint32_t End() {

@@ -200,7 +200,8 @@ enum GpuRecordKind : uint8_t {
                      // max threads per block
   kGpuContext = 9,   // context, device, null stream
   kGpuDrops = 10,    // CUPTI's dropped records, buffers refused (pool empty), records of kinds
-                     // not kept (cumulative)
+                     // not kept, device records without valid times (start or end unknown,
+                     // end before start), records not written (no memory) (cumulative)
 };
 enum GpuApiKind : uint8_t { kGpuApiDriver = 1, kGpuApiRuntime = 2 };
 

@@ -54,6 +54,8 @@ def check_basic(profsh, workload, cupti, tmp, scenario=""):
     out = os.path.join(tmp, "basic.json")
     r = run(profsh, workload, cupti, out, table=True, env={"FAKE_CUPTI_SCENARIO": scenario})
     check(r.returncode == 0, "the workload runs under profsh with the cuda activity (%s)" % r.stderr[-400:])
+    check("called after its destructor" not in r.stderr,
+          "CUPTI's last records are taken at exit(), before libcupti's destructors")
     summary = [l for l in r.stderr.splitlines() if "GPU:" in l]
     check(summary and "39 kernels, 10 copies, 1 set, 67 CUDA calls" in summary[0],
           "the summary counts the GPU work: %s" % summary)
@@ -128,7 +130,7 @@ def check_basic(profsh, workload, cupti, tmp, scenario=""):
     check(launches == {("layer_a", "cuLaunchKernel"): 24, ("layer_b", "cudaLaunchKernel"): 12,
                        ("copies", "cuGraphLaunch"): 1},
           "launches nest in their ranges (CUPTI's threads: %s): %s"
-          % ("OS ids" if scenario else "pthread_self", dict(launches)))
+          % ("pthread_self" if scenario else "OS ids", dict(launches)))
     if scenario:
         return d
     # GPU projections: per range instance and stream, first start to last end of its work.
@@ -155,22 +157,8 @@ def check_basic(profsh, workload, cupti, tmp, scenario=""):
     names = {(e["pid"], e["args"]["name"]) for e in ev if e.get("ph") == "M" and e["name"] == "process_name"}
     check((0, "GPU 0") in names and (1, "GPU 1") in names, "device processes are named GPU 0 and GPU 1")
     # The table: CUDA time per NVTX range, from the kernels its launches started.
-    rows = collections.defaultdict(list)
-    header = None
-    for line in r.stdout.splitlines():
-        cols = re.split(r"\s{2,}", line.strip())
-        if cols and cols[0] == "Name":
-            header = cols
-        elif header and len(cols) == len(header):
-            rows[cols[0]].append(dict(zip(header, cols)))
-    def us(text):
-        return float(text.replace("us", "")) if text.endswith("us") and not text.endswith("ms") else -1
-    for name, total, calls_n in [("layer_a", 72.0, 6), ("layer_b", 24.0, 6), ("forward", 96.0, 6),
-                                 ("gemm_kernel", 72.0, 24), ("relu_kernel", 24.0, 12)]:
-        got = [row for row in rows.get(name, []) if row.get("# of Calls") == str(calls_n)
-               and near(us(row.get("CUDA total", "")), total)]
-        check(len(got) >= 1, "table: %s has CUDA total %.3f us over %d calls (%s)"
-              % (name, total, calls_n, [(x.get("CUDA total"), x.get("# of Calls")) for x in rows.get(name, [])]))
+    check_table(r.stdout, [("layer_a", 72.0, 6), ("layer_b", 24.0, 6), ("forward", 96.0, 6),
+                           ("gemm_kernel", 72.0, 24), ("relu_kernel", 24.0, 12)])
     # What works on Kineto traces works on the live run: the memory timeline, HTA's kernel
     # breakdown, the Chrome export read back.
     lua = os.path.join(tmp, "analyses.lua")
@@ -185,6 +173,63 @@ def check_basic(profsh, workload, cupti, tmp, scenario=""):
           "HTA's kernel breakdown lists the computation kernels (%s)" % lines.get("breakdown"))
     check(lines.get("export") == "39 39", "the Chrome export reads back with its 39 kernels (%s)" % lines.get("export"))
     return d
+
+
+def check_table(stdout, want):
+    """The table's CUDA total and call count of each (name, µs, calls) of `want`."""
+    rows = collections.defaultdict(list)
+    header = None
+    for line in stdout.splitlines():
+        cols = re.split(r"\s{2,}", line.strip())
+        if cols and cols[0] == "Name":
+            header = cols
+        elif header and len(cols) == len(header):
+            rows[cols[0]].append(dict(zip(header, cols)))
+    def us(text):
+        return float(text.replace("us", "")) if text.endswith("us") and not text.endswith("ms") else -1
+    for name, total, calls_n in want:
+        got = [row for row in rows.get(name, []) if row.get("# of Calls") == str(calls_n)
+               and near(us(row.get("CUDA total", "")), total)]
+        check(len(got) >= 1, "table: %s has CUDA total %.3f us over %d calls (%s)"
+              % (name, total, calls_n, [(x.get("CUDA total"), x.get("# of Calls")) for x in rows.get(name, [])]))
+
+
+def check_two_processes(profsh, workload, cupti, tmp):
+    """Two CUDA processes in one run (the workload forks): each CUPTI numbers its correlations
+    from 1, yet every kernel links to its own process's launch and range."""
+    out = os.path.join(tmp, "fork.json")
+    r = run(profsh, workload, cupti, out, "3", "fork", table=True)
+    check(r.returncode == 0, "a forking CUDA workload runs under profsh (%s)" % r.stderr[-400:])
+    check_table(r.stdout, [("layer_a", 72.0, 6), ("layer_b", 24.0, 6), ("child_layer_a", 12.0, 1),
+                           ("child_layer_b", 4.0, 1), ("gemm_kernel", 84.0, 28)])
+    ev = events(out)["traceEvents"]
+    kernels = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "kernel"]
+    calls = [e for e in ev if e.get("ph") == "X" and e.get("cat") in ("cuda_runtime", "cuda_driver")]
+    corr = collections.Counter(e["args"]["correlation"] for e in calls)
+    check(len(kernels) == 46 and all(corr[k["args"]["correlation"]] == 1 for k in kernels)
+          and all(k["args"]["External id"] == k["args"]["correlation"] for k in kernels),
+          "46 kernels, each naming exactly one launch call by its correlation")
+    launch_pid = {e["args"]["correlation"]: e["pid"] for e in calls}
+    pids = {launch_pid.get(k["args"]["correlation"]) for k in kernels}
+    track_of = collections.defaultdict(set)  # launching process -> device track pids
+    for k in kernels:
+        track_of[launch_pid.get(k["args"]["correlation"])].add(k["pid"])
+    check(len(pids) == 2 and None not in pids and not set.intersection(*track_of.values()),
+          "the two processes' kernels are on distinct device tracks: %s" % dict(track_of))
+    starts = [e for e in ev if e.get("cat") == "ac2g" and e.get("ph") == "s"]
+    check(len(starts) == len({e["id"] for e in starts}) == 55,
+          "ac2g: 55 flows with distinct ids (%d, %d)" % (len(starts), len({e["id"] for e in starts})))
+    names = sorted(e["args"]["name"] for e in ev if e.get("ph") == "M" and e["name"] == "process_name"
+                   and e["args"]["name"].startswith("GPU"))
+    # CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM: a thread the collector saw no event of is still
+    # named by its OS id.
+    loose = re.search(r"loose thread (\d+)", r.stderr)
+    check(loose and [e["name"] for e in calls if e["tid"] == int(loose.group(1))]
+          == ["cuLaunchKernel", "cuCtxSynchronize"],
+          "a thread known only to CUPTI has its OS id (%s)" % (loose and loose.group(0)))
+    named = [int(m.group(1)) for m in (re.match(r"GPU \d \(pid (\d+)\)$", n) for n in names) if m]
+    check(len(names) == 3 and "GPU 0" in names and named and set(named) < pids,
+          "the second process's devices are named with its pid: %s" % names)
 
 
 ANALYSES = r"""
@@ -231,11 +276,20 @@ def check_drops(profsh, workload, cupti, tmp, basic):
     r = run(profsh, workload, cupti, os.path.join(tmp, "drop.json"), env={"FAKE_CUPTI_SCENARIO": "drop=7"})
     check("7 GPU activity records were dropped by CUPTI" in r.stderr and "39 kernels" in r.stderr,
           "CUPTI's own dropped count is read and reported (%s)" % r.stderr[-300:])
+    # Kernels whose end CUPTI did not know: skipped and counted, not drawn at the far past.
+    out = os.path.join(tmp, "untimed.json")
+    r = run(profsh, workload, cupti, out, env={"FAKE_CUPTI_SCENARIO": "untimed=2"})
+    d = events(out) if r.returncode == 0 else {"traceEvents": []}
+    ks = [e for e in d["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "kernel"]
+    check("37 kernels" in r.stderr and "2 GPU kernels, copies or sets had no valid start or end time"
+          in r.stderr and len(ks) == 37 and all(e["dur"] >= 0 and e["ts"] >= 0 for e in ks),
+          "kernels without an end time are skipped and counted (%s)" % r.stderr[-300:])
 
 
 def check_refusals(profsh, workload, cupti, tmp):
     for scenario, line in [("other-subscriber", "CUPTI is already used by another tool"),
-                           ("version=120000", "CUPTI API version 120000, profsh needs 130000")]:
+                           ("version=120000", "CUPTI API version 120000, profsh needs 130000 to 139999"),
+                           ("version=140000", "CUPTI API version 140000, profsh needs 130000 to 139999")]:
         out = os.path.join(tmp, "refused.json")
         r = run(profsh, workload, cupti, out, env={"FAKE_CUPTI_SCENARIO": scenario})
         d = events(out) if r.returncode == 0 else {"traceEvents": []}
@@ -244,6 +298,13 @@ def check_refusals(profsh, workload, cupti, tmp):
         check(r.returncode == 0 and r.stderr.count(line) == 1 and kernels == 0 and ranges == 6,
               "%s: one summary line, no kernels, the NVTX ranges kept (%d kernels, %d ranges; %s)"
               % (scenario, kernels, ranges, r.stderr[-300:]))
+    # A failure after cuptiSubscribe gives CUPTI back: the workload's own profiler may have it.
+    r = run(profsh, workload, cupti, os.path.join(tmp, "unsub.json"),
+            env={"FAKE_CUPTI_SCENARIO": "register-fails,user-subscribes"})
+    check(r.returncode == 0 and r.stderr.count("cuptiActivityRegisterCallbacks failed") == 1
+          and "the workload's own CUPTI subscriber: accepted" in r.stderr,
+          "a failed setup unsubscribes, so the workload's own CUPTI subscriber is accepted (%s)"
+          % r.stderr[-300:])
     not_cupti = os.path.abspath(__file__)
     r = run(profsh, workload, not_cupti, os.path.join(tmp, "nocupti.json"))
     check(r.returncode == 0 and r.stderr.count("libcupti could not be loaded") == 1,
@@ -304,6 +365,36 @@ def check_schedule(profsh, workload, cupti, tmp):
             check(ok, "the window: %s %s calls, %s us of CUDA time (%s)" % (key, count, cuda, got.get(key)))
 
 
+MEMORY = r"""
+local workload, cupti = arg[1], arg[2]
+local p = profsh.profile{
+  activities = {"nvtx", "cuda"}, cupti = cupti,
+  schedule = profsh.schedule{wait = 0, warmup = 0, active = 1, ["repeat"] = 2},
+  step_marker = "^step$",
+  on_trace_ready = function(t)
+    local totals = {}
+    for _, e in ipairs(t:events{limit = 100000}) do
+      if e.name == "[memory]" and e.args["Device Type"] == 1 then
+        totals[#totals + 1] = string.format("%d", e.args["Total Allocated"])
+      end
+    end
+    print("window", table.concat(totals, " "))
+  end}
+print("status", p:run{workload, "3", "steps"})
+"""
+
+
+def check_memory_windows(profsh, workload, cupti, tmp):
+    """GPU memory's Total Allocated runs on across windows (a step's 1 MiB stays allocated)."""
+    path = os.path.join(tmp, "memory.lua")
+    with open(path, "w") as f:
+        f.write(MEMORY)
+    r = subprocess.run([profsh, path, workload, cupti], capture_output=True, text=True, timeout=120)
+    windows = [l for l in r.stdout.splitlines() if l.startswith("window")]
+    check(r.returncode == 0 and windows == ["window\t1048576", "window\t2097152"],
+          "Total Allocated per device runs on across windows (%s)" % (r.stdout + r.stderr)[-400:])
+
+
 def check_killed(profsh, workload, cupti, tmp):
     out = os.path.join(tmp, "killed.json")
     cmd = [profsh, "run", "--activities", "nvtx,cuda", "--cupti", cupti, "-o", out, "--no-table", "--",
@@ -328,13 +419,17 @@ def main():
     wanted = set(sys.argv[4:])
     with tempfile.TemporaryDirectory(prefix="profsh-cuda-") as tmp:
         basic = check_basic(profsh, workload, cupti, tmp)
-        check_basic(profsh, workload, cupti, tmp, "os-thread-ids")
+        check_basic(profsh, workload, cupti, tmp, "no-thread-id-type")
+        if not wanted or "processes" in wanted:
+            check_two_processes(profsh, workload, cupti, tmp)
         if not wanted or "drops" in wanted:
             check_drops(profsh, workload, cupti, tmp, basic)
         if not wanted or "refusals" in wanted:
             check_refusals(profsh, workload, cupti, tmp)
         if not wanted or "schedule" in wanted:
             check_schedule(profsh, workload, cupti, tmp)
+        if not wanted or "memory" in wanted:
+            check_memory_windows(profsh, workload, cupti, tmp)
         if not wanted or "killed" in wanted:
             check_killed(profsh, workload, cupti, tmp)
     print("%d failed" % len(failures) if failures else "all passed")

@@ -8,14 +8,24 @@
 //   steps: one thread (device 0); each step is an NVTX range "step" (a step marker) that also
 //          launches tail_kernel (3 ms) on stream 1 at its end; streams are synchronised only
 //          after the last step, so each step's tail kernel ends after the next step began.
+//          Each step also allocates 1 MiB on device 0 (cuMemAlloc), all freed after the last.
 //   slow:  20 ms of sleep after each step (for a run killed while it works).
+//   fork:  as plain, and a child forked before cuInit runs one step on one thread (device 0)
+//          with its ranges named "child_layer_a" and "child_layer_b": two CUDA processes whose
+//          CUPTIs both number correlations from 1. The child also launches one relu_kernel
+//          from a thread that records nothing else (no thread slot) and prints
+//          "loose thread TID" to stderr.
 #include <cuda.h>
 #include <cupti_activity.h>
 #include <nvtx3/nvToolsExt.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <thread>
 #include <vector>
@@ -27,6 +37,8 @@ CUgraphExec fakecuda_graph(uint32_t id, CUfunction f, int nodes);
 }
 
 namespace {
+
+bool g_child = false;  // the forked child of mode "fork"
 
 void Copies(CUcontext self, CUcontext other, CUstream stream) {
   nvtxRangePushA("copies");
@@ -61,13 +73,18 @@ void Worker(int device, int steps, const char* mode, CUcontext* contexts) {
   cuModuleGetFunction(&gemm, nullptr, "gemm_kernel");
   cuModuleGetFunction(&relu, nullptr, "relu_kernel");
   cuModuleGetFunction(&tail, nullptr, "tail_kernel");
+  std::vector<CUdeviceptr> kept;
   for (int step = 0; step < steps; ++step) {
-    if (step_ranges) nvtxRangePushA("step");
+    if (step_ranges) {
+      nvtxRangePushA("step");
+      kept.emplace_back();
+      cuMemAlloc(&kept.back(), 1 << 20);
+    }
     nvtxRangePushA("forward");
-    nvtxRangePushA("layer_a");
+    nvtxRangePushA(g_child ? "child_layer_a" : "layer_a");
     for (int i = 0; i < 4; ++i) cuLaunchKernel(gemm, 3, 1, 1, 256, 1, 1, 0, s1, nullptr, nullptr);
     nvtxRangePop();
-    nvtxRangePushA("layer_b");
+    nvtxRangePushA(g_child ? "child_layer_b" : "layer_b");
     for (int i = 0; i < 2; ++i) fakecuda_runtime_launch(relu, 2, 128, s2);
     nvtxRangePop();
     nvtxRangePop();
@@ -85,14 +102,24 @@ void Worker(int device, int steps, const char* mode, CUcontext* contexts) {
   }
   cuStreamSynchronize(s1);
   cuStreamSynchronize(s2);
-  if (device == 0 && !step_ranges) Copies(contexts[0], contexts[1], s1);
+  for (CUdeviceptr p : kept) cuMemFree(p);
+  if (device == 0 && !step_ranges && !g_child) Copies(contexts[0], contexts[1], s1);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int steps = argc > 1 ? atoi(argv[1]) : 3;
+  int steps = argc > 1 ? atoi(argv[1]) : 3;
   const char* mode = argc > 2 ? argv[2] : "plain";
+  pid_t child = -1;
+  if (strcmp(mode, "fork") == 0) {
+    child = fork();
+    if (child < 0) return 1;
+    if (child == 0) {
+      g_child = true;
+      steps = 1;
+    }
+  }
   if (cuInit(0) != CUDA_SUCCESS) return 1;
   CUcontext contexts[2];
   for (int d = 0; d < 2; ++d) {
@@ -102,8 +129,24 @@ int main(int argc, char** argv) {
   }
   std::vector<std::thread> threads;
   // Step markers count per process: with one thread, a step is one iteration.
-  const int workers = strcmp(mode, "steps") == 0 ? 1 : 2;
+  const int workers = strcmp(mode, "steps") == 0 || g_child ? 1 : 2;
   for (int d = 0; d < workers; ++d) threads.emplace_back(Worker, d, steps, mode, contexts);
   for (auto& t : threads) t.join();
+  if (g_child) {
+    std::thread loose([&] {
+      cuCtxSetCurrent(contexts[0]);
+      CUfunction relu;
+      cuModuleGetFunction(&relu, nullptr, "relu_kernel");
+      cuLaunchKernel(relu, 2, 1, 1, 128, 1, 1, 0, nullptr, nullptr, nullptr);
+      cuCtxSynchronize();
+      fprintf(stderr, "loose thread %ld\n", static_cast<long>(syscall(SYS_gettid)));
+    });
+    loose.join();
+  }
+  if (child > 0) {
+    int status = 0;
+    if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+      return 1;
+  }
   return 0;
 }

@@ -53,6 +53,7 @@ struct Driver {
   void (*record)(const void*) = nullptr;
   uint64_t (*now)() = nullptr;
   uint64_t (*duration)(uint64_t) = nullptr;
+  int (*os_thread_ids)() = nullptr;
   std::atomic<uint32_t> correlation{0};
   std::map<uint32_t, StreamInfo> streams;  // id -> stream
   uint32_t next_stream = 13;
@@ -75,13 +76,10 @@ uint64_t Now() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-// CUPTI's API records name a thread by the low 32 bits of pthread_self(); with
-// FAKE_CUPTI_SCENARIO containing "os-thread-ids", by its OS id.
+// CUPTI's API records name a thread by the low 32 bits of pthread_self(), or by its OS id once
+// a tool asked for CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM (the test CUPTI says which).
 uint32_t Tid() {
-  static const bool os_ids = [] {
-    const char* s = getenv("FAKE_CUPTI_SCENARIO");
-    return s && strstr(s, "os-thread-ids");
-  }();
+  const bool os_ids = D().os_thread_ids && D().os_thread_ids();
   return os_ids ? static_cast<uint32_t>(syscall(SYS_gettid))
                 : static_cast<uint32_t>(pthread_self());
 }
@@ -99,6 +97,7 @@ void FindCupti() {
   d.record = reinterpret_cast<void (*)(const void*)>(dlsym(lib, "fakecupti_record"));
   d.now = reinterpret_cast<uint64_t (*)()>(dlsym(lib, "fakecupti_now"));
   d.duration = reinterpret_cast<uint64_t (*)(uint64_t)>(dlsym(lib, "fakecupti_duration"));
+  d.os_thread_ids = reinterpret_cast<int (*)()>(dlsym(lib, "fakecupti_os_thread_ids"));
 }
 
 uint32_t StreamId(CUstream s) {
@@ -258,6 +257,21 @@ __attribute__((visibility("default"))) CUresult CUDAAPI cuInit(unsigned int) {
   }
   FindCupti();
   Devices();
+  // FAKE_CUPTI_SCENARIO "user-subscribes": the workload then subscribes to CUPTI itself, as a
+  // script running torch.profiler would, and says whether CUPTI let it.
+  const char* scenario = getenv("FAKE_CUPTI_SCENARIO");
+  if (scenario && strstr(scenario, "user-subscribes")) {
+    const char* cupti = getenv("PROFSH_CUPTI");
+    void* lib = dlopen(cupti && *cupti ? cupti : "libcupti.so", RTLD_NOW | RTLD_NOLOAD);
+    auto subscribe =
+        lib ? reinterpret_cast<CUptiResult (*)(CUpti_SubscriberHandle*, CUpti_CallbackFunc, void*)>(
+                  dlsym(lib, "cuptiSubscribe"))
+            : nullptr;
+    CUpti_SubscriberHandle handle;
+    fprintf(stderr, "the workload's own CUPTI subscriber: %s\n",
+            subscribe && subscribe(&handle, nullptr, nullptr) == CUPTI_SUCCESS ? "accepted"
+                                                                               : "refused");
+  }
   return CUDA_SUCCESS;
 }
 

@@ -9,10 +9,12 @@
 //   version=N          cuptiGetVersion reports N
 //   drop=N             CUPTI reports N records dropped (device buffers), once
 #include <cupti.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include <atomic>
 #include <mutex>
 #include <string>
 
@@ -33,7 +35,22 @@ struct Fake {
   bool other_subscriber = false;
   uint32_t version = CUPTI_API_VERSION;
   size_t scripted_drops = 0;
+  size_t untimed = 0;              // kernel records still to give end = CUPTI_TIMESTAMP_UNKNOWN
+  bool register_fails = false;     // cuptiActivityRegisterCallbacks fails
+  bool no_thread_id_type = false;  // cuptiSetThreadIdType fails (an older CUPTI's answer)
+  std::atomic<int> thread_id_type{CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT};
 };
+
+// libcupti's destructors run at exit(); a tool that calls CUPTI after them (from its own
+// destructor, say) is told on stderr, which the checks read.
+bool g_destroyed = false;
+struct Lifetime {
+  ~Lifetime() { g_destroyed = true; }
+} g_lifetime;
+
+void Alive(const char* function) {
+  if (g_destroyed) fprintf(stderr, "fake CUPTI: %s called after its destructor\n", function);
+}
 
 Fake& F() {
   static Fake f;
@@ -52,6 +69,9 @@ void ReadScenario(Fake& f) {
     if (comma == std::string::npos) comma = text.size();
     const std::string item = text.substr(at, comma - at);
     if (item == "other-subscriber") f.other_subscriber = true;
+    if (item == "no-thread-id-type") f.no_thread_id_type = true;
+    if (item == "register-fails") f.register_fails = true;
+    if (item.rfind("untimed=", 0) == 0) f.untimed = static_cast<size_t>(atol(item.c_str() + 8));
     if (item.rfind("version=", 0) == 0) f.version = static_cast<uint32_t>(atol(item.c_str() + 8));
     if (item.rfind("drop=", 0) == 0) f.scripted_drops = static_cast<size_t>(atol(item.c_str() + 5));
     at = comma + 1;
@@ -139,6 +159,11 @@ uint64_t fakecupti_duration(uint64_t ns) {
   return static_cast<uint64_t>(static_cast<double>(ns) * F().ticks_per_ns + 0.5);
 }
 
+// Whether API records name threads by their OS id (cuptiSetThreadIdType(SYSTEM) succeeded).
+int fakecupti_os_thread_ids(void) {
+  return F().thread_id_type.load() == CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM;
+}
+
 int fakecupti_enabled(int kind) {
   return kind >= 0 && kind < 128 && F().enabled[kind];
 }
@@ -160,6 +185,10 @@ void fakecupti_record(const void* record) {
     return;
   }
   memcpy(f.buffer + f.used, record, n);
+  if (f.untimed > 0 && a->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+    --f.untimed;
+    reinterpret_cast<CUpti_ActivityKernel10*>(f.buffer + f.used)->end = CUPTI_TIMESTAMP_UNKNOWN;
+  }
   f.used += Aligned(n);
 }
 
@@ -191,6 +220,15 @@ CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle* subscriber, CUpti_Ca
 }
 
 // The names of the calls the test driver makes, as the cbid headers spell them.
+CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle subscriber) {
+  Fake& f = F();
+  std::lock_guard<std::mutex> lock(f.mutex);
+  if (!f.subscribed || subscriber != reinterpret_cast<CUpti_SubscriberHandle>(&f))
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  f.subscribed = false;
+  return CUPTI_SUCCESS;
+}
+
 CUptiResult CUPTIAPI cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid,
                                           const char** name) {
   struct Name {
@@ -230,6 +268,7 @@ CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequest
                                                     CUpti_BuffersCallbackCompleteFunc complete) {
   Fake& f = F();
   std::lock_guard<std::mutex> lock(f.mutex);
+  if (f.register_fails) return CUPTI_ERROR_UNKNOWN;
   f.request = request;
   f.complete = complete;
   return CUPTI_SUCCESS;
@@ -254,6 +293,16 @@ CUptiResult CUPTIAPI cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallb
   return CUPTI_SUCCESS;
 }
 
+CUptiResult CUPTIAPI cuptiSetThreadIdType(CUpti_ActivityThreadIdType type) {
+  Fake& f = F();
+  ReadScenario(f);
+  if (f.no_thread_id_type) return CUPTI_ERROR_NOT_SUPPORTED;
+  if (type != CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT && type != CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM)
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  f.thread_id_type.store(type);
+  return CUPTI_SUCCESS;
+}
+
 CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind) {
   if (static_cast<int>(kind) < 0 || kind >= 128 || RecordSize(kind) == 0)
     return CUPTI_ERROR_NOT_COMPATIBLE;
@@ -262,6 +311,7 @@ CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind) {
 }
 
 CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t) {
+  Alive("cuptiActivityFlushAll");
   Fake& f = F();
   std::unique_lock<std::mutex> lock(f.mutex);
   if (f.used > 0) CompleteLocked(f, lock);
@@ -270,6 +320,7 @@ CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t) {
 
 CUptiResult CUPTIAPI cuptiActivityGetNextRecord(uint8_t* buffer, size_t valid,
                                                 CUpti_Activity** record) {
+  Alive("cuptiActivityGetNextRecord");
   size_t at = 0;
   if (*record != nullptr) {
     at = static_cast<size_t>(reinterpret_cast<uint8_t*>(*record) - buffer) +
@@ -284,6 +335,7 @@ CUptiResult CUPTIAPI cuptiActivityGetNextRecord(uint8_t* buffer, size_t valid,
 }
 
 CUptiResult CUPTIAPI cuptiActivityGetNumDroppedRecords(CUcontext, uint32_t, size_t* dropped) {
+  Alive("cuptiActivityGetNumDroppedRecords");
   Fake& f = F();
   std::lock_guard<std::mutex> lock(f.mutex);
   *dropped = f.dropped + f.scripted_drops;

@@ -56,6 +56,30 @@ TEST(GpuActivity, RecordsReadBackAsWritten) {
   }
 }
 
+// A sink that has room for `limit` bytes only, as the collector's buffer out of memory.
+struct FullSink {
+  testing::CodecSink inner;
+  size_t limit;
+  uint8_t* Room(size_t n) { return inner.used + n > limit ? nullptr : inner.Room(n); }
+  void Advance(size_t n) { inner.Advance(n); }
+  size_t size() const { return inner.size(); }
+  uint8_t* At(size_t offset) { return inner.At(offset); }
+};
+
+TEST(GpuActivity, RecordWithoutRoomIsReportedNotWritten) {
+  FullSink out{{}, 12 + st::kMaxGpuRecordBytes};  // the block header, its count, one record
+  st::GpuBlockWriter<FullSink> writer(out);
+  writer.Begin();
+  st::GpuRecord r;
+  r.kind = st::kGpuKernel;
+  r.count = 2;
+  r.f[0] = 5;
+  r.f[1] = 9;
+  EXPECT_TRUE(writer.Add(r));
+  EXPECT_FALSE(writer.Add(r));  // the caller counts it as lost
+  EXPECT_EQ(writer.End(), 1u);
+}
+
 st::GpuRecord A100() {
   st::GpuRecord d;
   d.kind = st::kGpuDevice;

@@ -79,6 +79,13 @@ class StreamWriter {
   StreamWriter& Step(uint64_t ticks, int64_t step, ProfilerAction action) {
     return Add(st::StepBlock{ticks, step, static_cast<uint8_t>(action)});
   }
+  StreamWriter& Gpu(const st::GpuRecord& r) {
+    st::GpuBlockWriter<StringSink> writer(out_);
+    writer.Begin();
+    writer.Add(r);
+    writer.End();
+    return *this;
+  }
   StreamWriter& End() { return Add(st::EndBlock{st::kEndExit}); }
   std::string bytes() const { return out_.str(); }
   int64_t pid() const { return pid_; }
@@ -269,6 +276,36 @@ TEST(StreamDecoder, ScheduleWindowsKeepOnlyRecordedSteps) {
   EXPECT_EQ(sink.sealed[0].end_ns, 6000);
   // The ranges of steps 2 and 3 only.
   EXPECT_EQ(summary.ranges, 2u);
+}
+
+// CUPTI hands buffers back in any order: a kernel's record may be in a block before the one
+// with its launch call. Loading the file still links the kernel to its launch (and so to the
+// range open there).
+TEST(StreamDecoder, GpuRecordsBeforeTheirLaunchCallAreLinked) {
+  StreamWriter w(7);
+  w.Thread(0, 7).String(1, "layer").String(2, "gemm").String(3, "cuLaunchKernel");
+  w.Events(0, {Push(2000, 1), Pop(2600)});
+  st::GpuRecord kernel;
+  kernel.kind = st::kGpuKernel;
+  kernel.count = 7;
+  const uint64_t k[] = {3000, 3500, 0, 1, 7, 42, 2};  // start, end, device, context, stream,
+  std::copy(std::begin(k), std::end(k), kernel.f);    // correlation, name
+  st::GpuRecord call;
+  call.kind = st::kGpuApi;
+  call.count = 8;
+  const uint64_t a[] = {2100, 2200, 7, 42, 3, 211, st::kGpuApiDriver, 0};
+  std::copy(std::begin(a), std::end(a), call.f);
+  w.Gpu(kernel).Gpu(call);
+  w.Clock(5000).End();
+  SessionFolder folder;
+  folder.Write(w, w.bytes());
+  Loaded t = MustLoad(folder.path());
+  size_t flows = 0;
+  for (const json& e : t.events) flows += e.value("cat", "") == "ac2g";
+  ASSERT_EQ(t.Named("gemm").size(), 1u);
+  EXPECT_EQ(flows, 2u);  // the launch's start and the kernel's finish
+  // The range and its GPU projection (gpu_user_annotation), which needs the launch.
+  EXPECT_EQ(t.Named("layer").size(), 2u);
 }
 
 TEST(StreamDecoder, MemoryTotalsFollowTimeAcrossThreads) {

@@ -2,12 +2,14 @@
 
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <atomic>
 
 #include <cupti.h>
 
+#include "engine/collector/runtime/process.h"
 #include "engine/collector/runtime/raw_map.h"
 #include "engine/collector/runtime/registry.h"
 #include "engine/collector/runtime/runtime.h"
@@ -22,6 +24,7 @@ namespace st = profsh::stream;
 struct CuptiApi {
   decltype(&cuptiGetVersion) GetVersion;
   decltype(&cuptiSubscribe) Subscribe;
+  decltype(&cuptiUnsubscribe) Unsubscribe;
   decltype(&cuptiGetResultString) GetResultString;
   decltype(&cuptiGetCallbackName) GetCallbackName;
   decltype(&cuptiActivityRegisterCallbacks) RegisterCallbacks;
@@ -41,9 +44,11 @@ struct PoolBuffer {
 };
 
 constexpr uint32_t kMaxBuffers = 64;
-// One minimal CUPTI version: the record structs of the 13.0 headers this is built with
-// (CUpti_ActivityKernel10, Memcpy6, Memory4, ...) are what a 13.x CUPTI writes.
+// CUPTI 13.x only: the record structs of the 13.0 headers this is built with
+// (CUpti_ActivityKernel10, Memcpy6, Memory4, ...) are what a 13.x CUPTI writes; another major
+// version may write other layouts under the same kinds.
 constexpr uint32_t kMinCuptiVersion = 130000;
+constexpr uint32_t kEndCuptiVersion = 140000;
 
 struct CuptiState {
   CuptiApi api{};
@@ -56,22 +61,26 @@ struct CuptiState {
   std::atomic<uint64_t> refused{0};  // requests declined: every buffer was with CUPTI or full
   uint64_t cupti_dropped = 0;        // drain thread: CUPTI's dropped counts, summed
   uint64_t kinds_ignored = 0;        // drain thread: records of kinds not kept
-  uint64_t reported[3] = {};         // drain thread: the counts last written
+  uint64_t untimed = 0;              // drain thread: device records without valid times, skipped
+  uint64_t unwritten = 0;            // drain thread: records the stream's buffer had no room for
+  uint64_t reported[5] = {};         // drain thread: the counts last written
   // A line for the summary (no CUPTI, another subscriber, ...): written once by the injecting
   // thread, published by `notice_ready`, written into the stream by the drain thread.
   char notice[320] = {};
   std::atomic<bool> notice_ready{false};
   bool notice_written = false;
   std::atomic<bool> injected{false};
+  bool os_thread_ids = false;  // API records carry OS thread ids (set before kinds are enabled)
   // Names of runtime and driver calls by callback id, interned once (0: not yet).
   uint32_t api_names[2][1024] = {};
 };
 
 CuptiState g_cupti;
 
-void SetNotice(const char* fmt, const char* a = "", const char* b = "") {
+// The whole line is written before it is published: the drain may copy it at any time after.
+void SetNotice(const char* fmt, const char* a = "", const char* b = "", const char* c = "") {
   if (g_cupti.notice_ready.load(std::memory_order_acquire)) return;
-  snprintf(g_cupti.notice, sizeof g_cupti.notice, fmt, a, b);
+  snprintf(g_cupti.notice, sizeof g_cupti.notice, fmt, a, b, c);
   g_cupti.notice_ready.store(true, std::memory_order_release);
 }
 
@@ -145,6 +154,7 @@ bool ResolveApi(void* lib) {
   CuptiApi& a = g_cupti.api;
   return Resolve(lib, "cuptiGetVersion", &a.GetVersion) &&
          Resolve(lib, "cuptiSubscribe", &a.Subscribe) &&
+         Resolve(lib, "cuptiUnsubscribe", &a.Unsubscribe) &&
          Resolve(lib, "cuptiGetResultString", &a.GetResultString) &&
          Resolve(lib, "cuptiGetCallbackName", &a.GetCallbackName) &&
          Resolve(lib, "cuptiActivityRegisterCallbacks", &a.RegisterCallbacks) &&
@@ -153,6 +163,14 @@ bool ResolveApi(void* lib) {
          Resolve(lib, "cuptiActivityFlushAll", &a.FlushAll) &&
          Resolve(lib, "cuptiActivityGetNextRecord", &a.GetNextRecord) &&
          Resolve(lib, "cuptiActivityGetNumDroppedRecords", &a.GetNumDroppedRecords);
+}
+
+// API records name their thread by its OS id, as the stream does, when CUPTI agrees; else by
+// pthread_self(), looked up in the thread slots (OsThreadOf), which a reused pthread_t of a
+// dead thread can fool.
+bool OsThreadIds(void* lib) {
+  auto set = reinterpret_cast<decltype(&cuptiSetThreadIdType)>(dlsym(lib, "cuptiSetThreadIdType"));
+  return set != nullptr && set(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM) == CUPTI_SUCCESS;
 }
 
 uint64_t EnvValue(const char* name, uint64_t fallback, uint64_t low, uint64_t high) {
@@ -196,6 +214,12 @@ bool EnableKinds() {
   return kernels;
 }
 
+// Registered once per image, and inherited by a forked child (FlushGpuAtExit checks the pid).
+bool g_atexit_registered = false;
+void FlushAtExit() {
+  FlushGpuAtExit();
+}
+
 }  // namespace
 
 // --- the driver's entry point ---
@@ -207,14 +231,11 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   void* lib = OpenCupti();
   if (lib == nullptr) {
     const char* named = getenv(st::kEnvCupti);
-    SetNotice("cuda: libcupti could not be loaded (%s%s); GPU activity not recorded",
-              named && *named ? named : "not found beside the CUDA toolkit; name it with --cupti",
-              named && *named ? ": " : "");
-    if (named && *named) {
-      const char* why = dlerror();
-      size_t n = strlen(g_cupti.notice);
-      snprintf(g_cupti.notice + n, sizeof g_cupti.notice - n, "%s", why ? why : "");
-    }
+    const bool given = named && *named;
+    const char* why = given ? dlerror() : nullptr;
+    SetNotice("cuda: libcupti could not be loaded (%s%s%s); GPU activity not recorded",
+              given ? named : "not found beside the CUDA toolkit; name it with --cupti",
+              given ? ": " : "", why ? why : "");
     return 1;
   }
   if (!ResolveApi(lib)) {
@@ -224,13 +245,14 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     return 1;
   }
   uint32_t version = 0;
-  if (g_cupti.api.GetVersion(&version) != CUPTI_SUCCESS || version < kMinCuptiVersion) {
+  if (g_cupti.api.GetVersion(&version) != CUPTI_SUCCESS || version < kMinCuptiVersion ||
+      version >= kEndCuptiVersion) {
     char v[32];
     snprintf(v, sizeof v, "%u", version);
     SetNotice(
-        "cuda: CUPTI API version %s, profsh needs %s or later (CUDA 13); GPU activity not "
-        "recorded",
-        v, "130000");
+        "cuda: CUPTI API version %s, profsh needs %s to %s (CUDA 13's record layouts); GPU "
+        "activity not recorded",
+        v, "130000", "139999");
     return 1;
   }
   CUpti_SubscriberHandle subscriber;
@@ -248,6 +270,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   }
   if (!MapPool()) {
     SetNotice("cuda: no memory for CUPTI's buffers; GPU activity not recorded");
+    g_cupti.api.Unsubscribe(subscriber);  // CUPTI stays free for the user's own profiler
     return 1;
   }
   // The clock first: records of kinds enabled before it would carry CUPTI's own.
@@ -256,11 +279,16 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   if (reg != CUPTI_SUCCESS) {
     SetNotice("cuda: cuptiActivityRegisterCallbacks failed (%s); GPU activity not recorded",
               ResultText(reg));
+    g_cupti.api.Unsubscribe(subscriber);
     return 1;
   }
+  g_cupti.os_thread_ids = OsThreadIds(lib);
   if (!EnableKinds())
     SetNotice("cuda: CUPTI refused kernel records (CONCURRENT_KERNEL); only API calls recorded");
   g_cupti.enabled.store(true, std::memory_order_release);
+  // After libcupti was loaded, so that exit() runs this before libcupti's destructors (and
+  // libcuda's, loaded even earlier): the collector's own destructor comes after them.
+  if (!g_atexit_registered) g_atexit_registered = atexit(FlushAtExit) == 0;
   return 1;
 }
 
@@ -294,8 +322,9 @@ uint32_t ApiName(bool runtime, uint32_t cbid) {
   return id;
 }
 
-// An API record's thread as the stream names threads (the OS thread id). CUPTI reports the low
-// 32 bits of pthread_self() (or, in some versions and in the test double, the OS id): a thread
+// The fallback when CUPTI refused CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM: an API record's thread
+// as the stream names threads (the OS thread id). CUPTI then reports the low 32 bits of
+// pthread_self() (or, in some versions, the OS id): a thread
 // the collector knows is found by either; others keep CUPTI's number. Cached: a workload makes
 // its calls from a few threads. The cache is emptied every drain round, so a thread that claims
 // its slot after its first CUDA call is found from the next round on.
@@ -373,8 +402,9 @@ bool Translate(const CUpti_Activity* a, st::GpuRecord* r) {
       const auto* c = reinterpret_cast<const CUpti_ActivityAPI*>(a);
       const bool runtime = a->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
       Fill(r, st::kGpuApi,
-           {c->start, c->end, OsThreadOf(c->threadId), c->correlationId, ApiName(runtime, c->cbid),
-            c->cbid, static_cast<uint64_t>(runtime ? st::kGpuApiRuntime : st::kGpuApiDriver),
+           {c->start, c->end, g_cupti.os_thread_ids ? c->threadId : OsThreadOf(c->threadId),
+            c->correlationId, ApiName(runtime, c->cbid), c->cbid,
+            static_cast<uint64_t>(runtime ? st::kGpuApiRuntime : st::kGpuApiDriver),
             c->returnValue});
       return true;
     }
@@ -419,16 +449,26 @@ bool Translate(const CUpti_Activity* a, st::GpuRecord* r) {
   }
 }
 
+// Device work whose start or end CUPTI did not know (CUPTI_TIMESTAMP_UNKNOWN, 0) or that ends
+// before it starts: it would be drawn at the far past or with a negative length; skipped and
+// counted instead.
+bool ValidTimes(const st::GpuRecord& r) {
+  if (r.kind != st::kGpuKernel && r.kind != st::kGpuMemcpy && r.kind != st::kGpuMemset) return true;
+  return r[0] != 0 && r[1] != 0 && r[1] >= r[0];
+}
+
 void EncodeBuffer(PoolBuffer& b, uint8_t* data, BlockBuffer& events) {
   st::GpuBlockWriter<BlockBuffer> writer(events);
   writer.Begin();
   CUpti_Activity* record = nullptr;
   st::GpuRecord out;
   while (g_cupti.api.GetNextRecord(data, b.valid, &record) == CUPTI_SUCCESS) {
-    if (Translate(record, &out)) {
-      writer.Add(out);
-    } else {
+    if (!Translate(record, &out)) {
       ++g_cupti.kinds_ignored;
+    } else if (!ValidTimes(out)) {
+      ++g_cupti.untimed;
+    } else if (!writer.Add(out)) {
+      ++g_cupti.unwritten;
     }
   }
   writer.End();
@@ -436,7 +476,11 @@ void EncodeBuffer(PoolBuffer& b, uint8_t* data, BlockBuffer& events) {
 
 }  // namespace
 
-void DrainGpuActivity(BlockBuffer& metadata, BlockBuffer& events, bool forced) {
+void StopGpuActivity() {
+  g_cupti.enabled.store(false, std::memory_order_release);
+}
+
+void DrainGpuActivity(BlockBuffer& metadata, BlockBuffer& events, GpuFlush flush) {
   if (g_cupti.notice_ready.load(std::memory_order_acquire) && !g_cupti.notice_written) {
     st::AppendBlockTo(metadata, st::NoticeBlock{std::string_view(g_cupti.notice)});
     g_cupti.notice_written = true;
@@ -445,7 +489,8 @@ void DrainGpuActivity(BlockBuffer& metadata, BlockBuffer& events, bool forced) {
   ++g_thread_round;
   // Completed buffers are handed back here (or on CUPTI's threads, at any time): the callback
   // only marks them, so calling it under the stream's lock cannot deadlock.
-  g_cupti.api.FlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+  if (flush != kGpuFlushCompleteOnly)
+    g_cupti.api.FlushAll(flush == kGpuFlushForced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
   uint32_t ready[kMaxBuffers];
   uint32_t n = 0;
   for (uint32_t i = 0; i < g_cupti.buffer_count; ++i) {
@@ -465,29 +510,31 @@ void DrainGpuActivity(BlockBuffer& metadata, BlockBuffer& events, bool forced) {
     b.state.store(kBufferFree, std::memory_order_release);
   }
   size_t dropped = 0;
-  if (g_cupti.api.GetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS)
+  if (flush != kGpuFlushCompleteOnly &&
+      g_cupti.api.GetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS)
     g_cupti.cupti_dropped += dropped;
-  const uint64_t now[3] = {g_cupti.cupti_dropped, g_cupti.refused.load(std::memory_order_relaxed),
-                           g_cupti.kinds_ignored};
+  const uint64_t now[5] = {g_cupti.cupti_dropped, g_cupti.refused.load(std::memory_order_relaxed),
+                           g_cupti.kinds_ignored, g_cupti.untimed, g_cupti.unwritten};
   if (memcmp(now, g_cupti.reported, sizeof now) != 0) {
     st::GpuBlockWriter<BlockBuffer> writer(events);
     writer.Begin();
     st::GpuRecord r;
     Fill(&r, st::kGpuDrops, now);
-    writer.Add(r);
+    // Not written: the counts go again next round (they are totals).
+    if (writer.Add(r)) memcpy(g_cupti.reported, now, sizeof now);
     writer.End();
-    memcpy(g_cupti.reported, now, sizeof now);
   }
 }
 
 void ResetGpuActivityAfterFork() {
   // CUPTI does not follow a fork: the child's driver injects again if it initialises CUDA.
   g_cupti.enabled.store(false, std::memory_order_relaxed);
+  g_cupti.os_thread_ids = false;
   g_cupti.injected.store(false, std::memory_order_relaxed);
   g_cupti.notice_written = false;
   g_cupti.notice_ready.store(false, std::memory_order_relaxed);
   memset(g_cupti.reported, 0, sizeof g_cupti.reported);
-  g_cupti.cupti_dropped = g_cupti.kinds_ignored = 0;
+  g_cupti.cupti_dropped = g_cupti.kinds_ignored = g_cupti.untimed = g_cupti.unwritten = 0;
   g_cupti.refused.store(0, std::memory_order_relaxed);
 }
 

@@ -10,9 +10,12 @@
 namespace profsh::runtime {
 
 // The drain round's GPU part (caller holds g_stream.mutex): asks CUPTI for the records it has
-// (`forced`: also those of buffers not full yet, at the image's end), encodes every completed
-// buffer into `events`, and CUPTI's notices and drop counts into `metadata`.
-void DrainGpuActivity(BlockBuffer& metadata, BlockBuffer& events, bool forced);
+// (as `flush` says), encodes every completed buffer into `events`, and CUPTI's notices and drop
+// counts into `metadata`. Once CUPTI is off (after exit's flush) it calls no CUPTI function.
+void DrainGpuActivity(BlockBuffer& metadata, BlockBuffer& events, GpuFlush flush);
+
+// CUPTI is off: no drain calls it again (at exit, after its last records were taken).
+void StopGpuActivity();
 
 // After fork: the child has no CUPTI session of its own until its driver calls the injection.
 void ResetGpuActivityAfterFork();

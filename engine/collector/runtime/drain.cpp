@@ -481,7 +481,7 @@ double DrainOnce(bool yield) {
     }
   }
   // GPU records intern kernel and call names: before the strings of the round are defined.
-  DrainGpuActivity(g_out, g_events, g_stream.gpu_flush_forced);
+  DrainGpuActivity(g_out, g_events, static_cast<GpuFlush>(g_stream.gpu_flush));
   // Names defined after the rings are read: whatever the events just encoded refer to (a domain,
   // a counter) was published before those events were written, so it is in this round.
   DrainMetadata();

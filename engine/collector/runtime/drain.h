@@ -60,13 +60,19 @@ struct StreamState {
   uint64_t unwritten_events = 0;  // encoded but not written since a write failed
   bool rounds_refused = false;    // a loss notice was written: no event round follows it
   uint32_t drain_ms = 20;
-  // The image's last round: CUPTI hands over the buffers it has not filled yet too.
-  bool gpu_flush_forced = false;
+  // How the round asks CUPTI for its records (GpuFlush).
+  uint8_t gpu_flush = 0;
   // Threads waiting in FinalFlush for the mutex: the drain thread's rounds stop early and do
   // not follow each other without a wait, so that a busy drain cannot keep the final flush out.
   std::atomic<int> final_flushes_waiting{0};
 };
 extern StreamState g_stream;
+
+// A round's GPU part: kRound asks CUPTI for its full buffers; kForced also for those not full
+// yet (at exit, from the atexit handler that runs before libcupti's destructors); kCompleteOnly
+// calls no CUPTI function but its record parser, on buffers CUPTI already handed back (the
+// final flush, which may run in a signal handler or after libcupti's destructors).
+enum GpuFlush : uint8_t { kGpuFlushRound = 0, kGpuFlushForced = 1, kGpuFlushCompleteOnly = 2 };
 
 // The pending output: blocks appended with stream::AppendBlockTo(PendingBlocks(), ...) are
 // written by the next FlushBlocks(). Caller holds g_stream.mutex.

@@ -278,12 +278,8 @@ __thread bool t_in_final_flush __attribute__((tls_model("initial-exec"))) = fals
 // is already in is not entered again, and the lock is waited for a bounded time only (the
 // drain thread might be stuck behind whatever the handler interrupted). Giving up loses at most
 // the last drain interval; the stream stays readable.
-void FinalFlush(uint8_t reason) {
-  if (!g.active || Closed() || t_in_final_flush) return;
-  t_in_final_flush = true;
-  // The drain's own buffers are not the workload's memory, whichever thread drains last.
-  const bool was_drain_thread = t_is_drain_thread;
-  t_is_drain_thread = true;
+// The stream's lock within about 200 ms, or false.
+bool LockStreamBounded() {
   bool locked = false;
   // The drain thread sees this between rings and between rounds, and lets go of the lock.
   g_stream.final_flushes_waiting.fetch_add(1, std::memory_order_relaxed);
@@ -292,11 +288,22 @@ void FinalFlush(uint8_t reason) {
     nanosleep(&ts, nullptr);
   }
   g_stream.final_flushes_waiting.fetch_sub(1, std::memory_order_relaxed);
-  if (locked) {
+  return locked;
+}
+
+void FinalFlush(uint8_t reason) {
+  if (!g.active || Closed() || t_in_final_flush) return;
+  t_in_final_flush = true;
+  // The drain's own buffers are not the workload's memory, whichever thread drains last.
+  const bool was_drain_thread = t_is_drain_thread;
+  t_is_drain_thread = true;
+  if (LockStreamBounded()) {
     if (!Closed()) {
-      g_stream.gpu_flush_forced = true;
+      // CUPTI's last records were asked for at exit() (FlushGpuAtExit); here, perhaps in a
+      // signal handler or after libcupti's destructors, only complete buffers are encoded.
+      g_stream.gpu_flush = kGpuFlushCompleteOnly;
       DrainOnce();
-      g_stream.gpu_flush_forced = false;
+      g_stream.gpu_flush = kGpuFlushRound;
       AppendLossNotice();
       if (reason != stream::kEndExec) {
         // Later events (other threads, later destructors) are counted, not recorded.
@@ -392,10 +399,9 @@ void AfterForkChild() {
 }
 
 void SaveEnvironment() {
-  const char* names[kSavedVars] = {stream::kEnvSession,     stream::kEnvActivities,
-                                   stream::kEnvBufferKb,    stream::kEnvDrainMs,
-                                   "NVTX_INJECTION64_PATH", "INTEL_LIBITTNOTIFY64",
-                                   "CUDA_INJECTION64_PATH", stream::kEnvCupti};
+  const char* names[kSavedVars] = {
+      stream::kEnvSession,     stream::kEnvActivities, stream::kEnvBufferKb,    stream::kEnvDrainMs,
+      "NVTX_INJECTION64_PATH", "INTEL_LIBITTNOTIFY64", "CUDA_INJECTION64_PATH", stream::kEnvCupti};
   for (int i = 0; i < kSavedVars; ++i) {
     const char* v = getenv(names[i]);
     if (!v) continue;
@@ -469,6 +475,24 @@ bool Initialize() {
   // After the drain thread: the collector's own thread is not the workload's, and gets no timer.
   StartTimerSampling(session);
   return true;
+}
+
+void FlushGpuAtExit() {
+  if (!g.active || Closed() || getpid() != g_pid) return;
+  const bool was_drain_thread = t_is_drain_thread;
+  t_is_drain_thread = true;
+  if (LockStreamBounded()) {
+    if (!Closed()) {
+      g_stream.gpu_flush = kGpuFlushForced;
+      DrainOnce();
+      g_stream.gpu_flush = kGpuFlushRound;
+    }
+    StopGpuActivity();
+    pthread_mutex_unlock(&g_stream.mutex);
+  } else {
+    StopGpuActivity();
+  }
+  t_is_drain_thread = was_drain_thread;
 }
 
 void Shutdown(uint8_t reason) {
