@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <tuple>
 
+#include "engine/session/kineto_emitter.h"
 #include "engine/trace/kineto_schema.h"
 
 namespace profsh {
@@ -455,13 +456,7 @@ void GpuEmitter::Projections(Output& o, TraceBuilder& b, int64_t origin) {
 // ac2g: from each launch call to its device work, as Kineto links them.
 void GpuEmitter::Flows(Output& o, TraceBuilder& b, int64_t origin) {
   if (o.work.empty()) return;
-  b.BeginArgs();
-  b.AddInlineArg(kineto::kFlowId, ArgType::kInt, TraceBuilder::Place::kTopLevel);
-  const uint32_t start_schema = b.BuildSchema();
-  b.BeginArgs();
-  b.AddInlineArg(kineto::kFlowId, ArgType::kInt, TraceBuilder::Place::kTopLevel);
-  b.AddStringArg(kineto::kBindingPoint, "e", TraceBuilder::Place::kTopLevel);
-  const uint32_t finish_schema = b.BuildSchema();
+  const auto [start_schema, finish_schema] = BuildFlowSchemas(b);
   std::map<uint64_t, bool> started;
   for (const DeviceWork& w : o.work) {
     auto it = o.launch_of.find(w.correlation);

@@ -170,16 +170,22 @@ void KinetoEmitter::NoteForwardBackward(Output& o, const st::OpFields& op, int64
   if (!added && ts >= it->second) it->second = ts;
 }
 
-void KinetoEmitter::ForwardBackwardFlows(Output& o) {
-  if (o.backward_ops.empty()) return;
-  TraceBuilder& b = *o.builder;
+FlowSchemas BuildFlowSchemas(TraceBuilder& b) {
+  FlowSchemas s;
   b.BeginArgs();
   b.AddInlineArg(kineto::kFlowId, ArgType::kInt, TraceBuilder::Place::kTopLevel);
-  const uint32_t start_schema = b.BuildSchema();
+  s.start = b.BuildSchema();
   b.BeginArgs();
   b.AddInlineArg(kineto::kFlowId, ArgType::kInt, TraceBuilder::Place::kTopLevel);
   b.AddStringArg(kineto::kBindingPoint, "e", TraceBuilder::Place::kTopLevel);
-  const uint32_t finish_schema = b.BuildSchema();
+  s.finish = b.BuildSchema();
+  return s;
+}
+
+void KinetoEmitter::ForwardBackwardFlows(Output& o) {
+  if (o.backward_ops.empty()) return;
+  TraceBuilder& b = *o.builder;
+  const auto [start_schema, finish_schema] = BuildFlowSchemas(b);
   for (const BackwardOp& back : o.backward_ops) {
     auto fwd = o.forward_ops.find({back.forward_thread, back.sequence});
     if (fwd == o.forward_ops.end()) continue;

@@ -22,6 +22,13 @@
 
 namespace profsh {
 
+// The argument schemas of a flow's two ends as Kineto writes them: the start's "id", the
+// finish's "id" and "bp": "e". Shared by the fwdbwd and ac2g flows.
+struct FlowSchemas {
+  uint32_t start = 0, finish = 0;
+};
+FlowSchemas BuildFlowSchemas(TraceBuilder& b);
+
 class WindowSink {
  public:
   virtual ~WindowSink() = default;
