@@ -131,6 +131,17 @@ def check_flows(events):
           "(%d flows, %d backward nodes with a forward op; wrong: %s)" % (len(finishes), len(linked), wrong[:3]))
 
 
+def edge_sums(changes, most=100000):
+    """Every total of a subset of changes (0 included), up to `most` distinct totals."""
+    sums = {0}
+    for change in sorted(changes, key=abs, reverse=True):
+        grown = sums | {s + change for s in sums}
+        if len(grown) > most:
+            break
+        sums = grown
+    return sums
+
+
 class TorchRuns:
     """What torch.profiler saw of workload.py, over as many runs as a check needs.
 
@@ -329,10 +340,16 @@ def main():
     # microsecond may be its child's or not; profsh's times are in nanoseconds.) Besides torch's
     # further runs (TorchRuns), the bytes of allocations in the microsecond an operator starts or
     # ends (workload.py reports them per row) are allowed on top of 1%.
+    # Also allowed: profsh having more by whole allocations torch dated a few microseconds before
+    # one of the row's operators starts (workload.py, edge_allocations), as on machines where
+    # torch dates aten::mm's output before aten::mm starts in every run.
     def memory_agrees(doc, k):
         r = next((r for r in doc["rows"] if (r["key"], r["shapes"]) == k), None)
-        return r is not None and abs(rows[k][1] - r["cpu_memory_usage"]) <= 0.01 * abs(r["cpu_memory_usage"]) + \
-            r["boundary_bytes"]
+        if r is None:
+            return False
+        slack = 0.01 * abs(r["cpu_memory_usage"]) + r["boundary_bytes"]
+        difference = rows[k][1] - r["cpu_memory_usage"]
+        return any(abs(difference - moved) <= slack for moved in edge_sums(r.get("edge_bytes", [])))
 
     big = [k for k, r in want.items() if k in rows and abs(r["cpu_memory_usage"]) >= 65536]
     loose = sum(1 for k in big if want[k]["boundary_bytes"])
