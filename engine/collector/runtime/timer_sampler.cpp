@@ -47,6 +47,10 @@ struct SampleSlot {
   std::atomic<uint64_t> dropped{0};
   // Expirations past the weight cap: periods the thread ran with the signal blocked.
   std::atomic<uint64_t> blocked_periods{0};
+  // The thread's CPU time when its timer was armed, and the periods its signals stood for since
+  // (before the cap): what its CPU time says it ran past them was never sampled.
+  int64_t cpu_at_arm_ns = 0;
+  std::atomic<uint64_t> periods_signalled{0};
   std::atomic<bool> live{false};
   // Set by the thread's key destructor (pthread_exit, cancel, return): the writer drains what is
   // left and puts the slot on the free list.
@@ -75,6 +79,9 @@ struct Sampler {
   SampleSlot* slots = nullptr;
   std::atomic<uint32_t> slot_count{0};
   std::atomic<uint64_t> threads_without_slot{0};
+  // Periods threads ran after their last signal, up to their end or sampling's: a loaded machine
+  // delays CPU-time timers' signals by tens of milliseconds, and a thread may end first.
+  std::atomic<uint64_t> unsignalled_periods{0};
   // The free slots: low 32 bits 1 + the first's index (0: none), high 32 bits a count of
   // changes, so that a pop racing other pops and a push never takes a stale next (ABA).
   std::atomic<uint64_t> free_head{0};
@@ -173,6 +180,7 @@ void OnTimer(int, siginfo_t* info, void* context) {
   const bool at_syscall_return =
       gr[REG_RCX] == gr[REG_RIP] && ((gr[REG_R11] ^ gr[REG_EFL]) & ~greg_t{0x10000}) == 0;
   r->weight = at_syscall_return && weight > g.max_weight ? g.max_weight : weight;
+  s->periods_signalled.fetch_add(weight, std::memory_order_relaxed);
   if (r->weight < weight)
     s->blocked_periods.fetch_add(weight - r->weight, std::memory_order_relaxed);
   s->head.store(head + 1, std::memory_order_release);
@@ -311,6 +319,9 @@ void WriteDrops() {
   add("; %llu sample periods not sampled: the thread had the signal blocked (or spent them in a "
       "long system call)",
       blocked);
+  add("; %llu sample periods not sampled: threads ran them after their timer's last signal and "
+      "ended first (a loaded machine delays CPU-time timers' signals)",
+      g.unsignalled_periods.load(std::memory_order_relaxed));
   add("; %llu threads not sampled: all slots were taken by live threads",
       g.threads_without_slot.load(std::memory_order_relaxed));
   if (g.handler_replaced.load(std::memory_order_acquire))
@@ -325,11 +336,34 @@ void WriteDrops() {
 }
 
 // Every timer off, once each (with ArmTimer's re-check, whichever runs last deletes).
-void DeleteTimers() {
+// A thread's CPU clock, readable from any thread of the process (the clock id glibc's
+// pthread_getcpuclockid makes: per-thread, scheduler time).
+clockid_t ThreadCpuClock(pid_t tid) {
+  return static_cast<clockid_t>((~static_cast<unsigned>(tid) << 3) | 4 | 2);
+}
+
+// After the slot's timer is gone: the whole periods its thread ran that no signal stood for.
+void CountUnsignalledPeriods(SampleSlot& s) {
+  timespec ts{};
+  if (clock_gettime(ThreadCpuClock(s.tid), &ts) != 0) return;  // ended meanwhile
+  const int64_t ran = static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec - s.cpu_at_arm_ns;
+  const int64_t period = 1000000000L / g.rate_hz;
+  const uint64_t expected = ran > 0 ? static_cast<uint64_t>(ran / period) : 0;
+  const uint64_t signalled = s.periods_signalled.load(std::memory_order_relaxed);
+  if (expected > signalled)
+    g.unsignalled_periods.fetch_add(expected - signalled, std::memory_order_relaxed);
+}
+
+// `count_tails`: sampling ends with the threads still running (exit, exec), so the time they ran
+// since their last signal is counted; not when the program took the signal away.
+void DeleteTimers(bool count_tails = false) {
   g.active.store(false);
   const uint32_t n = g.slot_count.load(std::memory_order_acquire);
   for (uint32_t i = 0; i < n && i < kMaxThreads; ++i) {
-    if (g.slots[i].has_timer.exchange(false)) timer_delete(g.slots[i].timer);
+    if (g.slots[i].has_timer.exchange(false)) {
+      timer_delete(g.slots[i].timer);
+      if (count_tails) CountUnsignalledPeriods(g.slots[i]);
+    }
   }
 }
 
@@ -388,6 +422,10 @@ void ArmTimer(SampleSlot& s) {
   timer_t timer{};
   if (timer_create(CLOCK_THREAD_CPUTIME_ID, &ev, &timer) != 0) return;
   s.timer = timer;
+  timespec cpu{};
+  clock_gettime(ThreadCpuClock(s.tid), &cpu);
+  s.cpu_at_arm_ns = static_cast<int64_t>(cpu.tv_sec) * 1000000000 + cpu.tv_nsec;
+  s.periods_signalled.store(0, std::memory_order_relaxed);
   s.has_timer.store(true);
   // Sampling may have stopped meanwhile (exit or exec in another thread, the writer seeing the
   // handler replaced): whoever takes has_timer back deletes the timer, once.
@@ -406,7 +444,10 @@ void ArmTimer(SampleSlot& s) {
 void ThreadEnded(void* slot) {
   if (getpid() != g.pid) return;  // a fork child's thread: the timer ids are not its own
   auto* s = static_cast<SampleSlot*>(slot);
-  if (s->has_timer.exchange(false)) timer_delete(s->timer);
+  if (s->has_timer.exchange(false)) {
+    timer_delete(s->timer);
+    CountUnsignalledPeriods(*s);
+  }
   t_slot = nullptr;
   s->exited.store(true, std::memory_order_release);
 }
@@ -531,7 +572,7 @@ void StartTimerSampling(const char* session) {
 void StopTimerSampling(bool for_exec) {
   if (!g.writer_running || getpid() != g.pid) return;
   g.writer_running = false;
-  DeleteTimers();
+  DeleteTimers(/*count_tails=*/true);
   g.stop.store(true, std::memory_order_release);
   pthread_join(g.writer, nullptr);
   DrainRings();
