@@ -64,6 +64,8 @@ enum SetField {
 };
 enum ApiField { kAStart, kAEnd, kATid, kACorrelation, kAName, kACbid, kAKind, kAReturn };
 enum SyncField { kYStart, kYEnd, kYContext, kYStream, kYCorrelation, kYType, kYEvent };
+enum OverheadField { kOStart, kOEnd, kOKind, kOObjectKind, kOThread };
+constexpr uint64_t kObjectThread = 2;  // CUPTI_ACTIVITY_OBJECT_THREAD
 enum MemoryField {
   kMTime,
   kMDevice,
@@ -101,6 +103,35 @@ std::string_view MemoryKindText(uint64_t kind) {
                                                "Device Static", "Managed Static"};
   return kind < std::size(kText) ? kText[kind] : "Unknown";
 }
+// Kineto's names (cupti_strings.cpp) for the kinds it knows; Kineto calls the later ones
+// "Unrecognized", profsh names them after CUPTI's enumerators.
+std::string_view OverheadText(uint64_t kind) {
+  switch (kind) {
+    case 0:
+      return "Unknown";
+    case 1:
+      return "Driver Compiler";
+    case 1 << 16:
+      return "Buffer Flush";
+    case 2 << 16:
+      return "Instrumentation";
+    case 3 << 16:
+      return "Resource";
+    case 4 << 16:
+      return "Runtime Triggered Module Loading";
+    case 5 << 16:
+      return "Lazy Function Loading";
+    case 6 << 16:
+      return "Command Buffer Full";
+    case 7 << 16:
+      return "Activity Buffer Request";
+    case 8 << 16:
+      return "UVM Activity Init";
+    default:
+      return "Unrecognized";
+  }
+}
+
 std::string_view SyncText(uint64_t type) {
   switch (type) {
     case 1:
@@ -221,6 +252,9 @@ void GpuEmitter::Record(size_t window, const st::GpuRecord& r, const GpuLaunch* 
       break;
     case st::kGpuMemory:
       Memory(o, *b, origin, r, launch);
+      break;
+    case st::kGpuOverhead:
+      Overhead(o, *b, origin, r);
       break;
     default:
       return;
@@ -362,6 +396,17 @@ void GpuEmitter::Sync(Output& o, TraceBuilder& b, int64_t origin, const st::GpuR
   Add(b, origin, 'X', r[kYStart], r[kYEnd], name, "cuda_sync", DevicePid(device),
       Ident{static_cast<int64_t>(r[kYStream]), 0, false}, schema);
   o.tracks[{device, r[kYStream]}] = true;
+}
+
+// CUPTI's own time, Kineto's "overhead" events. Kineto puts them all on pid -1, tid 0; profsh
+// puts them in the process, on the thread CUPTI names when it names one (else tid 0).
+void GpuEmitter::Overhead(Output& o, TraceBuilder& b, int64_t origin, const st::GpuRecord& r) {
+  ++counts.overheads;
+  const uint32_t schema = Schema(o, b, Key('o', {}), [] {});
+  words_.clear();
+  const int64_t tid = r[kOObjectKind] == kObjectThread ? static_cast<int64_t>(r[kOThread]) : 0;
+  Add(b, origin, 'X', r[kOStart], r[kOEnd], OverheadText(r[kOKind]), "overhead",
+      Ident{pid_, 0, false}, Ident{tid, 0, false}, schema);
 }
 
 // torch's [memory] instant with the device (Device Type 1: CUDA), on the thread whose call

@@ -1,6 +1,7 @@
 // The cuda activity's records (kGpuActivity blocks, stream_format.h) as Kineto-shaped events,
 // per window: kernels, copies and sets on their device's stream tracks with Kineto's arguments,
-// runtime and driver calls on the launching thread, synchronisations, GPU memory as [memory]
+// runtime and driver calls on the launching thread, synchronisations, CUPTI's overheads, GPU
+// memory as [memory]
 // instants, ac2g flows from each launch to its device work, the GPU projection of every CPU
 // range (gpu_user_annotation), device and stream names, and the trace's deviceProperties.
 //
@@ -32,7 +33,7 @@ struct GpuLaunch {
 };
 
 struct GpuCounts {
-  uint64_t kernels = 0, copies = 0, sets = 0, calls = 0, syncs = 0, memory = 0;
+  uint64_t kernels = 0, copies = 0, sets = 0, calls = 0, syncs = 0, memory = 0, overheads = 0;
   uint64_t cupti_dropped = 0, buffers_refused = 0, kinds_ignored = 0;  // totals, as reported
   uint64_t untimed = 0, unwritten = 0;                                 // the same
 };
@@ -106,6 +107,7 @@ class GpuEmitter {
   void Set(Output& o, TraceBuilder& b, int64_t origin, const stream::GpuRecord& r);
   void Call(Output& o, TraceBuilder& b, int64_t origin, const stream::GpuRecord& r);
   void Sync(Output& o, TraceBuilder& b, int64_t origin, const stream::GpuRecord& r);
+  void Overhead(Output& o, TraceBuilder& b, int64_t origin, const stream::GpuRecord& r);
   void Memory(Output& o, TraceBuilder& b, int64_t origin, const stream::GpuRecord& r,
               const GpuLaunch* launch);
   void Projections(Output& o, TraceBuilder& b, int64_t origin);

@@ -144,9 +144,10 @@ inline constexpr SummaryCount kSummaryCounts[] = {
      "GPU activity record was dropped by CUPTI: no buffer was free (raise PROFSH_CUPTI_BUFFERS "
      "or PROFSH_CUPTI_BUFFER_KB)"},
     {"gpu_records_untimed", &SessionSummary::gpu_records_untimed,
-     "GPU kernels, copies or sets had no valid start or end time (CUPTI_TIMESTAMP_UNKNOWN) and "
-     "were skipped",
-     "GPU kernel, copy or set had no valid start or end time (CUPTI_TIMESTAMP_UNKNOWN) and was "
+     "GPU kernels, copies, sets or CUPTI overheads had no valid start or end time "
+     "(CUPTI_TIMESTAMP_UNKNOWN) and were skipped",
+     "GPU kernel, copy, set or CUPTI overhead had no valid start or end time "
+     "(CUPTI_TIMESTAMP_UNKNOWN) and was "
      "skipped"},
     {"gpu_records_unwritten", &SessionSummary::gpu_records_unwritten,
      "GPU activity records were lost: the collector had no memory to write them",

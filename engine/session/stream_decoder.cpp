@@ -293,6 +293,7 @@ struct StreamDecoder::Impl {
   // When a GPU record happened for the windows: its launch's time when known, else its own.
   uint64_t GpuTicks(const st::GpuRecord& r) const {
     uint64_t at = r[0];
+    if (r.kind == st::kGpuOverhead) return at;  // CUPTI's own work: when it happened
     if (r.kind != st::kGpuApi && r.kind != st::kGpuMemory && r.kind != st::kGpuDevice &&
         r.kind != st::kGpuContext && r.kind != st::kGpuDrops) {
       const uint64_t correlation = r.kind == st::kGpuSync ? r[4] : r[5];
@@ -331,8 +332,7 @@ struct StreamDecoder::Impl {
       }
     }
     for (const st::GpuRecord& r : batch) {
-      if (r.kind == st::kGpuDevice || r.kind == st::kGpuContext || r.kind == st::kGpuDrops ||
-          r.kind == st::kGpuOverhead)
+      if (r.kind == st::kGpuDevice || r.kind == st::kGpuContext || r.kind == st::kGpuDrops)
         continue;
       const GpuLaunch* launch = nullptr;
       if (r.kind == st::kGpuKernel || r.kind == st::kGpuMemcpy || r.kind == st::kGpuMemset)

@@ -107,6 +107,19 @@ def check_basic(profsh, workload, cupti, tmp, scenario=""):
           "runtime and driver calls, named without the runtime's version suffix: %s" % dict(calls))
     syncs = collections.Counter(e["name"] for e in by_cat["cuda_sync"])
     check(syncs == {"Stream Sync": 16, "Context Sync": 1}, "synchronisations: %s" % dict(syncs))
+    # CUPTI's overheads: the module's instrumentation on the thread that called cuInit (the main
+    # thread: its tid is the pid), the process's resources on tid 0, 5 µs each. (Without OS
+    # thread ids from CUPTI, a thread that never recorded a range keeps CUPTI's number.)
+    pid = by_cat["cuda_driver"][0]["pid"] if by_cat["cuda_driver"] else None
+    def overhead_tid_ok(e):
+        if e["name"] != "Instrumentation":
+            return e["tid"] == 0
+        return e["tid"] == pid or (scenario == "no-thread-id-type" and e["tid"] != 0)
+    overheads = sorted((e["name"], e["pid"] == pid, overhead_tid_ok(e), near(e["dur"] * 1000, 5000))
+                       for e in by_cat["overhead"])
+    check(overheads == [("Instrumentation", True, True, True), ("Resource", True, True, True)],
+          "CUPTI's overheads, in the process, on the thread CUPTI names: %s"
+          % [(e["name"], e["pid"], e["tid"], e["dur"]) for e in by_cat["overhead"]])
     mem = [e for e in ev if e.get("name") == "[memory]" and e["args"].get("Device Type") == 1]
     check([(e["args"]["Bytes"], e["args"]["Total Allocated"], e["args"]["Device Id"]) for e in mem]
           == [(1 << 20, 1 << 20, 0), (-(1 << 20), 0, 0)], "GPU memory: one MiB allocated and freed on device 0")
@@ -281,9 +294,11 @@ def check_drops(profsh, workload, cupti, tmp, basic):
     r = run(profsh, workload, cupti, out, env={"FAKE_CUPTI_SCENARIO": "untimed=2"})
     d = events(out) if r.returncode == 0 else {"traceEvents": []}
     ks = [e for e in d["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "kernel"]
-    check("37 kernels" in r.stderr and "2 GPU kernels, copies or sets had no valid start or end time"
-          in r.stderr and len(ks) == 37 and all(e["dur"] >= 0 and e["ts"] >= 0 for e in ks),
-          "kernels without an end time are skipped and counted (%s)" % r.stderr[-300:])
+    overheads = [e for e in d["traceEvents"] if e.get("cat") == "overhead"]
+    check("37 kernels" in r.stderr and "3 GPU kernels, copies, sets or CUPTI overheads had no valid start or "
+          "end time" in r.stderr and len(ks) == 37 and all(e["dur"] >= 0 and e["ts"] >= 0 for e in ks)
+          and len(overheads) == 2,
+          "kernels and an overhead without times are skipped and counted (%s)" % r.stderr[-300:])
 
 
 def check_refusals(profsh, workload, cupti, tmp):

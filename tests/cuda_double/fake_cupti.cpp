@@ -173,16 +173,21 @@ void fakecupti_record(const void* record) {
   Fake& f = F();
   const auto* a = static_cast<const CUpti_Activity*>(record);
   const size_t n = RecordSize(a->kind);
+  // A record not handed to the client: CUPTI keeps what the client would have freed.
+  auto discard = [a] {
+    if (a->kind == CUPTI_ACTIVITY_KIND_OVERHEAD)
+      free(reinterpret_cast<const CUpti_ActivityOverhead3*>(a)->overheadData);
+  };
   std::unique_lock<std::mutex> lock(f.mutex);
-  if (n == 0 || a->kind >= 128 || !f.enabled[a->kind]) return;
+  if (n == 0 || a->kind >= 128 || !f.enabled[a->kind]) return discard();
   if (f.buffer != nullptr && f.used + Aligned(n) > f.size) CompleteLocked(f, lock);
   if (f.buffer == nullptr && !RequestLocked(f)) {
     ++f.dropped;
-    return;
+    return discard();
   }
   if (f.used + Aligned(n) > f.size) {
     ++f.dropped;
-    return;
+    return discard();
   }
   memcpy(f.buffer + f.used, record, n);
   if (f.untimed > 0 && a->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {

@@ -425,9 +425,15 @@ bool Translate(const CUpti_Activity* a, st::GpuRecord* r) {
     }
     case CUPTI_ACTIVITY_KIND_OVERHEAD: {
       const auto* o = reinterpret_cast<const CUpti_ActivityOverhead3*>(a);
+      // CUPTI allocates the details of some kinds (a full command buffer) and leaves freeing
+      // them to the client: kept, they would leak in the workload for every such record.
+      free(o->overheadData);
       Fill(r, st::kGpuOverhead,
            {o->start, o->end, static_cast<uint64_t>(o->overheadKind),
-            static_cast<uint64_t>(o->objectKind), o->objectId.pt.threadId});
+            static_cast<uint64_t>(o->objectKind),
+            o->objectKind != CUPTI_ACTIVITY_OBJECT_THREAD ? 0
+            : g_cupti.os_thread_ids                       ? o->objectId.pt.threadId
+                                                          : OsThreadOf(o->objectId.pt.threadId)});
       return true;
     }
     case CUPTI_ACTIVITY_KIND_DEVICE: {
@@ -449,11 +455,13 @@ bool Translate(const CUpti_Activity* a, st::GpuRecord* r) {
   }
 }
 
-// Device work whose start or end CUPTI did not know (CUPTI_TIMESTAMP_UNKNOWN, 0) or that ends
-// before it starts: it would be drawn at the far past or with a negative length; skipped and
-// counted instead.
+// Device work (or CUPTI's own overhead) whose start or end CUPTI did not know
+// (CUPTI_TIMESTAMP_UNKNOWN, 0) or that ends before it starts: it would be drawn at the far past or
+// with a negative length; skipped and counted instead.
 bool ValidTimes(const st::GpuRecord& r) {
-  if (r.kind != st::kGpuKernel && r.kind != st::kGpuMemcpy && r.kind != st::kGpuMemset) return true;
+  if (r.kind != st::kGpuKernel && r.kind != st::kGpuMemcpy && r.kind != st::kGpuMemset &&
+      r.kind != st::kGpuOverhead)
+    return true;
   return r[0] != 0 && r[1] != 0 && r[1] >= r[0];
 }
 
