@@ -410,6 +410,17 @@ def check_memory_windows(profsh, workload, cupti, tmp):
           "Total Allocated per device runs on across windows (%s)" % (r.stdout + r.stderr)[-400:])
 
 
+def check_image_ends(profsh, workload, cupti, tmp):
+    """exec and _exit skip exit()'s handlers: CUPTI's last, partly filled buffer is taken before;
+    after an exec that fails, CUPTI goes on (one more kernel and its launch)."""
+    for mode, work in (("_exit", "39 kernels, 10 copies, 1 set, 67 CUDA calls"),
+                       ("exec", "40 kernels, 10 copies, 1 set, 68 CUDA calls")):
+        r = run(profsh, workload, cupti, os.path.join(tmp, "end%s.json" % mode), "3", mode)
+        summary = [l for l in r.stderr.splitlines() if "GPU:" in l]
+        check(r.returncode == 0 and summary and work in summary[0],
+              "a workload ending in %s keeps its last GPU records: %s" % (mode, summary or r.stderr[-300:]))
+
+
 def check_killed(profsh, workload, cupti, tmp):
     out = os.path.join(tmp, "killed.json")
     cmd = [profsh, "run", "--activities", "nvtx,cuda", "--cupti", cupti, "-o", out, "--no-table", "--",
@@ -445,6 +456,8 @@ def main():
             check_schedule(profsh, workload, cupti, tmp)
         if not wanted or "memory" in wanted:
             check_memory_windows(profsh, workload, cupti, tmp)
+        if not wanted or "ends" in wanted:
+            check_image_ends(profsh, workload, cupti, tmp)
         if not wanted or "killed" in wanted:
             check_killed(profsh, workload, cupti, tmp)
     print("%d failed" % len(failures) if failures else "all passed")

@@ -15,6 +15,9 @@
 //          CUPTIs both number correlations from 1. The child also launches one relu_kernel
 //          from a thread that records nothing else (no thread slot) and prints
 //          "loose thread TID" to stderr.
+//   _exit: as plain, then ends with _exit(0) (exit()'s handlers never run).
+//   exec:  as plain, then an exec that fails, one more relu_kernel (2 µs), and an exec of
+//          /bin/true (the image ends; the pid goes on).
 #include <cuda.h>
 #include <cupti_activity.h>
 #include <nvtx3/nvToolsExt.h>
@@ -142,6 +145,16 @@ int main(int argc, char** argv) {
       fprintf(stderr, "loose thread %ld\n", static_cast<long>(syscall(SYS_gettid)));
     });
     loose.join();
+  }
+  if (strcmp(mode, "_exit") == 0) _exit(0);
+  if (strcmp(mode, "exec") == 0) {
+    execl("/nonexistent/profsh-test", "none", static_cast<char*>(nullptr));
+    cuCtxSetCurrent(contexts[0]);
+    CUfunction relu;
+    cuModuleGetFunction(&relu, nullptr, "relu_kernel");
+    cuLaunchKernel(relu, 2, 1, 1, 128, 1, 1, 0, nullptr, nullptr, nullptr);
+    execl("/bin/true", "true", static_cast<char*>(nullptr));
+    return 1;
   }
   if (child > 0) {
     int status = 0;

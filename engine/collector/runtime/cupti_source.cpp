@@ -53,6 +53,7 @@ constexpr uint32_t kEndCuptiVersion = 140000;
 struct CuptiState {
   CuptiApi api{};
   std::atomic<bool> enabled{false};  // buffers registered and kinds enabled
+  bool paused_for_exec = false;      // off around an exec that may fail
   uint8_t* base = nullptr;           // kMaxBuffers × buffer_bytes, reserved at injection
   size_t buffer_bytes = 0;
   uint32_t buffer_count = 0;
@@ -484,8 +485,15 @@ void EncodeBuffer(PoolBuffer& b, uint8_t* data, BlockBuffer& events) {
 
 }  // namespace
 
-void StopGpuActivity() {
-  g_cupti.enabled.store(false, std::memory_order_release);
+void StopGpuActivity(bool for_exec) {
+  const bool was_on = g_cupti.enabled.exchange(false, std::memory_order_acq_rel);
+  g_cupti.paused_for_exec = for_exec && was_on;
+}
+
+void ResumeGpuActivityAfterFailedExec() {
+  if (!g_cupti.paused_for_exec) return;
+  g_cupti.paused_for_exec = false;
+  g_cupti.enabled.store(true, std::memory_order_release);
 }
 
 void DrainGpuActivity(BlockBuffer& metadata, BlockBuffer& events, GpuFlush flush) {

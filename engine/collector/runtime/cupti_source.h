@@ -14,8 +14,10 @@ namespace profsh::runtime {
 // counts into `metadata`. Once CUPTI is off (after exit's flush) it calls no CUPTI function.
 void DrainGpuActivity(BlockBuffer& metadata, BlockBuffer& events, GpuFlush flush);
 
-// CUPTI is off: no drain calls it again (at exit, after its last records were taken).
-void StopGpuActivity();
+// CUPTI is off: no drain calls it again (at exit, after its last records were taken). Before
+// an exec (`for_exec`) it stays subscribed: an exec that fails turns it on again.
+void StopGpuActivity(bool for_exec = false);
+void ResumeGpuActivityAfterFailedExec();
 
 // After fork: the child has no CUPTI session of its own until its driver calls the injection.
 void ResetGpuActivityAfterFork();

@@ -477,7 +477,7 @@ bool Initialize() {
   return true;
 }
 
-void FlushGpuAtExit() {
+void FlushGpuAtExit(bool for_exec) {
   if (!g.active || Closed() || getpid() != g_pid) return;
   const bool was_drain_thread = t_is_drain_thread;
   t_is_drain_thread = true;
@@ -487,10 +487,10 @@ void FlushGpuAtExit() {
       DrainOnce();
       g_stream.gpu_flush = kGpuFlushRound;
     }
-    StopGpuActivity();
+    StopGpuActivity(for_exec);
     pthread_mutex_unlock(&g_stream.mutex);
   } else {
-    StopGpuActivity();
+    StopGpuActivity(for_exec);
   }
   t_is_drain_thread = was_drain_thread;
 }
@@ -500,6 +500,9 @@ void Shutdown(uint8_t reason) {
   // After vfork the child shares our memory and must not touch it; its pid tells.
   if (getpid() != g_pid) return;
   StopTimerSampling(reason == stream::kEndExec);
+  // exec and _exit skip exit()'s handlers: CUPTI's last, partly filled buffer is asked for here.
+  if (reason == stream::kEndExec || reason == stream::kEndUnderscoreExit)
+    FlushGpuAtExit(reason == stream::kEndExec);
   FinalFlush(reason);
   if (reason != stream::kEndExec) {
     g_stop_drain.store(true, std::memory_order_release);
@@ -514,6 +517,7 @@ void ExecFailed() {
   FlushBlocks();
   pthread_mutex_unlock(&g_stream.mutex);
   ResumeTimerSamplingAfterFailedExec();
+  ResumeGpuActivityAfterFailedExec();
   errno = exec_errno;
 }
 
