@@ -11,6 +11,7 @@ import collections
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -421,6 +422,23 @@ def check_image_ends(profsh, workload, cupti, tmp):
               "a workload ending in %s keeps its last GPU records: %s" % (mode, summary or r.stderr[-300:]))
 
 
+def check_workloads_cupti(profsh, workload, cupti, tmp):
+    """A libcupti the workload loaded itself (torch's CUDA 12 wheels bring one) is the one used:
+    no second CUPTI in the process; one of another version is said, and nothing recorded."""
+    own = os.path.join(tmp, "wheel", "libcupti.so.13")
+    os.makedirs(os.path.dirname(own), exist_ok=True)
+    shutil.copy(cupti, own)
+    r = run(profsh, workload, cupti, os.path.join(tmp, "own13.json"), env={"FAKE_CUDA_LOAD_CUPTI": own})
+    summary = [l for l in r.stderr.splitlines() if "GPU:" in l]
+    check(r.returncode == 0 and summary and "39 kernels, 10 copies, 1 set, 67 CUDA calls" in summary[0],
+          "the workload's own CUPTI 13 is used, not a second copy (%s)" % (summary or r.stderr[-300:]))
+    r = run(profsh, workload, cupti, os.path.join(tmp, "own12.json"),
+            env={"FAKE_CUDA_LOAD_CUPTI": own, "FAKE_CUPTI_SCENARIO": "version=120800"})
+    check(r.returncode == 0 and "the workload loaded its own libcupti (%s), of CUPTI API version 120800" % own
+          in r.stderr and "GPU:" not in r.stderr,
+          "the workload's own CUPTI 12 is named, and profsh records no GPU activity (%s)" % r.stderr[-400:])
+
+
 def check_killed(profsh, workload, cupti, tmp):
     out = os.path.join(tmp, "killed.json")
     cmd = [profsh, "run", "--activities", "nvtx,cuda", "--cupti", cupti, "-o", out, "--no-table", "--",
@@ -456,6 +474,8 @@ def main():
             check_schedule(profsh, workload, cupti, tmp)
         if not wanted or "memory" in wanted:
             check_memory_windows(profsh, workload, cupti, tmp)
+        if not wanted or "own-cupti" in wanted:
+            check_workloads_cupti(profsh, workload, cupti, tmp)
         if not wanted or "ends" in wanted:
             check_image_ends(profsh, workload, cupti, tmp)
         if not wanted or "killed" in wanted:

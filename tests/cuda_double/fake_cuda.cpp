@@ -88,10 +88,13 @@ void Emit(const void* record) {
   if (D().record) D().record(record);
 }
 
-// The test CUPTI, if a tool loaded it (the driver never loads CUPTI itself).
+// The test CUPTI, if a tool loaded it (the driver never loads CUPTI itself). A copy the
+// workload loaded first (FAKE_CUDA_LOAD_CUPTI) is the one that gets the records, as the CUPTI
+// a program brought (torch's wheels) is the one attached to its driver.
 void FindCupti() {
   Driver& d = D();
-  const char* path = getenv("PROFSH_CUPTI");
+  const char* own = getenv("FAKE_CUDA_LOAD_CUPTI");
+  const char* path = own && *own ? own : getenv("PROFSH_CUPTI");
   void* lib = dlopen(path && *path ? path : "libcupti.so", RTLD_NOW | RTLD_NOLOAD);
   if (lib == nullptr) return;
   d.record = reinterpret_cast<void (*)(const void*)>(dlsym(lib, "fakecupti_record"));
@@ -267,6 +270,9 @@ __attribute__((visibility("default"))) CUresult CUDAAPI cuInit(unsigned int) {
     if (d.initialised) return CUDA_SUCCESS;
     d.initialised = true;
   }
+  // FAKE_CUDA_LOAD_CUPTI=PATH: the program loaded a libcupti of its own before cuInit.
+  if (const char* own = getenv("FAKE_CUDA_LOAD_CUPTI"); own && *own)
+    dlopen(own, RTLD_NOW | RTLD_GLOBAL);
   const char* path = getenv("CUDA_INJECTION64_PATH");
   if (path && *path && strcmp(path, "none") != 0) {
     if (void* lib = dlopen(path, RTLD_NOW)) {

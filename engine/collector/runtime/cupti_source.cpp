@@ -1,6 +1,7 @@
 #include "engine/collector/runtime/cupti_source.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,7 +68,7 @@ struct CuptiState {
   uint64_t reported[5] = {};         // drain thread: the counts last written
   // A line for the summary (no CUPTI, another subscriber, ...): written once by the injecting
   // thread, published by `notice_ready`, written into the stream by the drain thread.
-  char notice[320] = {};
+  char notice[1024] = {};
   std::atomic<bool> notice_ready{false};
   bool notice_written = false;
   std::atomic<bool> injected{false};
@@ -123,7 +124,25 @@ void CUPTIAPI CompleteBuffer(CUcontext, uint32_t, uint8_t* buffer, size_t, size_
 
 void CUPTIAPI IgnoreCallback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
 
+// A libcupti the process loaded before the driver called the injection (torch's wheels bring
+// their own, loaded with torch): a second copy in the process would be a second CUPTI on the one
+// driver, so that one is used, or none.
+char g_loaded_cupti[512];
+int FindLoadedCupti(dl_phdr_info* info, size_t, void*) {
+  const char* name = info->dlpi_name;
+  const char* base = name ? strrchr(name, '/') : nullptr;
+  base = base ? base + 1 : name;
+  if (base == nullptr || strncmp(base, "libcupti.so", 11) != 0) return 0;
+  snprintf(g_loaded_cupti, sizeof g_loaded_cupti, "%s", name);
+  return 1;
+}
+
 void* OpenCupti() {
+  g_loaded_cupti[0] = '\0';
+  dl_iterate_phdr(FindLoadedCupti, nullptr);
+  if (g_loaded_cupti[0] != '\0') {
+    if (void* h = dlopen(g_loaded_cupti, RTLD_NOW | RTLD_NOLOAD)) return h;
+  }
   if (const char* path = getenv(st::kEnvCupti); path && *path)
     return dlopen(path, RTLD_NOW | RTLD_LOCAL);
   const char* candidates[] = {
@@ -250,6 +269,14 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
       version >= kEndCuptiVersion) {
     char v[32];
     snprintf(v, sizeof v, "%u", version);
+    if (g_loaded_cupti[0] != '\0') {
+      SetNotice(
+          "cuda: the workload loaded its own libcupti (%s), of CUPTI API version %s; profsh "
+          "needs 13.x (CUDA 13's record layouts) and a second CUPTI cannot share the process "
+          "(for torch's CUDA 12 wheels: %s); GPU activity not recorded",
+          g_loaded_cupti, v, "use torch.profiler's CUDA activity, or a CUDA 13 build of torch");
+      return 1;
+    }
     SetNotice(
         "cuda: CUPTI API version %s, profsh needs %s to %s (CUDA 13's record layouts); GPU "
         "activity not recorded",
