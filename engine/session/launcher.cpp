@@ -276,7 +276,7 @@ Result<LaunchResult> RunWorkload(const LaunchOptions& options) {
     if (options.with_stack == StackForm::kExecutingLine) env.push_back("PROFSH_WITH_STACK=1");
     if (options.with_stack == StackForm::kTorch) env.push_back("PROFSH_WITH_STACK=torch");
     if (options.with_flops) env.push_back("PROFSH_WITH_FLOPS=1");
-    // The cpu activity's samples get the Python frames of the thread that imported torch.
+    // The cpu activity's samples of Python threads get their Python frames.
     if (std::find(options.activities.begin(), options.activities.end(), "cpu") !=
         options.activities.end())
       env.push_back("PROFSH_PYTHON_CALLS=1");

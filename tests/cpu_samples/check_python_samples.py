@@ -5,7 +5,10 @@ in pure Python, each function's CPU time measured by the script) runs under
 spliced in at the interpreter's eval loop: `python_work.py(N): step` above torch's native frames,
 pure-Python time under `python_work.py(M): busy`, Python frames in call order below the native
 frames they call, none left open once the profile function is replaced, and step's and busy's shares of the samples within 10 points of the split the
-script measured.
+script measured. The same for two more Python threads (one running before torch's import, one
+a thread pool's, started after it): their samples carry thread_work and thread_step above
+torch's native frames, below the threading frames they were running in, with thread_step's and
+thread_busy's shares within 10 points of what each thread measured.
 
 Usage: check_python_samples.py PROFSH [PYTHON]
 """
@@ -45,13 +48,48 @@ def def_line(name):
     raise SystemExit("python_work.py: no def " + name)
 
 
+def torch_above(stack, at):
+    """torch's native frames sit above stack[at], none below it."""
+    return any(NATIVE_TORCH.match(x) for x in stack[at + 1:]) and \
+        not any(NATIVE_TORCH.match(x) for x in stack[:at])
+
+
+def check_thread(label, tid, measured, samples, frame):
+    """A Python thread other than the main one: its samples carry its Python frames too."""
+    mine = [s for s in samples if s[0] == tid]
+    py = [s for s in mine if frame["thread_work"] in s[2]]
+    check(len(py) >= 300 and len(py) >= 0.9 * len(mine),
+          "%s thread: at least 300 and 90%% of its samples carry its Python frames (%d of %d)" %
+          (label, len(py), len(mine)))
+    # The frames it was running before its first event (threading's bootstrap) come first.
+    def ordered(stack):
+        boot = [i for i, x in enumerate(stack) if x.endswith("): _bootstrap_inner")]
+        return bool(boot) and boot[0] < stack.index(frame["thread_work"])
+    check(all(ordered(s[2]) for s in py) and py,
+          "%s thread: threading's _bootstrap_inner lies below thread_work in every sample (%d of "
+          "%d; e.g. %s)" % (label, sum(1 for s in py if ordered(s[2])), len(py),
+                            ";".join(py[0][2][:12]) if py else ""))
+    under = {n: [s for s in py if frame[n] in s[2]] for n in ("thread_step", "thread_busy")}
+    for n in under:
+        got = len(under[n]) / max(1, len(py))
+        check(abs(got - measured[n]) <= 0.10,
+              "%s thread: %s has %.1f%% of its Python samples (it measured %.1f%%, +- 10)" %
+              (label, n, 100 * got, 100 * measured[n]))
+    native = [s for s in under["thread_step"]
+              if torch_above(s[2], s[2].index(frame["thread_step"]))]
+    check(len(native) >= 0.6 * max(1, len(under["thread_step"])),
+          "%s thread: thread_step's samples show torch's native frames above it (%d of %d)" %
+          (label, len(native), len(under["thread_step"])))
+
+
 def main():
     profsh = sys.argv[1]
     python = sys.argv[2] if len(sys.argv) > 2 else "/usr/bin/python3"
     if subprocess.run([python, "-c", "import torch"], capture_output=True).returncode != 0:
         print("skipped: %s cannot import torch" % python)
         return 77
-    frame = {n: "python_work.py(%d): %s" % (def_line(n), n) for n in ("step", "busy", "main")}
+    frame = {n: "python_work.py(%d): %s" % (def_line(n), n)
+             for n in ("step", "busy", "main", "thread_work", "thread_step", "thread_busy")}
     frame["<module>"] = "python_work.py(1): <module>"
     tmp = tempfile.mkdtemp(prefix="python-samples-")
     try:
@@ -63,7 +101,7 @@ def main():
         split = re.search(r"SPLIT step ([\d.]+) busy ([\d.]+)", r.stdout)
         check(split is not None, "the script measured its split (%s)" % r.stdout.strip()[-200:])
         if split is None:
-            return
+            return 1
         measured = {"step": float(split.group(1)), "busy": float(split.group(2))}
         script = os.path.join(tmp, "dump.lua")
         with open(script, "w") as f:
@@ -93,11 +131,7 @@ def main():
                   "%s has %.1f%% of the Python samples (the script measured %.1f%%, +- 10)" %
                   (n, 100 * got, 100 * measured[n]))
         # torch's native frames sit above step, never below it.
-        def torch_above(stack):
-            at = stack.index(frame["step"])
-            return any(NATIVE_TORCH.match(x) for x in stack[at + 1:]) and \
-                not any(NATIVE_TORCH.match(x) for x in stack[:at])
-        step_native = [s for s in under["step"] if torch_above(s[2])]
+        step_native = [s for s in under["step"] if torch_above(s[2], s[2].index(frame["step"]))]
         check(len(step_native) >= 0.6 * max(1, len(under["step"])),
               "step's samples show torch's native frames above step (%d of %d, e.g. %s)" %
               (len(step_native), len(under["step"]),
@@ -117,6 +151,12 @@ def main():
         check(len(stale) <= 0.08 * len(py),
               "once the profile function is replaced, no Python frames stay open (%d of %d "
               "samples under main outside step and busy)" % (len(stale), len(py)))
+        for m in re.finditer(r"TSPLIT (\w+) (\d+) thread_step ([\d.]+) thread_busy ([\d.]+)",
+                             r.stdout):
+            check_thread(m.group(1), m.group(2), {"thread_step": float(m.group(3)),
+                                                  "thread_busy": float(m.group(4))},
+                         samples, frame)
+        check(len(re.findall("TSPLIT", r.stdout)) == 2, "both threads measured their split")
         text = open(svg).read() if os.path.exists(svg) else ""
         check(frame["step"] in text and frame["busy"] in text,
               "the samples flamegraph draws the Python frames")
