@@ -113,10 +113,11 @@ std::vector<std::string> ReadActivities(lua_State* L, const Options& opts) {
 
 int Profile(lua_State* L) {
   return Protect(L, [&] {
-    Options opts(L, 1, "profile",
-                 {"activities", "buffer_kb", "drain_ms", "keep_session", "schedule",
-                  "on_trace_ready", "step_marker", "capture_range", "record_shapes", "with_stack",
-                  "with_flops", "profile_memory", "sample_rate", "sample_stack_bytes", "cupti"});
+    Options opts(
+        L, 1, "profile",
+        {"activities", "buffer_kb", "drain_ms", "keep_session", "schedule", "on_trace_ready",
+         "step_marker", "capture_range", "record_shapes", "with_stack", "with_flops",
+         "profile_memory", "sample_rate", "sample_stack_bytes", "sample_event", "cupti"});
     ProfileHandle h;
     h.options.activities = ReadActivities(L, opts);
     int64_t buffer = opts.Int("buffer_kb", 0), drain = opts.Int("drain_ms", 0);
@@ -142,6 +143,12 @@ int Profile(lua_State* L) {
       throw LuaError(
           "bad option 'sample_stack_bytes' to 'profile' (a multiple of 8 up to 65528 expected)");
     h.options.sample_stack_bytes = static_cast<uint32_t>(stack_bytes);
+    const std::string event = opts.String("sample_event").value_or("auto");
+    if (!ParseSampleEvent(event, &h.options.sample_event))
+      throw LuaError(
+          "bad option 'sample_event' to 'profile' ('auto', 'cycles' or 'cpu-clock' "
+          "expected, got '" +
+          event + "')");
     h.options.cupti = opts.String("cupti").value_or("");
     opts.Push("schedule");
     if (!lua_isnil(L, -1)) {

@@ -37,6 +37,8 @@ constexpr char kUsage[] =
     "                             nvtx,itt,torch, and cuda where a CUDA driver is present)\n"
     "  --sample-rate HZ           cpu: samples per second of each thread's CPU time (default 999)\n"
     "  --sample-stack-bytes N     cpu: user stack copied per sample for unwinding (default 8192)\n"
+    "  --sample-event E           cpu: auto (hardware cycles where counted, else the CPU clock),\n"
+    "                             cycles or cpu-clock (default auto)\n"
     "  --record-shapes            PyTorch operators' input shapes and types\n"
     "  --with-stack[=FORM]        PyTorch operators' Python stacks: lines (the default: each\n"
     "                             frame at the line it is executing) or torch (torch 1.13's\n"
@@ -245,7 +247,7 @@ int RunRunCommand(int argc, char** argv) {
                                             "--capture-range", "--on-demand",
                                             "--report",        "--report-template",
                                             "--sample-rate",   "--sample-stack-bytes",
-                                            "--cupti"});
+                                            "--sample-event",  "--cupti"});
   bool command_started = false;
   while (cl.Next()) {
     const std::string& a = cl.arg();
@@ -346,6 +348,10 @@ int RunRunCommand(int argc, char** argv) {
       const long long n = cl.Number(8);
       if (n % 8 != 0 || n > 65528) cl.Fail("--sample-stack-bytes: a multiple of 8, at most 65528");
       launch.sample_stack_bytes = static_cast<uint32_t>(n);
+    } else if (a == "--sample-event") {
+      const std::string e = cl.Value("auto, cycles or cpu-clock");
+      if (!ParseSampleEvent(e, &launch.sample_event))
+        cl.Fail("--sample-event: auto, cycles or cpu-clock, not '" + e + "'");
     } else {
       cl.Unknown();
     }

@@ -219,7 +219,7 @@ topics.profile = [[
 p = profsh.profile{activities={"nvtx","itt","torch","cuda"}, record_shapes=false, with_stack=false,
                    with_flops=false, profile_memory=false, schedule=nil, on_trace_ready=nil,
                    step_marker=nil, capture_range=nil, buffer_kb=8192, drain_ms=20,
-                   keep_session=false, sample_rate=999, sample_stack_bytes=8192,
+                   keep_session=false, sample_rate=999, sample_stack_bytes=8192, sample_event="auto",
                    cupti=nil}
 status = p:run{"bash", "launch.sh"}     or  p:run("shell command line")
   Runs an unmodified workload, and every process it starts, with profsh's collector injected

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -48,17 +49,44 @@ int64_t NowNs(clockid_t clock) {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-// The software CPU clock, even where hardware cycles exist: it counts nanoseconds of CPU time, so
-// a fixed period of 1e9 / rate makes every sample stand for the same CPU time, and counts of
-// samples are shares of CPU time. Cycles would need frequency mode (their rate changes with the
-// clock speed), whose period the kernel retunes sample by sample: counts would then not be
-// proportional to CPU time unless each sample carried its period as a weight.
-perf_event_attr MakeAttr(const CpuSamplerOptions& o) {
+// The CPU's highest clock rate (cpufreq's cpuinfo_max_freq, else the fastest "cpu MHz" of
+// /proc/cpuinfo), in cycles per second; 0 when neither says.
+uint64_t MaxCyclesPerSecond() {
+  if (FILE* f = fopen("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", "r")) {
+    unsigned long long khz = 0;
+    const bool read = fscanf(f, "%llu", &khz) == 1;
+    fclose(f);
+    if (read && khz > 0) return khz * 1000;
+  }
+  double best_mhz = 0;
+  if (FILE* f = fopen("/proc/cpuinfo", "r")) {
+    char line[256];
+    while (fgets(line, sizeof line, f)) {
+      double mhz = 0;
+      if (sscanf(line, "cpu MHz : %lf", &mhz) == 1 && mhz > best_mhz) best_mhz = mhz;
+    }
+    fclose(f);
+  }
+  return static_cast<uint64_t>(best_mhz * 1e6);
+}
+
+// Either event samples at a fixed period, so that every sample stands for the same amount and
+// counts of samples are shares: the CPU clock's 1e9 / rate nanoseconds of CPU time, or the
+// cycles of 1 / rate seconds at the CPU's highest clock (`cycles_period`, 0 for the CPU clock).
+// Cycles in perf's frequency mode would have the kernel retune the period sample by sample,
+// and counts would not be shares unless each sample carried its period.
+perf_event_attr MakeAttr(const CpuSamplerOptions& o, uint64_t cycles_period) {
   perf_event_attr a{};
   a.size = sizeof a;
-  a.type = PERF_TYPE_SOFTWARE;
-  a.config = PERF_COUNT_SW_CPU_CLOCK;
-  a.sample_period = 1000000000ull / o.rate_hz;
+  if (cycles_period > 0) {
+    a.type = PERF_TYPE_HARDWARE;
+    a.config = PERF_COUNT_HW_CPU_CYCLES;
+    a.sample_period = cycles_period;
+  } else {
+    a.type = PERF_TYPE_SOFTWARE;
+    a.config = PERF_COUNT_SW_CPU_CLOCK;
+    a.sample_period = 1000000000ull / o.rate_hz;
+  }
   a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER |
                   PERF_SAMPLE_STACK_USER;
   a.sample_regs_user = kUserRegsMask;
@@ -121,22 +149,58 @@ Result<std::unique_ptr<CpuSampler>> CpuSampler::Start(int pid, const std::string
   s->options_ = options;
   const long cpus = sysconf(_SC_NPROCESSORS_CONF);
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  for (long cpu = 0; cpu < cpus; ++cpu) {
-    perf_event_attr a = MakeAttr(options);
-    int fd = PerfEventOpen(&a, pid, static_cast<int>(cpu));
-    if (fd < 0) {
-      const int err = errno;
-      if (err == ENODEV || err == ENXIO) continue;  // an offline CPU
-      for (Ring& r : s->rings_) close(r.fd);
-      s->rings_.clear();
-      return Error{std::string("perf_event_open: ") + strerror(err) +
-                   (err == EACCES || err == EPERM
-                        ? " (kernel.perf_event_paranoid or a container's seccomp forbids it)"
-                        : "")};
+  // One event per CPU; 0, or the errno of the first CPU that refused it.
+  auto open_all = [&](uint64_t cycles_period) {
+    for (long cpu = 0; cpu < cpus; ++cpu) {
+      perf_event_attr a = MakeAttr(options, cycles_period);
+      int fd = PerfEventOpen(&a, pid, static_cast<int>(cpu));
+      if (fd < 0) {
+        const int err = errno;
+        if (err == ENODEV || err == ENXIO) continue;  // an offline CPU
+        for (Ring& r : s->rings_) close(r.fd);
+        s->rings_.clear();
+        return err;
+      }
+      s->rings_.push_back(Ring{fd, nullptr, 0});
     }
-    s->rings_.push_back(Ring{fd, nullptr, 0});
+    return 0;
+  };
+  auto refused = [](const char* what, int err) {
+    return Error{std::string("perf_event_open") + what + ": " + strerror(err) +
+                 (err == EACCES || err == EPERM
+                      ? " (kernel.perf_event_paranoid or a container's seccomp forbids it)"
+                      : "")};
+  };
+  int err = 0;
+  bool cycles = false;
+  if (options.event != SampleEvent::kCpuClock) {
+    const uint64_t hz = MaxCyclesPerSecond();
+    if (hz == 0) {
+      if (options.event == SampleEvent::kCycles)
+        return Error{"perf_event_open (cycles): the CPU's clock rate is unknown"};
+      s->note_ = "hardware cycles: the CPU's clock rate is unknown";
+    } else {
+      const uint64_t period = std::max<uint64_t>(hz / options.rate_hz, 1000);
+      err = open_all(period);
+      if (err == 0) {
+        cycles = true;
+        char note[160];
+        snprintf(note, sizeof note,
+                 "every %llu cycles: 1/%u s at %.2f GHz, the CPU's highest clock",
+                 static_cast<unsigned long long>(period), options.rate_hz, hz / 1e9);
+        s->note_ = note;
+      } else if (options.event == SampleEvent::kCycles) {
+        return refused(" (cycles)", err);
+      } else {
+        s->note_ = std::string("no hardware cycle counter here: ") + strerror(err);
+      }
+    }
   }
-  s->method_ = st::kSamplePerfCpuClock;
+  if (!cycles) {
+    err = open_all(0);
+    if (err != 0) return refused("", err);
+  }
+  s->method_ = cycles ? st::kSamplePerfCycles : st::kSamplePerfCpuClock;
   if (s->rings_.empty()) return Error{"perf_event_open: no CPU could be sampled"};
   // 1 MiB of buffer per CPU holds ~100 ms of one thread's samples at 999 Hz with 8 KiB stacks;
   // the locked-memory limit may allow less.
@@ -179,6 +243,7 @@ Result<std::unique_ptr<CpuSampler>> CpuSampler::Start(int pid, const std::string
   config.method = s->method_;
   config.rate_hz = options.rate_hz;
   config.stack_bytes = options.stack_bytes;
+  config.note = s->note_;
   st::AppendBlockTo(*s->out_, config);
   s->scratch_.resize(s->rings_.front().data_size);
   s->thread_ = std::thread([p = s.get()] { p->Run(); });
@@ -191,6 +256,18 @@ CpuSampler::~CpuSampler() {
     if (r.base) munmap(r.base, map_bytes_);
     if (r.fd >= 0) close(r.fd);
   }
+}
+
+bool ParseSampleEvent(std::string_view text, SampleEvent* event) {
+  if (text == "auto")
+    *event = SampleEvent::kAuto;
+  else if (text == "cycles")
+    *event = SampleEvent::kCycles;
+  else if (text == "cpu-clock")
+    *event = SampleEvent::kCpuClock;
+  else
+    return false;
+  return true;
 }
 
 const char* CpuSampler::method_name() const {

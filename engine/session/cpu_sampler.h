@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -17,10 +18,18 @@
 
 namespace profsh {
 
+// What the samples count: hardware cycles where the machine counts them (else the CPU clock),
+// or either one alone.
+enum class SampleEvent : uint8_t { kAuto, kCycles, kCpuClock };
+
 struct CpuSamplerOptions {
   uint32_t rate_hz = 999;
   uint32_t stack_bytes = 8192;  // user stack copied per sample (perf's default)
+  SampleEvent event = SampleEvent::kAuto;
 };
+
+// "auto", "cycles", "cpu-clock"; false for anything else.
+bool ParseSampleEvent(std::string_view text, SampleEvent* event);
 
 struct CpuSamplerStats {
   uint64_t samples = 0;
@@ -61,6 +70,7 @@ class CpuSampler {
   std::unique_ptr<Buffer> out_;
   int file_ = -1;
   uint8_t method_ = 0;
+  std::string note_;  // why not cycles, or the cycles' period
   CpuSamplerOptions options_;
   CpuSamplerStats stats_;
   std::atomic<bool> stop_{false};

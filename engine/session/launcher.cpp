@@ -386,7 +386,8 @@ Result<LaunchResult> RunWorkload(const LaunchOptions& options) {
   std::unique_ptr<CpuSampler> sampler;
   if (cpu) {
     close(go_fds[0]);
-    CpuSamplerOptions sampling{options.sample_rate, options.sample_stack_bytes};
+    CpuSamplerOptions sampling{options.sample_rate, options.sample_stack_bytes,
+                               options.sample_event};
     auto started = CpuSampler::Start(pid, result.session, sampling);
     std::string go = "P";
     if (started.ok()) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/session/cpu_sampler.h"
 #include "engine/stream/schedule.h"
 #include "engine/util/result.h"
 
@@ -52,6 +53,7 @@ struct LaunchOptions {
   // Activity "cpu": samples per second of CPU time, and bytes of user stack copied per sample.
   uint32_t sample_rate = 999;
   uint32_t sample_stack_bytes = 8192;
+  SampleEvent sample_event = SampleEvent::kAuto;  // what perf_event_open counts
 };
 
 // PyTorch's step ranges: ProfilerStep#N.
