@@ -277,10 +277,17 @@ Status LiveSamples::Place(File& f, const KnownUntil& known, bool finished) {
 Status LiveSamples::Read(const KnownUntil& known, bool finished) {
   Status st = Discover();
   if (!st.ok()) return st;
+  // Asked once per pid and read: the streams do not move meanwhile.
+  std::map<int64_t, std::optional<int64_t>> asked;
+  const KnownUntil known_once = [&](int64_t pid) {
+    auto [it, added] = asked.try_emplace(pid);
+    if (added) it->second = known(pid);
+    return it->second;
+  };
   for (auto& [path, f] : files_) {
     st = ReadFile(*f);
     if (!st.ok()) return st;
-    st = Place(*f, known, finished);
+    st = Place(*f, known_once, finished);
     if (!st.ok()) return st;
     if (finished && f->partial) {
       warnings_.push_back(f->path +

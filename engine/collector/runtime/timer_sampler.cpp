@@ -545,6 +545,7 @@ void StopTimerSampling(bool for_exec) {
   g.stop.store(true, std::memory_order_release);
   pthread_join(g.writer, nullptr);
   DrainRings();
+  WriteProgress(Now(CLOCK_MONOTONIC));  // every timer is off: nothing later comes
   WriteMappings();
   WriteDrops();
   Flush();
