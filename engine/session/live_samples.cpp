@@ -41,6 +41,7 @@ struct LiveSamples::File {
   int64_t complete_mono = INT64_MIN;  // every sample taken before it is in the file
   int64_t placed_until = INT64_MIN;   // absolute ns: the samples up to here are placed
   bool partial = false;               // ends in a block still being written
+  bool unsampled = false;  // the collector could not sample (no signal free): nothing comes
   struct Block {
     uint64_t time = 0;
     uint32_t type = 0;
@@ -171,6 +172,7 @@ Status LiveSamples::ReadFile(File& f) {
       case st::kSampleConfig: {
         st::SampleConfigBlock config;
         if (!config.Decode(c)) return Error{f.path + ": bad sample configuration block"};
+        f.unsampled = config.method == st::kSampleNone;
         method_ = SamplingMethodText(config);
         summary_.sampling_method = method_;
         break;
@@ -265,8 +267,9 @@ Status LiveSamples::Place(File& f, const KnownUntil& known, bool finished) {
   }
   f.placed_until = i < f.pending.size()
                        ? static_cast<int64_t>(f.pending[i].time) + f.mono_to_real - 1
-                   : limit == INT64_MAX ? INT64_MAX
-                                        : limit + f.mono_to_real;
+                   : limit == INT64_MAX || f.unsampled ? INT64_MAX
+                   : limit == INT64_MIN                ? INT64_MIN
+                                                       : limit + f.mono_to_real;
   f.pending.erase(f.pending.begin(), f.pending.begin() + static_cast<ptrdiff_t>(i));
   const uint64_t unnamed = f.unwinder.unnamed_frames();
   summary_.sample_frames_unnamed += unnamed - f.unnamed_counted;
