@@ -285,7 +285,12 @@ void CpuSampler::Run() {
 }
 
 bool CpuSampler::DrainAll() {
+  // Every sample taken before `mono` is in a ring now: the clock block after them says so, and
+  // a live session cuts its windows' samples up to there (live_samples.h).
+  const int64_t mono = NowNs(CLOCK_MONOTONIC);
   for (size_t i = 0; i < rings_.size(); ++i) DrainRing(i);
+  st::AppendBlockTo(*out_,
+                    st::ClockBlock{static_cast<uint64_t>(mono), mono, NowNs(CLOCK_REALTIME)});
   Flush();
   return true;
 }

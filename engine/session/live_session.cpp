@@ -37,13 +37,56 @@ class LiveSession::Sink final : public WindowSink {
     *origin_ns = info.begin_ns;
     TraceBuilder& b = *open->builder;
     open_[Key(info)] = std::move(open);
+    if (samples) samples->WindowOpened(info);
     return b;
+  }
+
+  void PythonCall(int64_t pid, int64_t tid, int64_t begin_ns, int64_t end_ns,
+                  std::string_view name) override {
+    if (samples) samples->PythonCall(pid, tid, begin_ns, end_ns, name);
   }
 
   void Sealed(const WindowInfo& info) override {
     auto it = open_.find(Key(info));
     if (it == open_.end()) return;
-    OpenTrace& o = *it->second;
+    if (samples) {
+      // Handed over once its samples are in (HandOverReady).
+      samples->WindowEnded(info);
+      waiting_.push_back(Waiting{info, std::move(it->second)});
+      open_.erase(it);
+      return;
+    }
+    Complete(info, *it->second);
+    open_.erase(it);
+  }
+
+  // The windows waiting for their samples that have them all now, in order.
+  void HandOverReady() {
+    size_t kept = 0;
+    for (Waiting& w : waiting_) {
+      if (samples->Ready(w.info)) {
+        samples->Emit(w.info, *w.trace->builder, w.info.begin_ns);
+        Complete(w.info, *w.trace);
+      } else {
+        waiting_[kept++] = std::move(w);
+      }
+    }
+    waiting_.resize(kept);
+  }
+
+  LiveSamples* samples = nullptr;
+
+ private:
+  struct OpenTrace {
+    std::unique_ptr<Trace> trace;
+    std::unique_ptr<TraceBuilder> builder;
+  };
+  struct Waiting {
+    WindowInfo info;
+    std::unique_ptr<OpenTrace> trace;
+  };
+
+  void Complete(const WindowInfo& info, OpenTrace& o) {
     Trace& t = *o.trace;
     t.has_steps = info.has_steps;
     t.first_step = info.first_step;
@@ -55,6 +98,11 @@ class LiveSession::Sink final : public WindowSink {
       meta += ", \"steps\": [" + std::to_string(info.first_step) + ", " +
               std::to_string(info.last_step) + "]";
     }
+    // As a whole run's: a window of a run with the cpu activity says so even without samples.
+    if (samples && !samples->method().empty()) {
+      meta += ", \"sampling\": ";
+      AppendJsonString(&meta, samples->method());
+    }
     meta += ", ";
     meta += kMemoryByThreadMember;
     meta += "}";
@@ -63,9 +111,9 @@ class LiveSession::Sink final : public WindowSink {
     o.builder->Finish();
     t.source_path = "window " + std::to_string(info.index) + " of pid " + std::to_string(info.pid);
     done_.push_back(WindowTrace{std::move(o.trace), info});
-    open_.erase(it);
   }
 
+ public:
   std::vector<WindowTrace> TakeDone() {
     std::vector<WindowTrace> out;
     out.swap(done_);
@@ -73,10 +121,7 @@ class LiveSession::Sink final : public WindowSink {
   }
 
  private:
-  struct OpenTrace {
-    std::unique_ptr<Trace> trace;
-    std::unique_ptr<TraceBuilder> builder;
-  };
+  std::vector<Waiting> waiting_;
   static std::pair<int64_t, uint64_t> Key(const WindowInfo& i) { return {i.pid, i.index}; }
   std::map<std::pair<int64_t, uint64_t>, std::unique_ptr<OpenTrace>> open_;
   std::vector<WindowTrace> done_;
@@ -84,6 +129,30 @@ class LiveSession::Sink final : public WindowSink {
 
 LiveSession::LiveSession(std::string folder)
     : folder_(std::move(folder)), sink_(std::make_unique<Sink>()) {}
+
+void LiveSession::SampleCpu() {
+  samples_ = std::make_unique<LiveSamples>(folder_, summary_, warnings_);
+  sink_->samples = samples_.get();
+}
+
+Status LiveSession::ReadSamples(bool finished) {
+  if (!samples_) return Status::Ok();
+  // Each pid's latest image says up to when its windows are known.
+  auto known = [&](int64_t pid) -> std::optional<int64_t> {
+    const Stream* latest = nullptr;
+    for (const auto& [path, s] : streams_) {
+      if (!s->decoder->has_process() || s->decoder->process().pid != pid) continue;
+      if (!latest || s->decoder->process().exec_index > latest->decoder->process().exec_index)
+        latest = s.get();
+    }
+    if (latest == nullptr) return std::nullopt;
+    return latest->finished ? INT64_MAX : latest->decoder->WindowsKnownUntilNs();
+  };
+  Status st = samples_->Read(known, finished);
+  if (!st.ok()) return st;
+  sink_->HandOverReady();
+  return Status::Ok();
+}
 
 LiveSession::~LiveSession() {
   for (auto& [path, s] : streams_) {
@@ -156,6 +225,8 @@ Result<std::vector<WindowTrace>> LiveSession::Poll() {
       s->fd = -1;
     }
   }
+  Status samples = ReadSamples(false);
+  if (!samples.ok()) return Error{samples.message()};
   return sink_->TakeDone();
 }
 
@@ -169,6 +240,9 @@ Result<std::vector<WindowTrace>> LiveSession::Finish() {
     ++summary_.processes;
     ++summary_.cut_streams;
   }
+  // The sampler has stopped and every process has ended: the samples files are complete.
+  Status samples = ReadSamples(true);
+  if (!samples.ok()) return Error{samples.message()};
   std::vector<WindowTrace> out = std::move(last.value());
   for (WindowTrace& w : sink_->TakeDone()) out.push_back(std::move(w));
   summary_.operator_sources = OperatorSources(folder_);

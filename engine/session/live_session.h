@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/session/live_samples.h"
 #include "engine/session/stream_decoder.h"
 
 namespace profsh {
@@ -23,6 +24,9 @@ class LiveSession {
   explicit LiveSession(std::string folder);
   ~LiveSession();
 
+  // The cpu activity is on: each window waits for its CPU samples (live_samples.h).
+  void SampleCpu();
+
   // Reads new data; returns the windows completed since the last call, oldest first.
   Result<std::vector<WindowTrace>> Poll();
   // The workload has ended: reads the rest and closes every stream's windows.
@@ -34,12 +38,14 @@ class LiveSession {
  private:
   struct Stream;
   class Sink;
+  Status ReadSamples(bool finished);
   Status ReadStream(Stream& s);
   Status Discover();
 
   std::string folder_;
   std::map<std::string, std::unique_ptr<Stream>> streams_;
   std::unique_ptr<Sink> sink_;
+  std::unique_ptr<LiveSamples> samples_;
   SessionSummary summary_;
   std::vector<std::string> warnings_;
 };

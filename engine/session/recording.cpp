@@ -47,12 +47,6 @@ Result<Recording> RecordWorkload(const LaunchOptions& options, bool keep_session
 
 Result<LiveRecording> RecordWorkloadLive(LaunchOptions options, bool keep_session,
                                          const LiveCallbacks& callbacks, LaunchResult* ran) {
-  if (std::find(options.activities.begin(), options.activities.end(), "cpu") !=
-      options.activities.end()) {
-    return Error{
-        "the cpu activity does not work with a schedule, a capture range or on-demand recording "
-        "yet (CPU samples are not cut into live windows): record the whole run"};
-  }
   auto folder = CreateSessionFolder();
   if (!folder.ok()) return folder.error();
   auto control = ControlChannel::Create(folder.value());
@@ -61,6 +55,9 @@ Result<LiveRecording> RecordWorkloadLive(LaunchOptions options, bool keep_sessio
     return control.error();
   }
   LiveSession live(folder.value());
+  if (std::find(options.activities.begin(), options.activities.end(), "cpu") !=
+      options.activities.end())
+    live.SampleCpu();
   LiveRecording r;
   Status failed = Status::Ok();
   auto deliver = [&](Result<std::vector<WindowTrace>> windows) {
@@ -116,8 +113,12 @@ std::string DescribeRecording(const SessionSummary& s) {
               : "; nothing dropped";
   for (size_t i = 0; i < s.operator_sources.size(); ++i)
     out += (i == 0 ? "; operators: " : ", ") + s.operator_sources[i];
-  if (!s.sampling_method.empty())
+  if (!s.sampling_method.empty()) {
     out += "; " + Plural(s.cpu_samples, "CPU sample", "CPU samples") + " by " + s.sampling_method;
+    if (s.samples_outside_windows)
+      out +=
+          " (" + std::to_string(s.samples_outside_windows) + " more outside the windows, left out)";
+  }
   return out;
 }
 

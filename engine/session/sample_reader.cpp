@@ -27,14 +27,6 @@ struct TimedBlock {
   std::string_view payload;
 };
 
-struct SampleStack {
-  std::string stack;                             // root first, ';'-separated
-  std::string modules;                           // the module of each frame, in the same order
-  std::string leaf;                              // the innermost function
-  std::vector<std::string> names, module_names;  // the frames, root first
-  bool has_eval_loop = false;
-};
-
 void Fold(const std::vector<std::string>& names, const std::vector<std::string>& modules,
           SampleStack& out) {
   out.stack.clear();
@@ -50,37 +42,6 @@ void Fold(const std::vector<std::string>& names, const std::vector<std::string>&
   out.leaf = names.empty() ? std::string() : names.back();
 }
 
-// The Python calls open on each thread, followed in time order (samples are read in time order).
-class OpenPythonCalls {
- public:
-  explicit OpenPythonCalls(const PythonCalls& calls) : calls_(calls) {}
-
-  // The Python frames open on (pid, tid) at `ns`, outermost first.
-  const std::vector<const std::string*>& At(int64_t pid, int64_t tid, int64_t ns) {
-    frames_.clear();
-    auto [it, added] = threads_.try_emplace({pid, tid});
-    Thread& t = it->second;
-    if (added) t.calls = calls_.Of(pid, tid);
-    if (t.calls == nullptr) return frames_;
-    const std::vector<PythonCalls::Call>& calls = *t.calls;
-    while (t.next < calls.size() && calls[t.next].begin_ns <= ns)
-      t.open.push_back(&calls[t.next++]);
-    std::erase_if(t.open, [&](const PythonCalls::Call* c) { return c->end_ns <= ns; });
-    for (const PythonCalls::Call* c : t.open) frames_.push_back(&calls_.name(c->name));
-    return frames_;
-  }
-
- private:
-  struct Thread {
-    const std::vector<PythonCalls::Call>* calls = nullptr;
-    size_t next = 0;
-    std::vector<const PythonCalls::Call*> open;  // by start: outermost first
-  };
-  const PythonCalls& calls_;
-  std::map<std::pair<int64_t, int64_t>, Thread> threads_;
-  std::vector<const std::string*> frames_;
-};
-
 std::string FrameText(std::string_view s) {
   std::string out(s);
   // ';' separates the frames of a folded stack; a name holding one (operator;) keeps a ':'.
@@ -88,8 +49,9 @@ std::string FrameText(std::string_view s) {
   return out;
 }
 
-class SampleDecoder {
- public:
+}  // namespace
+
+struct SampleUnwinder::Impl {
   void Task(const st::SampleTaskBlock& t) {
     if (t.kind == st::kTaskFork && t.pid != t.parent_pid) {
       // A new process starts with its parent's mappings.
@@ -114,7 +76,7 @@ class SampleDecoder {
     stacks_.erase(m.pid);
   }
 
-  const SampleStack& Stack(const st::SampleBlock& s) {
+  std::shared_ptr<const SampleStack> Stack(const st::SampleBlock& s) {
     sym::StackSnapshot snap;
     for (int r = 0; r < static_cast<int>(sym::X86Reg::kCount); ++r) {
       if ((s.regs_mask >> r) & 1) snap.regs[r] = s.decoded_regs[r];
@@ -131,7 +93,8 @@ class SampleDecoder {
     const uint64_t key = Fnv1a(pcs_);
     auto it = cache.find(key);
     if (it != cache.end() && it->second.first == pcs_) return it->second.second;
-    SampleStack out;
+    auto made = std::make_shared<SampleStack>();
+    SampleStack& out = *made;
     for (const sym::UnwoundFrame& f : frames_) {
       for (const sym::SourceFrame& sf : symbolizer_.Symbolize(space, f.pc, f.is_return_address)) {
         out.names.push_back(FrameText(sf.function));
@@ -146,14 +109,12 @@ class SampleDecoder {
     std::reverse(out.module_names.begin(), out.module_names.end());
     for (const std::string& n : out.names) out.has_eval_loop |= IsEvalLoopFrame(n);
     Fold(out.names, out.module_names, out);
-    auto& slot = cache[key];
-    slot = {pcs_, std::move(out)};
-    return slot.second;
+    cache[key] = {pcs_, made};
+    return made;
   }
 
   const sym::SymbolizerStats& symbolizer_stats() const { return symbolizer_.stats(); }
 
- private:
   static uint64_t Fnv1a(const std::vector<uint64_t>& v) {
     uint64_t h = 1469598103934665603ull;
     for (uint64_t x : v) {
@@ -164,8 +125,9 @@ class SampleDecoder {
   }
 
   std::unordered_map<int64_t, sym::AddressSpace> spaces_;
-  std::unordered_map<int64_t,
-                     std::unordered_map<uint64_t, std::pair<std::vector<uint64_t>, SampleStack>>>
+  std::unordered_map<
+      int64_t, std::unordered_map<
+                   uint64_t, std::pair<std::vector<uint64_t>, std::shared_ptr<const SampleStack>>>>
       stacks_;
   sym::Unwinder unwinder_;
   sym::Symbolizer symbolizer_;
@@ -173,7 +135,76 @@ class SampleDecoder {
   std::vector<uint64_t> pcs_;
 };
 
-std::string MethodText(const st::SampleConfigBlock& c) {
+SampleUnwinder::SampleUnwinder() : impl_(std::make_unique<Impl>()) {}
+SampleUnwinder::~SampleUnwinder() = default;
+void SampleUnwinder::Task(const st::SampleTaskBlock& t) {
+  impl_->Task(t);
+}
+void SampleUnwinder::Mapping(const st::SampleMappingBlock& m) {
+  impl_->Mapping(m);
+}
+std::shared_ptr<const SampleStack> SampleUnwinder::Stack(const st::SampleBlock& s) {
+  return impl_->Stack(s);
+}
+uint64_t SampleUnwinder::unnamed_frames() const {
+  return impl_->symbolizer_stats().unnamed;
+}
+
+const std::vector<const std::string*>& OpenPythonCalls::At(int64_t pid, int64_t tid, int64_t ns) {
+  frames_.clear();
+  auto [it, added] = threads_.try_emplace({pid, tid});
+  Thread& t = it->second;
+  if (added) t.calls = calls_.Of(pid, tid);
+  if (t.calls == nullptr) return frames_;
+  const std::vector<PythonCalls::Call>& calls = *t.calls;
+  while (t.next < calls.size() && calls[t.next].begin_ns <= ns) t.open.push_back(&calls[t.next++]);
+  std::erase_if(t.open, [&](const PythonCalls::Call* c) { return c->end_ns <= ns; });
+  for (const PythonCalls::Call* c : t.open) frames_.push_back(&calls_.name(c->name));
+  return frames_;
+}
+
+void SampleEventWriter::Add(const SampleStack& native,
+                            const std::vector<const std::string*>& python, int64_t pid, int64_t tid,
+                            int64_t ts, uint32_t weight, SessionSummary& summary) {
+  const SampleStack* stack_of = &native;
+  if (native.has_eval_loop && !python.empty() &&
+      SpliceWithPython(native.names, native.module_names, python, spliced_.names,
+                       spliced_.module_names)) {
+    Fold(spliced_.names, spliced_.module_names, spliced_);
+    stack_of = &spliced_;
+    ++summary.samples_with_python;
+  }
+  const SampleStack& stack = *stack_of;
+  const std::string key = stack.stack + '\n' + stack.modules;
+  auto schema = schemas_.find(key);
+  if (schema == schemas_.end()) {
+    builder_.BeginArgs();
+    builder_.AddStringArg("stack", stack.stack);
+    builder_.AddStringArg("modules", stack.modules);
+    builder_.AddInlineInt32Arg("weight");
+    schema = schemas_.emplace(key, builder_.BuildSchema()).first;
+  }
+  EventFields e;
+  e.phase = 'i';
+  e.ts = ts;
+  e.name = stack.leaf;
+  e.category = kCpuSampleCategory;
+  e.pid = Ident{pid, 0, false};
+  e.tid = Ident{tid, 0, false};
+  builder_.AddEvent(e, schema->second, std::span<const uint32_t>(&weight, 1));
+  ++summary.cpu_samples;
+}
+
+bool SampleBlockTime(uint32_t type, std::string_view payload, uint64_t* time_ns) {
+  // The time sits at a fixed place in each: after pid/tid fields (see sample_codec.h).
+  if (type != st::kSampleTask && type != st::kSampleMapping && type != st::kSample) return false;
+  const size_t at = type == st::kSampleTask ? 33 : type == st::kSampleMapping ? 8 : 16;
+  if (payload.size() < at + 8) return false;
+  std::memcpy(time_ns, payload.data() + at, 8);
+  return true;
+}
+
+std::string SamplingMethodText(const st::SampleConfigBlock& c) {
   std::string m = c.method == st::kSamplePerfCycles     ? "perf_event_open (cycles)"
                   : c.method == st::kSamplePerfCpuClock ? "perf_event_open (cpu-clock)"
                   : c.method == st::kSampleTimer
@@ -183,8 +214,6 @@ std::string MethodText(const st::SampleConfigBlock& c) {
   if (!c.note.empty()) m += " (" + std::string(c.note) + ")";
   return m;
 }
-
-}  // namespace
 
 void PythonCalls::NoteSampleTimes(const std::string& path) {
   filtered_ = true;
@@ -305,7 +334,7 @@ Status ReadCpuSamples(const std::string& path, int64_t origin_ns,
       case st::kSampleConfig: {
         st::SampleConfigBlock config;
         if (!config.Decode(c)) return Status(Error{path + ": bad sample configuration block"});
-        summary.sampling_method = MethodText(config);
+        summary.sampling_method = SamplingMethodText(config);
         break;
       }
       case st::kSampleDrops: {
@@ -317,11 +346,9 @@ Status ReadCpuSamples(const std::string& path, int64_t origin_ns,
       case st::kSampleTask:
       case st::kSampleMapping:
       case st::kSample: {
-        // The time sits at a fixed place in each: after pid/tid fields (see sample_codec.h).
-        const size_t at = b.type == st::kSampleTask ? 33 : b.type == st::kSampleMapping ? 8 : 16;
-        if (b.payload.size() < at + 8) return Status(Error{path + ": bad sample block"});
         uint64_t t;
-        std::memcpy(&t, b.payload.data() + at, 8);
+        if (!SampleBlockTime(b.type, b.payload, &t))
+          return Status(Error{path + ": bad sample block"});
         timed.push_back(TimedBlock{t, b.type, b.payload});
         break;
       }
@@ -340,64 +367,40 @@ Status ReadCpuSamples(const std::string& path, int64_t origin_ns,
   std::map<int64_t, std::vector<const RecordingWindow*>> windows_of;
   for (const RecordingWindow& w : windows) windows_of[w.pid].push_back(&w);
 
-  SampleDecoder decoder;
+  SampleUnwinder unwinder;
   OpenPythonCalls open_calls(python);
-  SampleStack spliced;
-  std::unordered_map<std::string, uint32_t> schemas;
+  SampleEventWriter writer(builder);
+  static const std::vector<const std::string*> kNoPython;
   for (const TimedBlock& tb : timed) {
     st::Cursor c(tb.payload);
     if (tb.type == st::kSampleTask) {
       st::SampleTaskBlock t;
       if (!t.Decode(c)) return Status(Error{path + ": bad task block"});
-      decoder.Task(t);
+      unwinder.Task(t);
     } else if (tb.type == st::kSampleMapping) {
       st::SampleMappingBlock m;
       if (!m.Decode(c)) return Status(Error{path + ": bad mapping block"});
-      decoder.Mapping(m);
+      unwinder.Mapping(m);
     } else {
       st::SampleBlock s;
       if (!s.Decode(c)) return Status(Error{path + ": bad sample block"});
-      const int64_t ts = static_cast<int64_t>(s.time_ns) + mono_to_real - origin_ns;
+      const int64_t real = static_cast<int64_t>(s.time_ns) + mono_to_real;
+      const int64_t ts = real - origin_ns;
       if (auto w = windows_of.find(s.pid); w != windows_of.end()) {
         bool inside = false;
         for (const RecordingWindow* r : w->second)
           inside |= r->whole_run || (ts >= r->begin_ns && ts <= r->end_ns);
-        if (!inside) continue;
-      }
-      const SampleStack* stack_of = &decoder.Stack(s);
-      if (stack_of->has_eval_loop) {
-        const auto& py =
-            open_calls.At(s.pid, s.tid, static_cast<int64_t>(s.time_ns) + mono_to_real);
-        if (!py.empty() && SpliceWithPython(stack_of->names, stack_of->module_names, py,
-                                            spliced.names, spliced.module_names)) {
-          Fold(spliced.names, spliced.module_names, spliced);
-          stack_of = &spliced;
-          ++summary.samples_with_python;
+        if (!inside) {
+          ++summary.samples_outside_windows;
+          continue;
         }
       }
-      const SampleStack& stack = *stack_of;
-      const std::string key = stack.stack + '\n' + stack.modules;
-      auto schema = schemas.find(key);
-      if (schema == schemas.end()) {
-        builder.BeginArgs();
-        builder.AddStringArg("stack", stack.stack);
-        builder.AddStringArg("modules", stack.modules);
-        builder.AddInlineInt32Arg("weight");
-        schema = schemas.emplace(key, builder.BuildSchema()).first;
-      }
-      EventFields e;
-      e.phase = 'i';
-      e.ts = ts;
-      e.name = stack.leaf;
-      e.category = kCpuSampleCategory;
-      e.pid = Ident{s.pid, 0, false};
-      e.tid = Ident{s.tid, 0, false};
-      const uint32_t weight = static_cast<uint32_t>(s.weight);
-      builder.AddEvent(e, schema->second, std::span<const uint32_t>(&weight, 1));
-      ++summary.cpu_samples;
+      std::shared_ptr<const SampleStack> stack = unwinder.Stack(s);
+      writer.Add(*stack, stack->has_eval_loop ? open_calls.At(s.pid, s.tid, real) : kNoPython,
+                 s.pid, s.tid, ts, static_cast<uint32_t>(s.weight), summary);
     }
   }
-  summary.sample_frames_unnamed = decoder.symbolizer_stats().unnamed;
+  summary.sample_frames_unnamed += unwinder.unnamed_frames();
   return Status();
 }
 

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -19,6 +20,7 @@
 
 #include "engine/session/session_summary.h"
 #include "engine/session/torch_fallback.h"
+#include "engine/stream/sample_codec.h"
 #include "engine/trace/trace_builder.h"
 #include "engine/util/result.h"
 
@@ -53,6 +55,71 @@ class PythonCalls {
   bool filtered_ = false;
   std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> sample_times_;  // sorted, realtime
 };
+
+// The Python calls open on each thread, followed in time order (At is asked in time order).
+class OpenPythonCalls {
+ public:
+  explicit OpenPythonCalls(const PythonCalls& calls) : calls_(calls) {}
+  // The Python frames open on (pid, tid) at `ns` (absolute), outermost first.
+  const std::vector<const std::string*>& At(int64_t pid, int64_t tid, int64_t ns);
+
+ private:
+  struct Thread {
+    const std::vector<PythonCalls::Call>* calls = nullptr;
+    size_t next = 0;
+    std::vector<const PythonCalls::Call*> open;  // by start: outermost first
+  };
+  const PythonCalls& calls_;
+  std::map<std::pair<int64_t, int64_t>, Thread> threads_;
+  std::vector<const std::string*> frames_;
+};
+
+// One sample's stack, symbolised.
+struct SampleStack {
+  std::string stack;                             // root first, ';'-separated
+  std::string modules;                           // the module of each frame, in the same order
+  std::string leaf;                              // the innermost function
+  std::vector<std::string> names, module_names;  // the frames, root first
+  bool has_eval_loop = false;
+};
+
+// A samples file's task, mapping and sample blocks, given in time order: each sample unwound
+// and symbolised in the address space its process had at that moment.
+class SampleUnwinder {
+ public:
+  SampleUnwinder();
+  ~SampleUnwinder();
+  void Task(const stream::SampleTaskBlock& t);
+  void Mapping(const stream::SampleMappingBlock& m);
+  // Shared with later samples of the same return addresses in the same address space.
+  std::shared_ptr<const SampleStack> Stack(const stream::SampleBlock& s);
+  uint64_t unnamed_frames() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Samples into a trace: an instant event each (kCpuSampleCategory), Python frames spliced in.
+class SampleEventWriter {
+ public:
+  explicit SampleEventWriter(TraceBuilder& builder) : builder_(builder) {}
+  // `python`: the Python frames open on the sample's thread, outermost first (may be empty).
+  void Add(const SampleStack& stack, const std::vector<const std::string*>& python, int64_t pid,
+           int64_t tid, int64_t ts, uint32_t weight, SessionSummary& summary);
+
+ private:
+  TraceBuilder& builder_;
+  std::unordered_map<std::string, uint32_t> schemas_;
+  SampleStack spliced_;
+};
+
+// How a samples file says its samples were taken, for people ("perf_event_open (cpu-clock) at
+// 999 Hz").
+std::string SamplingMethodText(const stream::SampleConfigBlock& config);
+// The time (CLOCK_MONOTONIC ns) of a kSampleTask, kSampleMapping or kSample block; false for
+// other blocks, or one too short.
+bool SampleBlockTime(uint32_t type, std::string_view payload, uint64_t* time_ns);
 
 // Whether a native frame is the interpreter's eval loop, where Python frames are spliced in.
 bool IsEvalLoopFrame(std::string_view function);

@@ -51,6 +51,9 @@ struct SessionSummary {
   uint64_t samples_lost = 0;  // the kernel's buffer was full, or the collector's ring
   uint64_t sample_frames_unnamed = 0;
   uint64_t samples_with_python = 0;  // samples whose stack got Python frames (sample_reader.h)
+  // Samples of a windowed process taken outside its windows (a schedule's wait, between capture
+  // ranges): left out, as the process's events there are.
+  uint64_t samples_outside_windows = 0;
 };
 
 // One count: its name for people and scripts, and, for what a session lost or had to repair,
@@ -91,6 +94,7 @@ inline constexpr SummaryCount kSummaryCounts[] = {
     {"memory_at_end", &SessionSummary::memory_at_end},
     {"cpu_samples", &SessionSummary::cpu_samples},
     {"samples_with_python", &SessionSummary::samples_with_python},
+    {"samples_outside_windows", &SessionSummary::samples_outside_windows},
     {"gpu_kernels", &SessionSummary::gpu_kernels},
     {"gpu_copies", &SessionSummary::gpu_copies},
     {"gpu_sets", &SessionSummary::gpu_sets},

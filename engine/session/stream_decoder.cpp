@@ -762,6 +762,13 @@ Status StreamDecoder::Preload(std::string_view data) {
   return Status::Ok();
 }
 
+int64_t StreamDecoder::WindowsKnownUntilNs() const {
+  // Release's watermark: boundaries come at most two drain rounds late.
+  const Impl& m = *impl_;
+  if (!m.has_process || m.round_ends.size() < 3) return INT64_MIN;
+  return m.clock.ToNs(m.round_ends[m.round_ends.size() - 3]);
+}
+
 void StreamDecoder::Finish() {
   Impl& m = *impl_;
   if (m.has_process) m.OpenWholeRunIfNeeded();

@@ -69,6 +69,9 @@ class StreamDecoder {
   // tracks of several processes apart (GpuEmitter::SetStreamIndex).
   void SetStreamIndex(uint32_t index);
 
+  // No window boundary at or before this time (absolute ns) is still to come: what the stream
+  // holds up to there is in its windows (INT64_MIN until the stream has said).
+  int64_t WindowsKnownUntilNs() const;
   const StreamProcess& process() const;
   bool has_process() const;
   const std::string& path() const { return path_; }

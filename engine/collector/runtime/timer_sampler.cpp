@@ -378,6 +378,13 @@ void CheckHandlerIsOurs() {
   DeleteTimers();
 }
 
+// A clock block after each round: everything sampled before `mono` is written before it.
+void WriteProgress(int64_t mono) {
+  EnsureRoom(64);
+  OutSink sink;
+  st::AppendBlockTo(sink, st::ClockBlock{static_cast<uint64_t>(mono), mono, Now(CLOCK_REALTIME)});
+}
+
 void* WriterLoop(void*) {
   sigset_t all;
   sigfillset(&all);
@@ -386,8 +393,11 @@ void* WriterLoop(void*) {
     timespec tick{0, 10 * 1000 * 1000};
     nanosleep(&tick, nullptr);
     CheckHandlerIsOurs();
+    // Samples taken before `mono` are in the rings now (live_samples.h reads up to there).
+    const int64_t mono = Now(CLOCK_MONOTONIC);
     DrainRings();
     if (round % 100 == 0) WriteMappings();  // libraries loaded since
+    WriteProgress(mono);
     Flush();
   }
   return nullptr;
@@ -576,6 +586,7 @@ void StopTimerSampling(bool for_exec) {
   g.stop.store(true, std::memory_order_release);
   pthread_join(g.writer, nullptr);
   DrainRings();
+  WriteProgress(Now(CLOCK_MONOTONIC));  // every timer is off: nothing later comes
   WriteMappings();
   WriteDrops();
   Flush();
