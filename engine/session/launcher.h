@@ -52,6 +52,9 @@ struct LaunchOptions {
   // Activity "cpu": samples per second of CPU time, and bytes of user stack copied per sample.
   uint32_t sample_rate = 999;
   uint32_t sample_stack_bytes = 8192;
+  // Live windows: how long a window waits after its end for the GPU work launched in it
+  // (kDefaultGpuWaitMs).
+  uint32_t gpu_wait_ms = 10000;
 };
 
 // PyTorch's step ranges: ProfilerStep#N.
@@ -83,6 +86,7 @@ std::string ActivityList();
 // Limits of LaunchOptions::buffer_kb and drain_ms (0: the runtime's default).
 constexpr uint32_t kMaxBufferKb = 1u << 20;
 constexpr uint32_t kMaxDrainMs = 100;
+constexpr uint32_t kMaxGpuWaitMs = 3600000;  // an hour
 
 // The collector library: $PROFSH_COLLECTOR, or libprofsh_collector.so beside the executable
 // (or in ../lib/profsh).

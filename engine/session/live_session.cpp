@@ -55,6 +55,12 @@ class LiveSession::Sink final : public WindowSink {
       meta += ", \"steps\": [" + std::to_string(info.first_step) + ", " +
               std::to_string(info.last_step) + "]";
     }
+    if (info.gpu_launches_unreported)
+      meta += ", \"gpu_launches_unreported\": " + std::to_string(info.gpu_launches_unreported);
+    if (info.gpu_graph_launches_not_awaited) {
+      meta += ", \"gpu_graph_launches_not_awaited\": " +
+              std::to_string(info.gpu_graph_launches_not_awaited);
+    }
     meta += ", ";
     meta += kMemoryByThreadMember;
     meta += "}";
@@ -82,8 +88,8 @@ class LiveSession::Sink final : public WindowSink {
   std::vector<WindowTrace> done_;
 };
 
-LiveSession::LiveSession(std::string folder)
-    : folder_(std::move(folder)), sink_(std::make_unique<Sink>()) {}
+LiveSession::LiveSession(std::string folder, int64_t gpu_wait_ms)
+    : folder_(std::move(folder)), gpu_wait_ms_(gpu_wait_ms), sink_(std::make_unique<Sink>()) {}
 
 LiveSession::~LiveSession() {
   for (auto& [path, s] : streams_) {
@@ -106,6 +112,7 @@ Status LiveSession::Discover() {
     if (s->fd < 0) continue;  // being created; next poll
     s->decoder = std::make_unique<StreamDecoder>(path, *sink_, summary_, warnings_);
     s->decoder->SetStreamIndex(static_cast<uint32_t>(streams_.size()));
+    s->decoder->SetGpuWait(gpu_wait_ms_ * 1000000);
     streams_[path] = std::move(s);
   }
   closedir(d);

@@ -20,7 +20,8 @@ struct WindowTrace {
 
 class LiveSession {
  public:
-  explicit LiveSession(std::string folder);
+  // `gpu_wait_ms`: how long a window waits after its end for the GPU work launched in it.
+  explicit LiveSession(std::string folder, int64_t gpu_wait_ms = kDefaultGpuWaitMs);
   ~LiveSession();
 
   // Reads new data; returns the windows completed since the last call, oldest first.
@@ -38,6 +39,7 @@ class LiveSession {
   Status Discover();
 
   std::string folder_;
+  int64_t gpu_wait_ms_;
   std::map<std::string, std::unique_ptr<Stream>> streams_;
   std::unique_ptr<Sink> sink_;
   SessionSummary summary_;

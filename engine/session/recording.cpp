@@ -60,7 +60,7 @@ Result<LiveRecording> RecordWorkloadLive(LaunchOptions options, bool keep_sessio
     RemoveSessionFolder(folder.value());
     return control.error();
   }
-  LiveSession live(folder.value());
+  LiveSession live(folder.value(), options.gpu_wait_ms);
   LiveRecording r;
   Status failed = Status::Ok();
   auto deliver = [&](Result<std::vector<WindowTrace>> windows) {
