@@ -42,6 +42,9 @@ class GpuLaunchWaits {
   // The window [begin, end) is handed over: lets go of its calls, and of everything older
   // (calls between windows, device work whose call came to an older window).
   Released Release(uint64_t begin, uint64_t end);
+  // Lets go of what began before `ticks` and belongs to no window that waits (between windows,
+  // after the last one): a long job's launches outside windows are not kept.
+  void Forget(uint64_t ticks) { Release(0, ticks); }
 
   size_t tracked() const { return calls_.size() + early_.size(); }
 

@@ -305,6 +305,18 @@ struct StreamDecoder::Impl {
         break;
       Seal(i, everything);
     }
+    if (WaitsForGpu() && !everything) {
+      // No window that may still wait begins before the first unsealed one, nor before the
+      // watermark (no boundary older than it can still come).
+      uint64_t waiting_from = watermark;
+      for (size_t i = windows.begin(); i < windows.end(); ++i) {
+        if (!windows[i].sealed) {
+          waiting_from = std::min(waiting_from, windows[i].begin_ticks);
+          break;
+        }
+      }
+      launch_waits.Forget(waiting_from);
+    }
     windows.ForgetSealed(kSealedWindowsKept);
   }
 
