@@ -194,6 +194,10 @@ int RunLive(LaunchOptions& launch, std::string output, const TableOptions& table
                                         : w.info.reason;
     std::printf("== window %llu of pid %lld (%s)\n", static_cast<unsigned long long>(w.info.index),
                 static_cast<long long>(w.info.pid), what.c_str());
+    for (const std::string& warning : w.trace->warnings)
+      std::fprintf(stderr, "profsh: window %llu of pid %lld: warning: %s\n",
+                   static_cast<unsigned long long>(w.info.index),
+                   static_cast<long long>(w.info.pid), warning.c_str());
     if (print_table) {
       auto averages = ComputeKeyAverages(BuildFunctionEvents(*w.trace), group_by_shape, 0);
       if (averages.rows.empty()) {

@@ -65,6 +65,15 @@ class LiveSession::Sink final : public WindowSink {
     meta += kMemoryByThreadMember;
     meta += "}";
     t.memory_by_thread = true;
+    // The window's own GPU losses, in the summary's words.
+    for (const SummaryCount& c : kSummaryCounts) {
+      const uint64_t n = c.count == &SessionSummary::gpu_launches_unreported
+                             ? info.gpu_launches_unreported
+                         : c.count == &SessionSummary::gpu_graph_launches_not_awaited
+                             ? info.gpu_graph_launches_not_awaited
+                             : 0;
+      if (n > 0) t.warnings.push_back(std::to_string(n) + " " + c.Warning(n));
+    }
     o.builder->AddMetadata("profsh", meta);
     o.builder->Finish();
     t.source_path = "window " + std::to_string(info.index) + " of pid " + std::to_string(info.pid);

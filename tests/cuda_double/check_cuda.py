@@ -409,6 +409,7 @@ local p = profsh.profile{
     local meta = t.metadata.profsh or {}
     print("window", (n.tail_kernel or 0) .. " " .. (n.gemm_kernel or 0) .. " "
           .. (meta.gpu_launches_unreported or 0))
+    print("warnings", table.concat(t.warnings, "; "))
     io.stdout:flush()
   end}
 local status = p:run{workload, "4", "steps", linger}
@@ -451,9 +452,11 @@ def check_late(profsh, workload, cupti, tmp):
     rc, lines, err = run_late(profsh, workload, cupti, tmp, "lost=tail_kernel", 300, 3000)
     windows = [(t, l.split("\t")[1]) for t, l in lines if l.startswith("window\t")]
     status = [l for _, l in lines if l.startswith("status\t")]
-    check(rc == 0 and [w for _, w in windows] == ["0 4 1"] and status == ["status\t0 1 1"],
-          "a launch whose kernel never reports is counted, in the window's metadata and the "
-          "summary (%s; %s)" % (lines, err[-400:]))
+    warnings = [l for _, l in lines if l.startswith("warnings\t")]
+    check(rc == 0 and [w for _, w in windows] == ["0 4 1"] and status == ["status\t0 1 1"]
+          and len(warnings) == 1 and "1 GPU launch of a window never reported its kernel" in warnings[0],
+          "a launch whose kernel never reports is counted, in the window's metadata and "
+          "warnings and the summary (%s; %s)" % (lines, err[-400:]))
     check(len(windows) == 1 and windows[0][0] < 2.5,
           "that window is handed over once the 300 ms bound passed, before the workload ends "
           "(after %.2f s; the workload ran 3 s)" % (windows[0][0] if windows else -1))
