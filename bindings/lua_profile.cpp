@@ -113,11 +113,11 @@ std::vector<std::string> ReadActivities(lua_State* L, const Options& opts) {
 
 int Profile(lua_State* L) {
   return Protect(L, [&] {
-    Options opts(
-        L, 1, "profile",
-        {"activities", "buffer_kb", "drain_ms", "keep_session", "schedule", "on_trace_ready",
-         "step_marker", "capture_range", "record_shapes", "with_stack", "with_flops",
-         "profile_memory", "sample_rate", "sample_stack_bytes", "sample_event", "cupti"});
+    Options opts(L, 1, "profile",
+                 {"activities", "buffer_kb", "drain_ms", "keep_session", "schedule",
+                  "on_trace_ready", "step_marker", "capture_range", "record_shapes", "with_stack",
+                  "with_flops", "profile_memory", "sample_rate", "sample_stack_bytes",
+                  "sample_event", "cupti", "gpu_wait_ms"});
     ProfileHandle h;
     h.options.activities = ReadActivities(L, opts);
     int64_t buffer = opts.Int("buffer_kb", 0), drain = opts.Int("drain_ms", 0);
@@ -150,6 +150,11 @@ int Profile(lua_State* L) {
           "expected, got '" +
           event + "')");
     h.options.cupti = opts.String("cupti").value_or("");
+    const int64_t gpu_wait = opts.Int("gpu_wait_ms", h.options.gpu_wait_ms);
+    if (gpu_wait < 1 || gpu_wait > kMaxGpuWaitMs)
+      throw LuaError("bad option 'gpu_wait_ms' to 'profile' (1.." + std::to_string(kMaxGpuWaitMs) +
+                     " expected)");
+    h.options.gpu_wait_ms = static_cast<uint32_t>(gpu_wait);
     opts.Push("schedule");
     if (!lua_isnil(L, -1)) {
       Schedule* sched = TestSchedule(L, -1);

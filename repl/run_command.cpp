@@ -67,6 +67,8 @@ constexpr char kUsage[] =
     "  --capture-range NAME       record only while a range of that name is open\n"
     "  --on-demand                record nothing until asked: profsh trace --pid PID --steps N\n"
     "                             (which saves the trace: -o is refused here)\n"
+    "  --gpu-wait-ms N            how long a window waits after its end for the GPU work\n"
+    "                             launched in it, 1..3600000 (default: 10000)\n"
     "\n"
     "Options take --opt value or --opt=value. SIGINT, SIGTERM and SIGHUP sent to profsh are\n"
     "passed on to CMD; profsh waits for it and saves the trace (a second signal: at once, with\n"
@@ -194,6 +196,10 @@ int RunLive(LaunchOptions& launch, std::string output, const TableOptions& table
                                         : w.info.reason;
     std::printf("== window %llu of pid %lld (%s)\n", static_cast<unsigned long long>(w.info.index),
                 static_cast<long long>(w.info.pid), what.c_str());
+    for (const std::string& warning : w.trace->warnings)
+      std::fprintf(stderr, "profsh: window %llu of pid %lld: warning: %s\n",
+                   static_cast<unsigned long long>(w.info.index),
+                   static_cast<long long>(w.info.pid), warning.c_str());
     if (print_table) {
       auto averages = ComputeKeyAverages(BuildFunctionEvents(*w.trace), group_by_shape, 0);
       if (averages.rows.empty()) {
@@ -247,7 +253,8 @@ int RunRunCommand(int argc, char** argv) {
                                             "--capture-range", "--on-demand",
                                             "--report",        "--report-template",
                                             "--sample-rate",   "--sample-stack-bytes",
-                                            "--sample-event",  "--cupti"});
+                                            "--sample-event",  "--cupti",
+                                            "--gpu-wait-ms"});
   bool command_started = false;
   while (cl.Next()) {
     const std::string& a = cl.arg();
@@ -327,6 +334,10 @@ int RunRunCommand(int argc, char** argv) {
       launch.drain_ms = static_cast<uint32_t>(std::min<long long>(cl.Number(0), kMaxDrainMs + 1));
       if (launch.drain_ms > kMaxDrainMs)
         cl.Fail("--drain-ms: at most " + std::to_string(kMaxDrainMs));
+    } else if (a == "--gpu-wait-ms") {
+      const long long ms = cl.Number(1);
+      if (ms > kMaxGpuWaitMs) cl.Fail("--gpu-wait-ms: at most " + std::to_string(kMaxGpuWaitMs));
+      launch.gpu_wait_ms = static_cast<uint32_t>(ms);
     } else if (a == "--schedule") {
       auto s = ParseSchedule(cl.Value("a schedule such as wait=1,warmup=1,active=2"));
       if (!s.ok()) cl.Fail(s.error().message);

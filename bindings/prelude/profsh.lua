@@ -220,7 +220,7 @@ p = profsh.profile{activities={"nvtx","itt","torch","cuda"}, record_shapes=false
                    with_flops=false, profile_memory=false, schedule=nil, on_trace_ready=nil,
                    step_marker=nil, capture_range=nil, buffer_kb=8192, drain_ms=20,
                    keep_session=false, sample_rate=999, sample_stack_bytes=8192, sample_event="auto",
-                   cupti=nil}
+                   cupti=nil, gpu_wait_ms=10000}
 status = p:run{"bash", "launch.sh"}     or  p:run("shell command line")
   Runs an unmodified workload, and every process it starts, with profsh's collector injected
   (LD_PRELOAD, NVTX_INJECTION64_PATH, INTEL_LIBITTNOTIFY64) and returns its exit status.
@@ -234,7 +234,9 @@ status = p:run{"bash", "launch.sh"}     or  p:run("shell command line")
   libcupti; default: beside the CUDA toolkit), as Kineto's events: CUDA columns per range and
   op. Tested against a test CUDA driver and CUPTI only, not yet on a GPU.
   With schedule= or capture_range= and on_trace_ready=, windows are handed over while the
-  workload runs (:help schedule). p:start(), p:step(), p:stop() profile Lua code itself.
+  workload runs (:help schedule); with cuda, a window waits until every kernel, copy and set
+  launched in it has reported, at most gpu_wait_ms after its end (launches still missing then
+  are counted in p.summary.gpu_launches_unreported). p:start(), p:step(), p:stop() profile Lua code itself.
   Afterwards p answers what a Trace answers: p:key_averages(), p:export_chrome_trace(path),
   p:flamegraph(path), p:save(path), p.duration, p.warnings ... and also
   p.exit_code, p.signal, p.windows, p.summary (ranges, operators, drops, memory_peak, ...;

@@ -54,6 +54,9 @@ struct LaunchOptions {
   uint32_t sample_rate = 999;
   uint32_t sample_stack_bytes = 8192;
   SampleEvent sample_event = SampleEvent::kAuto;  // what perf_event_open counts
+  // Live windows: how long a window waits after its end for the GPU work launched in it
+  // (kDefaultGpuWaitMs).
+  uint32_t gpu_wait_ms = 10000;
 };
 
 // PyTorch's step ranges: ProfilerStep#N.
@@ -85,6 +88,7 @@ std::string ActivityList();
 // Limits of LaunchOptions::buffer_kb and drain_ms (0: the runtime's default).
 constexpr uint32_t kMaxBufferKb = 1u << 20;
 constexpr uint32_t kMaxDrainMs = 100;
+constexpr uint32_t kMaxGpuWaitMs = 3600000;  // an hour
 
 // The collector library: $PROFSH_COLLECTOR, or libprofsh_collector.so beside the executable
 // (or in ../lib/profsh).

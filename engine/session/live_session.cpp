@@ -103,10 +103,25 @@ class LiveSession::Sink final : public WindowSink {
       meta += ", \"sampling\": ";
       AppendJsonString(&meta, samples->method());
     }
+    if (info.gpu_launches_unreported)
+      meta += ", \"gpu_launches_unreported\": " + std::to_string(info.gpu_launches_unreported);
+    if (info.gpu_graph_launches_not_awaited) {
+      meta += ", \"gpu_graph_launches_not_awaited\": " +
+              std::to_string(info.gpu_graph_launches_not_awaited);
+    }
     meta += ", ";
     meta += kMemoryByThreadMember;
     meta += "}";
     t.memory_by_thread = true;
+    // The window's own GPU losses, in the summary's words.
+    for (const SummaryCount& c : kSummaryCounts) {
+      const uint64_t n = c.count == &SessionSummary::gpu_launches_unreported
+                             ? info.gpu_launches_unreported
+                         : c.count == &SessionSummary::gpu_graph_launches_not_awaited
+                             ? info.gpu_graph_launches_not_awaited
+                             : 0;
+      if (n > 0) t.warnings.push_back(std::to_string(n) + " " + c.Warning(n));
+    }
     o.builder->AddMetadata("profsh", meta);
     o.builder->Finish();
     t.source_path = "window " + std::to_string(info.index) + " of pid " + std::to_string(info.pid);
@@ -127,8 +142,8 @@ class LiveSession::Sink final : public WindowSink {
   std::vector<WindowTrace> done_;
 };
 
-LiveSession::LiveSession(std::string folder)
-    : folder_(std::move(folder)), sink_(std::make_unique<Sink>()) {}
+LiveSession::LiveSession(std::string folder, int64_t gpu_wait_ms)
+    : folder_(std::move(folder)), gpu_wait_ms_(gpu_wait_ms), sink_(std::make_unique<Sink>()) {}
 
 void LiveSession::SampleCpu() {
   samples_ = std::make_unique<LiveSamples>(folder_, summary_, warnings_);
@@ -175,6 +190,7 @@ Status LiveSession::Discover() {
     if (s->fd < 0) continue;  // being created; next poll
     s->decoder = std::make_unique<StreamDecoder>(path, *sink_, summary_, warnings_);
     s->decoder->SetStreamIndex(static_cast<uint32_t>(streams_.size()));
+    s->decoder->SetGpuWait(gpu_wait_ms_ * 1000000);
     streams_[path] = std::move(s);
   }
   closedir(d);

@@ -21,7 +21,8 @@ struct WindowTrace {
 
 class LiveSession {
  public:
-  explicit LiveSession(std::string folder);
+  // `gpu_wait_ms`: how long a window waits after its end for the GPU work launched in it.
+  explicit LiveSession(std::string folder, int64_t gpu_wait_ms = kDefaultGpuWaitMs);
   ~LiveSession();
 
   // The cpu activity is on: each window waits for its CPU samples (live_samples.h).
@@ -43,6 +44,7 @@ class LiveSession {
   Status Discover();
 
   std::string folder_;
+  int64_t gpu_wait_ms_;
   std::map<std::string, std::unique_ptr<Stream>> streams_;
   std::unique_ptr<Sink> sink_;
   std::unique_ptr<LiveSamples> samples_;

@@ -54,7 +54,7 @@ Result<LiveRecording> RecordWorkloadLive(LaunchOptions options, bool keep_sessio
     RemoveSessionFolder(folder.value());
     return control.error();
   }
-  LiveSession live(folder.value());
+  LiveSession live(folder.value(), options.gpu_wait_ms);
   if (std::find(options.activities.begin(), options.activities.end(), "cpu") !=
       options.activities.end())
     live.SampleCpu();

@@ -41,6 +41,10 @@ struct SessionSummary {
   uint64_t gpu_records_ignored = 0;    // records of kinds profsh does not keep
   uint64_t gpu_records_untimed = 0;    // device records whose start or end CUPTI did not know
   uint64_t gpu_records_unwritten = 0;  // GPU records the collector had no memory to write
+  // Launches of a window whose device work had not come when it was handed over (the wait's
+  // bound passed, or the process ended), and graph launches windows did not wait for.
+  uint64_t gpu_launches_unreported = 0;
+  uint64_t gpu_graph_launches_not_awaited = 0;
   std::vector<std::string> notices;
   // Which path recorded the PyTorch operators ("profsh operator source (...)", "torch.profiler
   // (fallback: why)"), one text per distinct path (the processes' operators-<pid>.txt notes).
@@ -159,6 +163,18 @@ inline constexpr SummaryCount kSummaryCounts[] = {
     {"gpu_buffers_refused", &SessionSummary::gpu_buffers_refused,
      "requests of CUPTI for a buffer were refused: the pool was empty",
      "request of CUPTI for a buffer was refused: the pool was empty"},
+    {"gpu_launches_unreported", &SessionSummary::gpu_launches_unreported,
+     "GPU launches of a window never reported their kernel, copy or set before the window was "
+     "handed over (the wait for GPU work timed out, or the process ended; raise gpu_wait_ms or "
+     "--gpu-wait-ms)",
+     "GPU launch of a window never reported its kernel, copy or set before the window was "
+     "handed over (the wait for GPU work timed out, or the process ended; raise gpu_wait_ms or "
+     "--gpu-wait-ms)"},
+    {"gpu_graph_launches_not_awaited", &SessionSummary::gpu_graph_launches_not_awaited,
+     "CUDA graph launches were not waited for: their windows hold the graph kernels that had "
+     "reported when they were handed over",
+     "CUDA graph launch was not waited for: its window holds the graph kernels that had "
+     "reported when it was handed over"},
 };
 
 }  // namespace profsh

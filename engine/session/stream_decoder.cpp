@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "engine/session/gpu_emitter.h"
+#include "engine/session/gpu_launch_waits.h"
 #include "engine/session/range_matcher.h"
 #include "engine/session/stream_clock.h"
 #include "engine/session/stream_names.h"
@@ -21,10 +22,6 @@ namespace st = stream;
 namespace {
 
 constexpr size_t kSealedWindowsKept = 16;
-// With the cuda activity a window is sealed this many drain rounds later than without: CUPTI
-// hands over a kernel's record once it has finished and its buffer is flushed, after the CPU
-// events of its launch.
-constexpr size_t kGpuHoldRounds = 10;
 // torch's autograd engine wraps each backward node in an "evaluate_function" range that carries
 // no sequence number itself; torch's profiler gives it the node's.
 constexpr std::string_view kEvaluateFunction = "autograd::engine::evaluate_function: ";
@@ -83,6 +80,10 @@ struct StreamDecoder::Impl {
   // them in time order, which is known for the ones older than the release watermark.
   std::vector<ThreadEvent> memory_events;
   int64_t memory_total = 0, memory_peak = 0;
+  // A window ends on the CPU before the GPU work launched in it has reported: it is handed over
+  // once every launch of it has its device record, or `gpu_wait_ns` of stream time after its end.
+  GpuLaunchWaits launch_waits;
+  int64_t gpu_wait_ns = kDefaultGpuWaitMs * 1000000;
 
   std::string Where(size_t offset) const {
     return owner.path() + ": block at byte " + std::to_string(offset);
@@ -120,10 +121,23 @@ struct StreamDecoder::Impl {
     }
   }
 
-  // A window is complete: cut what is still open at its end, then hand it over.
-  void Seal(size_t index) {
+  // Whether a window's launches are waited for: windows that end while the process runs.
+  bool WaitsForGpu() const { return cuda && windowed; }
+
+  // A window is complete: cut what is still open at its end, then hand it over. `final`: the
+  // stream has ended (nothing more can report).
+  void Seal(size_t index, bool final) {
     Window& w = windows[index];
     if (w.sealed) return;
+    if (WaitsForGpu()) {
+      launch_waits.Classify(names);
+      const GpuLaunchWaits::Released r = launch_waits.Release(w.begin_ticks, w.end_ticks);
+      w.info.gpu_launches_unreported = r.unreported;
+      // Graph launches matter only where the window did not wait for the stream's end.
+      w.info.gpu_graph_launches_not_awaited = final ? 0 : r.graphs;
+      summary.gpu_launches_unreported += r.unreported;
+      summary.gpu_graph_launches_not_awaited += w.info.gpu_graph_launches_not_awaited;
+    }
     const uint64_t end = w.end_ticks == UINT64_MAX ? last_ticks : w.end_ticks;
     const int window = static_cast<int>(index);
     matcher.ForEachOpen([&](int64_t tid, OpenLevel& level) {
@@ -278,16 +292,39 @@ struct StreamDecoder::Impl {
     if (watermark != 0)
       last_ticks =
           std::max(last_ticks, std::min(watermark, round_ends.empty() ? 0 : round_ends.back()));
-    // Windows that ended before the watermark are complete (with GPU work, some rounds later).
-    const size_t back = cuda ? 3 + kGpuHoldRounds : 3;
-    const uint64_t seal_at = everything                  ? UINT64_MAX
-                             : round_ends.size() >= back ? round_ends[round_ends.size() - back]
-                                                         : 0;
+    // Windows that ended before the watermark are complete on the CPU; with the cuda activity,
+    // once the GPU work launched in them has reported too. In order: a window waiting for its
+    // GPU work holds the later ones back.
+    if (WaitsForGpu()) launch_waits.Classify(names);
     for (size_t i = windows.begin(); i < windows.end(); ++i) {
       const Window& w = windows[i];
-      if (!w.sealed && w.end_ticks != UINT64_MAX && w.end_ticks <= seal_at) Seal(i);
+      if (w.sealed) continue;
+      if (w.end_ticks == UINT64_MAX || w.end_ticks > watermark) break;
+      if (!everything && WaitsForGpu() && launch_waits.Waiting(w.begin_ticks, w.end_ticks) > 0 &&
+          !GpuWaitOver(w))
+        break;
+      Seal(i, everything);
+    }
+    if (WaitsForGpu() && !everything) {
+      // No window that may still wait begins before the first unsealed one, nor before the
+      // watermark (no boundary older than it can still come).
+      uint64_t waiting_from = watermark;
+      for (size_t i = windows.begin(); i < windows.end(); ++i) {
+        if (!windows[i].sealed) {
+          waiting_from = std::min(waiting_from, windows[i].begin_ticks);
+          break;
+        }
+      }
+      launch_waits.Forget(waiting_from);
     }
     windows.ForgetSealed(kSealedWindowsKept);
+  }
+
+  // The wait for a window's GPU work is bounded in stream time: the process's latest drain round
+  // is `gpu_wait_ns` past the window's end.
+  bool GpuWaitOver(const Window& w) const {
+    if (round_ends.empty()) return false;
+    return clock.ToNs(round_ends.back()) - clock.ToNs(w.end_ticks) >= gpu_wait_ns;
   }
 
   // When a GPU record happened for the windows: its launch's time when known, else its own.
@@ -306,13 +343,17 @@ struct StreamDecoder::Impl {
     return at;
   }
 
+  void RegisterLaunch(const st::GpuRecord& r) {
+    gpu.Launch(r[3], GpuLaunch{static_cast<int64_t>(r[2]), r[0], r[1], WindowAt(r[0]),
+                               static_cast<uint32_t>(r[4]), static_cast<uint8_t>(r[6])});
+  }
+
   // Launches first (a copy's record may come before its call's), then the device work.
   void ProcessGpu(std::vector<st::GpuRecord>& batch) {
     for (const st::GpuRecord& r : batch) {
       switch (r.kind) {
         case st::kGpuApi:
-          gpu.Launch(r[3], GpuLaunch{static_cast<int64_t>(r[2]), r[0], r[1], WindowAt(r[0]),
-                                     static_cast<uint32_t>(r[4]), static_cast<uint8_t>(r[6])});
+          if (!gpu.FindLaunch(r[3])) RegisterLaunch(r);
           break;
         case st::kGpuDevice:
           gpu.Device(r);
@@ -348,6 +389,11 @@ struct StreamDecoder::Impl {
 
   void ReleaseGpu(uint64_t watermark) {
     if (pending_gpu.empty()) return;
+    // The launches released now, before the device work is looked at: work is released by its
+    // launch's time (GpuTicks), with its launch, into the window that may be sealed next.
+    for (const st::GpuRecord& r : pending_gpu) {
+      if (r.kind == st::kGpuApi && r[0] <= watermark && !gpu.FindLaunch(r[3])) RegisterLaunch(r);
+    }
     std::vector<st::GpuRecord> ready;
     size_t keep = 0;
     for (const st::GpuRecord& r : pending_gpu) {
@@ -489,6 +535,7 @@ Status StreamDecoder::Impl::DecodeGpu(const st::RawBlock& b) {
     if (r.kind == st::kGpuKernel || r.kind == st::kGpuMemcpy || r.kind == st::kGpuMemset ||
         r.kind == st::kGpuApi || r.kind == st::kGpuSync)
       last_ticks = std::max(last_ticks, r.f[1]);
+    if (windowed) launch_waits.Observe(r);
     batch.push_back(r);
   }
   if (preloaded) {
@@ -676,6 +723,9 @@ void StreamDecoder::SetLastImage(bool last) {
 void StreamDecoder::SetStreamIndex(uint32_t index) {
   impl_->gpu.SetStreamIndex(index);
 }
+void StreamDecoder::SetGpuWait(int64_t ns) {
+  impl_->gpu_wait_ns = ns;
+}
 bool StreamDecoder::has_process() const {
   return impl_->has_process;
 }
@@ -779,7 +829,7 @@ void StreamDecoder::Finish() {
     w->end_ticks = std::max(m.last_ticks, w->begin_ticks);
     w->info.end_ns = m.clock.ToNs(w->end_ticks);
   }
-  for (size_t i = m.windows.begin(); i < m.windows.end(); ++i) m.Seal(i);
+  for (size_t i = m.windows.begin(); i < m.windows.end(); ++i) m.Seal(i, true);
   // Ends of ids never started (in a windowed stream their start may simply lie outside).
   const uint64_t unknown_ends = m.matcher.TakeUnknownEnds();
   if (!m.windowed) m.summary.unknown_range_ends += unknown_ends;

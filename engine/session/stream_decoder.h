@@ -25,6 +25,9 @@
 
 namespace profsh {
 
+// How long a window waits, after its end, for the GPU work launched in it (stream time).
+inline constexpr int64_t kDefaultGpuWaitMs = 10000;
+
 struct StreamProcess {
   int64_t pid = 0, ppid = 0, start_ns = 0;
   uint32_t exec_index = 0, clock_kind = 0;
@@ -68,6 +71,8 @@ class StreamDecoder {
   // This stream's place among the session's (0: the first); keeps GPU correlations and device
   // tracks of several processes apart (GpuEmitter::SetStreamIndex).
   void SetStreamIndex(uint32_t index);
+  // How long a window waits after its end for launches whose device work has not reported.
+  void SetGpuWait(int64_t ns);
 
   // No window boundary at or before this time (absolute ns) is still to come: what the stream
   // holds up to there is in its windows (INT64_MIN until the stream has said).

@@ -39,6 +39,9 @@ struct StreamNames {
     strings[id] = std::move(text);
     has_string[id] = true;
   }
+  bool Known(uint64_t id) const {
+    return id < kDenseIds ? id < strings.size() && has_string[id] : sparse_strings.count(id) != 0;
+  }
   std::string_view Text(uint64_t id) const {
     if (id < strings.size() && has_string[id]) return strings[id];
     if (id >= kDenseIds) {

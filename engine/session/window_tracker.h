@@ -22,6 +22,9 @@ struct WindowInfo {
   int64_t begin_ns = 0, end_ns = 0;  // absolute (ns since the epoch)
   std::string reason;                // "schedule", "capture range", "on demand", "whole run"
   uint64_t request = 0;              // the on-demand request it answers (0: none)
+  // The cuda activity: launches of the window whose device work had not reported when it was
+  // handed over, and graph launches it did not wait for (gpu_launch_waits.h).
+  uint64_t gpu_launches_unreported = 0, gpu_graph_launches_not_awaited = 0;
 };
 
 struct Window {

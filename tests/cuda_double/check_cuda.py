@@ -439,6 +439,82 @@ def check_workloads_cupti(profsh, workload, cupti, tmp):
           "the workload's own CUPTI 12 is named, and profsh records no GPU activity (%s)" % r.stderr[-400:])
 
 
+LATE = r"""
+local workload, cupti, wait, linger = arg[1], arg[2], tonumber(arg[3]), arg[4]
+local p = profsh.profile{
+  activities = {"nvtx", "cuda"}, cupti = cupti, gpu_wait_ms = wait,
+  schedule = profsh.schedule{wait = 1, warmup = 0, active = 1, ["repeat"] = 1},
+  step_marker = "^step$",
+  on_trace_ready = function(t)
+    local n = {}
+    for _, e in ipairs(t:events{limit = 100000}) do
+      if e.cat == "kernel" then n[e.name] = (n[e.name] or 0) + 1 end
+    end
+    local meta = t.metadata.profsh or {}
+    print("window", (n.tail_kernel or 0) .. " " .. (n.gemm_kernel or 0) .. " "
+          .. (meta.gpu_launches_unreported or 0))
+    print("warnings", table.concat(t.warnings, "; "))
+    io.stdout:flush()
+  end}
+local status = p:run{workload, "4", "steps", linger}
+print("status", status .. " " .. p.summary.gpu_launches_unreported .. " " .. p.windows)
+"""
+
+
+def run_late(profsh, workload, cupti, tmp, scenario, wait_ms, linger_ms):
+    """The LATE script under FAKE_CUPTI_SCENARIO: its lines with the seconds since the start."""
+    path = os.path.join(tmp, "late.lua")
+    with open(path, "w") as f:
+        f.write(LATE)
+    env = dict(os.environ, FAKE_CUPTI_SCENARIO=scenario)
+    start = time.monotonic()
+    p = subprocess.Popen([profsh, path, workload, cupti, str(wait_ms), str(linger_ms)], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines = []
+    for line in p.stdout:
+        lines.append((time.monotonic() - start, line.rstrip("\n")))
+    err = p.stderr.read()
+    p.wait(timeout=60)
+    return p.returncode, lines, err
+
+
+def check_late(profsh, workload, cupti, tmp):
+    """A window waits for the GPU work launched in it (gpu_launch_waits.h): step 1's tail kernel,
+    whose record CUPTI hands over 1 s after it was made (far past the 200 ms windows were once
+    held), is in step 1's window; the cuCtxGetDevice and cuMemAlloc calls of the step, which
+    launch nothing, are not waited for (the window comes long before the 10 s bound)."""
+    rc, lines, err = run_late(profsh, workload, cupti, tmp, "late=tail_kernel:1000", 10000, 3000)
+    windows = [(t, l.split("\t")[1]) for t, l in lines if l.startswith("window\t")]
+    status = [l for _, l in lines if l.startswith("status\t")]
+    check(rc == 0 and status == ["status\t0 0 1"] and [w for _, w in windows] == ["1 4 0"],
+          "a kernel reported 1 s late is in its launch's window (%s; %s)" % (lines, err[-300:]))
+    check(len(windows) == 1 and 0.9 < windows[0][0] < 2.7,
+          "the window is handed over once its kernel reported, while the workload lingers "
+          "(after %.2f s; the workload ran 3 s)" % (windows[0][0] if windows else -1))
+    # A launch whose kernel never reports: the window waits for the bound (here 300 ms), then
+    # is handed over, with the launch counted, while the workload still runs.
+    rc, lines, err = run_late(profsh, workload, cupti, tmp, "lost=tail_kernel", 300, 3000)
+    windows = [(t, l.split("\t")[1]) for t, l in lines if l.startswith("window\t")]
+    status = [l for _, l in lines if l.startswith("status\t")]
+    warnings = [l for _, l in lines if l.startswith("warnings\t")]
+    check(rc == 0 and [w for _, w in windows] == ["0 4 1"] and status == ["status\t0 1 1"]
+          and len(warnings) == 1 and "1 GPU launch of a window never reported its kernel" in warnings[0],
+          "a launch whose kernel never reports is counted, in the window's metadata and "
+          "warnings and the summary (%s; %s)" % (lines, err[-400:]))
+    check(len(windows) == 1 and windows[0][0] < 2.5,
+          "that window is handed over once the 300 ms bound passed, before the workload ends "
+          "(after %.2f s; the workload ran 3 s)" % (windows[0][0] if windows else -1))
+    # A process that ends flushes everything: a window still waiting is handed over then, with
+    # what never came counted, not after the 10 s bound.
+    rc, lines, err = run_late(profsh, workload, cupti, tmp, "lost=tail_kernel", 10000, 0)
+    windows = [(t, l.split("\t")[1]) for t, l in lines if l.startswith("window\t")]
+    status = [l for _, l in lines if l.startswith("status\t")]
+    check(rc == 0 and [w for _, w in windows] == ["0 4 1"] and status == ["status\t0 1 1"]
+          and windows[0][0] < 5.0,
+          "a window still waiting when its process ends is handed over at the end, its missing "
+          "launch counted (%s; %s)" % (lines, err[-300:]))
+
+
 def check_killed(profsh, workload, cupti, tmp):
     out = os.path.join(tmp, "killed.json")
     cmd = [profsh, "run", "--activities", "nvtx,cuda", "--cupti", cupti, "-o", out, "--no-table", "--",
@@ -480,6 +556,8 @@ def main():
             check_image_ends(profsh, workload, cupti, tmp)
         if not wanted or "killed" in wanted:
             check_killed(profsh, workload, cupti, tmp)
+        if not wanted or "late" in wanted:
+            check_late(profsh, workload, cupti, tmp)
     print("%d failed" % len(failures) if failures else "all passed")
     sys.exit(1 if failures else 0)
 

@@ -4,11 +4,14 @@
 // Expected (per run): gemm_kernel 24 × 3 µs, relu_kernel 12 × 2 µs, graph_node 3 × 2 µs;
 // per thread and step, "layer_a" holds 4 gemm launches, "layer_b" 2 relu launches.
 //
-// Usage: cuda_workload [STEPS [MODE]]   (default 3 steps, mode "plain")
+// Usage: cuda_workload [STEPS [MODE [LINGER_MS]]]   (default 3 steps, mode "plain", 0 ms)
 //   steps: one thread (device 0); each step is an NVTX range "step" (a step marker) that also
 //          launches tail_kernel (3 ms) on stream 1 at its end; streams are synchronised only
 //          after the last step, so each step's tail kernel ends after the next step began.
-//          Each step also allocates 1 MiB on device 0 (cuMemAlloc), all freed after the last.
+//          Each step also allocates 1 MiB on device 0 (cuMemAlloc), all freed after the last,
+//          and asks for its device (cuCtxGetDevice: a call that launches no device work).
+//   LINGER_MS: the process sleeps that long before it exits (after its last CUDA call), so
+//          that windows are handed over while it runs.
 //   slow:  20 ms of sleep after each step (for a run killed while it works).
 //   fork:  as plain, and a child forked before cuInit runs one step on one thread (device 0)
 //          with its ranges named "child_layer_a" and "child_layer_b": two CUDA processes whose
@@ -82,6 +85,8 @@ void Worker(int device, int steps, const char* mode, CUcontext* contexts) {
       nvtxRangePushA("step");
       kept.emplace_back();
       cuMemAlloc(&kept.back(), 1 << 20);
+      CUdevice current;
+      cuCtxGetDevice(&current);
     }
     nvtxRangePushA("forward");
     nvtxRangePushA(g_child ? "child_layer_a" : "layer_a");
@@ -114,6 +119,7 @@ void Worker(int device, int steps, const char* mode, CUcontext* contexts) {
 int main(int argc, char** argv) {
   int steps = argc > 1 ? atoi(argv[1]) : 3;
   const char* mode = argc > 2 ? argv[2] : "plain";
+  const long linger_ms = argc > 3 ? atol(argv[3]) : 0;
   pid_t child = -1;
   if (strcmp(mode, "fork") == 0) {
     child = fork();
@@ -160,6 +166,10 @@ int main(int argc, char** argv) {
     int status = 0;
     if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
       return 1;
+  }
+  if (linger_ms > 0) {
+    timespec linger{linger_ms / 1000, (linger_ms % 1000) * 1000000};
+    nanosleep(&linger, nullptr);
   }
   return 0;
 }

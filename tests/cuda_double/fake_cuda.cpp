@@ -323,6 +323,15 @@ CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx) {
   return CUDA_SUCCESS;
 }
 
+// A call that launches no device work: an API record only.
+CUresult CUDAAPI cuCtxGetDevice(CUdevice* device) {
+  const uint64_t start = Now();
+  const uint32_t c = ++D().correlation;
+  *device = t_device;
+  Api(CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice, start, c);
+  return CUDA_SUCCESS;
+}
+
 CUresult CUDAAPI cuStreamCreate(CUstream* stream, unsigned int) {
   std::lock_guard<std::mutex> lock(D().mutex);
   *stream = reinterpret_cast<CUstream>(static_cast<uintptr_t>(D().next_stream++));

@@ -8,6 +8,11 @@
 //   other-subscriber   cuptiSubscribe fails as when torch.profiler or nsys holds CUPTI
 //   version=N          cuptiGetVersion reports N
 //   drop=N             CUPTI reports N records dropped (device buffers), once
+//   late=NAME:MS       the records of kernels named NAME are handed over MS ms (wall time)
+//                      after they were made, as a kernel queued behind long work on a real GPU
+//                      (the first flush or record after that time places them; a forced flush,
+//                      at exit, places them at once)
+//   lost=NAME          the records of kernels named NAME never come (their launches' do)
 #include <cupti.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +22,7 @@
 #include <atomic>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -39,7 +45,20 @@ struct Fake {
   bool register_fails = false;     // cuptiActivityRegisterCallbacks fails
   bool no_thread_id_type = false;  // cuptiSetThreadIdType fails (an older CUPTI's answer)
   std::atomic<int> thread_id_type{CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT};
+  std::string late_kernel, lost_kernel;  // late=, lost=
+  uint64_t late_ns = 0;
+  struct Held {
+    CUpti_ActivityKernel10 record;
+    uint64_t due;  // CLOCK_MONOTONIC ns
+  };
+  std::vector<Held> held;  // late kernels' records, in the order they were made
 };
+
+// A record not handed to the client: CUPTI keeps what the client would have freed.
+void DiscardRecord(const CUpti_Activity* a) {
+  if (a->kind == CUPTI_ACTIVITY_KIND_OVERHEAD)
+    free(reinterpret_cast<const CUpti_ActivityOverhead3*>(a)->overheadData);
+}
 
 // libcupti's destructors run at exit(); a tool that calls CUPTI after them (from its own
 // destructor, say) is told on stderr, which the checks read.
@@ -74,6 +93,13 @@ void ReadScenario(Fake& f) {
     if (item.rfind("untimed=", 0) == 0) f.untimed = static_cast<size_t>(atol(item.c_str() + 8));
     if (item.rfind("version=", 0) == 0) f.version = static_cast<uint32_t>(atol(item.c_str() + 8));
     if (item.rfind("drop=", 0) == 0) f.scripted_drops = static_cast<size_t>(atol(item.c_str() + 5));
+    if (item.rfind("late=", 0) == 0) {
+      const size_t colon = item.find(':');
+      f.late_kernel = item.substr(5, colon == std::string::npos ? std::string::npos : colon - 5);
+      if (colon != std::string::npos)
+        f.late_ns = uint64_t{1000000} * atol(item.c_str() + colon + 1);
+    }
+    if (item.rfind("lost=", 0) == 0) f.lost_kernel = item.substr(5);
     at = comma + 1;
   }
 }
@@ -168,26 +194,76 @@ int fakecupti_enabled(int kind) {
   return kind >= 0 && kind < 128 && F().enabled[kind];
 }
 
+}  // extern "C"
+
+namespace {
+
+uint64_t MonotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+void PlaceLocked(Fake& f, std::unique_lock<std::mutex>& lock, const CUpti_Activity* a, size_t n);
+
+// Late kernels whose time has come (all of them when `all`) go into the buffer.
+void PlaceDueLocked(Fake& f, std::unique_lock<std::mutex>& lock, bool all) {
+  if (f.held.empty()) return;
+  const uint64_t now = MonotonicNs();
+  std::vector<Fake::Held> due;
+  for (auto it = f.held.begin(); it != f.held.end();) {
+    if (all || it->due <= now) {
+      due.push_back(*it);
+      it = f.held.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (const Fake::Held& h : due)
+    PlaceLocked(f, lock, reinterpret_cast<const CUpti_Activity*>(&h.record), sizeof h.record);
+}
+
+// Whether a record is held back (late=) or never comes (lost=) instead of placed now.
+bool DivertLocked(Fake& f, const CUpti_Activity* a) {
+  if (a->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) return false;
+  const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(a);
+  const std::string_view name = k->name ? k->name : "";
+  if (!f.lost_kernel.empty() && name == f.lost_kernel) return true;
+  if (f.late_kernel.empty() || name != f.late_kernel) return false;
+  f.held.push_back(Fake::Held{*k, MonotonicNs() + f.late_ns});
+  return true;
+}
+
+}  // namespace
+
+extern "C" {
+
 // One activity record (a CUpti_Activity* struct) as CUPTI would write it.
 void fakecupti_record(const void* record) {
   Fake& f = F();
   const auto* a = static_cast<const CUpti_Activity*>(record);
   const size_t n = RecordSize(a->kind);
-  // A record not handed to the client: CUPTI keeps what the client would have freed.
-  auto discard = [a] {
-    if (a->kind == CUPTI_ACTIVITY_KIND_OVERHEAD)
-      free(reinterpret_cast<const CUpti_ActivityOverhead3*>(a)->overheadData);
-  };
   std::unique_lock<std::mutex> lock(f.mutex);
-  if (n == 0 || a->kind >= 128 || !f.enabled[a->kind]) return discard();
+  if (n == 0 || a->kind >= 128 || !f.enabled[a->kind]) return DiscardRecord(a);
+  PlaceDueLocked(f, lock, false);
+  if (DivertLocked(f, a)) return;
+  PlaceLocked(f, lock, a, n);
+}
+
+}  // extern "C"
+
+namespace {
+
+void PlaceLocked(Fake& f, std::unique_lock<std::mutex>& lock, const CUpti_Activity* a, size_t n) {
+  const void* record = a;
   if (f.buffer != nullptr && f.used + Aligned(n) > f.size) CompleteLocked(f, lock);
   if (f.buffer == nullptr && !RequestLocked(f)) {
     ++f.dropped;
-    return discard();
+    return DiscardRecord(a);
   }
   if (f.used + Aligned(n) > f.size) {
     ++f.dropped;
-    return discard();
+    return DiscardRecord(a);
   }
   memcpy(f.buffer + f.used, record, n);
   if (f.untimed > 0 && a->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
@@ -196,6 +272,10 @@ void fakecupti_record(const void* record) {
   }
   f.used += Aligned(n);
 }
+
+}  // namespace
+
+extern "C" {
 
 // --- CUPTI ---
 
@@ -254,6 +334,7 @@ CUptiResult CUPTIAPI cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t 
        "cuStreamSynchronize"},
       {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize, "cuCtxSynchronize"},
       {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, "cuGraphLaunch"},
+      {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice, "cuCtxGetDevice"},
       {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
        "cudaLaunchKernel_v7000"},
       {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, "cudaMemcpy_v3020"},
@@ -315,10 +396,11 @@ CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind) {
   return CUPTI_SUCCESS;
 }
 
-CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t) {
+CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag) {
   Alive("cuptiActivityFlushAll");
   Fake& f = F();
   std::unique_lock<std::mutex> lock(f.mutex);
+  PlaceDueLocked(f, lock, (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) != 0);
   if (f.used > 0) CompleteLocked(f, lock);
   return CUPTI_SUCCESS;
 }
