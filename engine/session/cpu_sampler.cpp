@@ -49,15 +49,21 @@ int64_t NowNs(clockid_t clock) {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-// The CPU's highest clock rate (cpufreq's cpuinfo_max_freq, else the fastest "cpu MHz" of
-// /proc/cpuinfo), in cycles per second; 0 when neither says.
+// The highest clock rate of any CPU (cpufreq's cpuinfo_max_freq: hybrid machines differ per
+// core), else the fastest "cpu MHz" of /proc/cpuinfo (the current clock on some kernels, so
+// the rate may come out above the one asked for), in cycles per second; 0 when neither says.
 uint64_t MaxCyclesPerSecond() {
-  if (FILE* f = fopen("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", "r")) {
+  unsigned long long best_khz = 0;
+  for (int cpu = 0; cpu < 4096; ++cpu) {
+    char path[96];
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cpufreq/cpuinfo_max_freq", cpu);
+    FILE* f = fopen(path, "r");
+    if (f == nullptr) break;
     unsigned long long khz = 0;
-    const bool read = fscanf(f, "%llu", &khz) == 1;
+    if (fscanf(f, "%llu", &khz) == 1 && khz > best_khz) best_khz = khz;
     fclose(f);
-    if (read && khz > 0) return khz * 1000;
   }
+  if (best_khz > 0) return best_khz * 1000;
   double best_mhz = 0;
   if (FILE* f = fopen("/proc/cpuinfo", "r")) {
     char line[256];
@@ -163,7 +169,7 @@ Result<std::unique_ptr<CpuSampler>> CpuSampler::Start(int pid, const std::string
       }
       s->rings_.push_back(Ring{fd, nullptr, 0});
     }
-    return 0;
+    return s->rings_.empty() ? ENODEV : 0;  // every CPU offline: not sampled by this event
   };
   auto refused = [](const char* what, int err) {
     return Error{std::string("perf_event_open") + what + ": " + strerror(err) +

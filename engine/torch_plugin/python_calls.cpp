@@ -121,6 +121,14 @@ void CheckPythonCallsHook() {
 }
 
 bool StartPythonCalls(Py_tracefunc shared_hook) {
+#ifdef Py_GIL_DISABLED
+  // The code-object table and the other threads' profile functions rely on the GIL.
+  (void)shared_hook;
+  std::fprintf(stderr,
+               "profsh: cpu: a free-threaded Python (no GIL): samples get no Python "
+               "frames\n");
+  return false;
+#endif
   auto call = reinterpret_cast<CallFn>(dlsym(RTLD_DEFAULT, "profsh_collector_python_call"));
   auto ret = reinterpret_cast<ReturnFn>(dlsym(RTLD_DEFAULT, "profsh_collector_python_return"));
   if (call == nullptr || ret == nullptr) return false;  // an older collector

@@ -1,6 +1,7 @@
 #include "engine/collector/runtime/cupti_source.h"
 
 #include <dlfcn.h>
+#include <limits.h>
 #include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,7 +128,7 @@ void CUPTIAPI IgnoreCallback(void*, CUpti_CallbackDomain, CUpti_CallbackId, cons
 // A libcupti the process loaded before the driver called the injection (torch's wheels bring
 // their own, loaded with torch): a second copy in the process would be a second CUPTI on the one
 // driver, so that one is used, or none.
-char g_loaded_cupti[512];
+char g_loaded_cupti[PATH_MAX];
 int FindLoadedCupti(dl_phdr_info* info, size_t, void*) {
   const char* name = info->dlpi_name;
   const char* base = name ? strrchr(name, '/') : nullptr;
@@ -141,7 +142,8 @@ void* OpenCupti() {
   g_loaded_cupti[0] = '\0';
   dl_iterate_phdr(FindLoadedCupti, nullptr);
   if (g_loaded_cupti[0] != '\0') {
-    if (void* h = dlopen(g_loaded_cupti, RTLD_NOW | RTLD_NOLOAD)) return h;
+    // Not reachable by name (another link namespace): still no second copy.
+    return dlopen(g_loaded_cupti, RTLD_NOW | RTLD_NOLOAD);
   }
   if (const char* path = getenv(st::kEnvCupti); path && *path)
     return dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -250,6 +252,14 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   if (!g_cupti.injected.compare_exchange_strong(expected, true)) return 1;  // once per image
   void* lib = OpenCupti();
   if (lib == nullptr) {
+    if (g_loaded_cupti[0] != '\0') {
+      SetNotice(
+          "cuda: the workload loaded its own libcupti (%s), which profsh cannot open by its "
+          "name (another link namespace); a second CUPTI cannot share the process: GPU activity "
+          "not recorded",
+          g_loaded_cupti);
+      return 1;
+    }
     const char* named = getenv(st::kEnvCupti);
     const bool given = named && *named;
     const char* why = given ? dlerror() : nullptr;
@@ -517,6 +527,10 @@ void StopGpuActivity(bool for_exec) {
   g_cupti.paused_for_exec = for_exec && was_on;
 }
 
+bool GpuActivityOn() {
+  return g_cupti.enabled.load(std::memory_order_acquire);
+}
+
 void ResumeGpuActivityAfterFailedExec() {
   if (!g_cupti.paused_for_exec) return;
   g_cupti.paused_for_exec = false;
@@ -572,6 +586,7 @@ void DrainGpuActivity(BlockBuffer& metadata, BlockBuffer& events, GpuFlush flush
 void ResetGpuActivityAfterFork() {
   // CUPTI does not follow a fork: the child's driver injects again if it initialises CUDA.
   g_cupti.enabled.store(false, std::memory_order_relaxed);
+  g_cupti.paused_for_exec = false;  // a failed exec in the child must not turn it on
   g_cupti.os_thread_ids = false;
   g_cupti.injected.store(false, std::memory_order_relaxed);
   g_cupti.notice_written = false;

@@ -18,6 +18,8 @@ void DrainGpuActivity(BlockBuffer& metadata, BlockBuffer& events, GpuFlush flush
 // an exec (`for_exec`) it stays subscribed: an exec that fails turns it on again.
 void StopGpuActivity(bool for_exec = false);
 void ResumeGpuActivityAfterFailedExec();
+// Whether drains still call CUPTI.
+bool GpuActivityOn();
 
 // After fork: the child has no CUPTI session of its own until its driver calls the injection.
 void ResetGpuActivityAfterFork();

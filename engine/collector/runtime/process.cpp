@@ -44,6 +44,9 @@ StringTable g_strings;
 pid_t g_pid = 0;            // the process the runtime's state belongs to
 uint32_t g_exec_index = 0;  // how many execs of this pid came before this image
 std::atomic<bool> g_stop_drain{false};
+// An image's end (exec, _exit) asks the drain thread for a round with CUPTI's forced flush:
+// rounds asked for, and the last one the drain thread ran.
+std::atomic<uint32_t> g_gpu_flush_asked{0}, g_gpu_flush_done{0};
 
 // Our own variables, saved at start so that exec can give them back to children whose
 // environment was replaced (execve with a new envp).
@@ -245,11 +248,16 @@ void* DrainLoop(void*) {
     // rings again.
     g.drain_bell.exchange(0);
     pthread_mutex_lock(&g_stream.mutex);
+    const uint32_t asked = g_gpu_flush_asked.load(std::memory_order_acquire);
+    const bool forced = asked != g_gpu_flush_done.load(std::memory_order_relaxed);
     if (!Closed()) {
       PollControl();
+      if (forced) g_stream.gpu_flush = kGpuFlushForced;
       fullest = DrainOnce(true);
+      g_stream.gpu_flush = kGpuFlushRound;
     }
     pthread_mutex_unlock(&g_stream.mutex);
+    if (forced) g_gpu_flush_done.store(asked, std::memory_order_release);
   }
   return nullptr;
 }
@@ -495,14 +503,34 @@ void FlushGpuAtExit(bool for_exec) {
   t_is_drain_thread = was_drain_thread;
 }
 
+// exec and _exit skip exit()'s handlers, so CUPTI's last, partly filled buffer is asked for
+// here. They may be called from a signal handler that interrupted CUPTI inside its own lock:
+// the drain thread (which takes no signals, so is never that thread) flushes CUPTI, and this
+// thread waits for it 200 ms at most. Then CUPTI is off (an exec that fails turns it on again).
+void FlushGpuBeforeImageEnds(bool for_exec) {
+  if (!GpuActivityOn()) return;
+  if (!t_is_drain_thread && !g_stop_drain.load(std::memory_order_acquire)) {
+    const uint32_t asked = g_gpu_flush_asked.fetch_add(1, std::memory_order_acq_rel) + 1;
+    g.drain_bell.store(1, std::memory_order_release);
+    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&g.drain_bell), FUTEX_WAKE_PRIVATE, 1, nullptr,
+            nullptr, 0);
+    for (int waited_ms = 0; waited_ms < 200; ++waited_ms) {
+      const uint32_t done = g_gpu_flush_done.load(std::memory_order_acquire);
+      if (static_cast<int32_t>(done - asked) >= 0) break;
+      timespec ms{0, 1000000};
+      nanosleep(&ms, nullptr);
+    }
+  }
+  StopGpuActivity(for_exec);
+}
+
 void Shutdown(uint8_t reason) {
   if (!g.active) return;
   // After vfork the child shares our memory and must not touch it; its pid tells.
   if (getpid() != g_pid) return;
   StopTimerSampling(reason == stream::kEndExec);
-  // exec and _exit skip exit()'s handlers: CUPTI's last, partly filled buffer is asked for here.
   if (reason == stream::kEndExec || reason == stream::kEndUnderscoreExit)
-    FlushGpuAtExit(reason == stream::kEndExec);
+    FlushGpuBeforeImageEnds(reason == stream::kEndExec);
   FinalFlush(reason);
   if (reason != stream::kEndExec) {
     g_stop_drain.store(true, std::memory_order_release);

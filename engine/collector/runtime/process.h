@@ -14,8 +14,6 @@ void Shutdown(uint8_t reason);
 // At exit(), from the atexit handler the cuda activity registers after loading libcupti (so it
 // runs before libcupti's and libcuda's destructors): CUPTI's last records (a forced flush),
 // encoded, then CUPTI is off: nothing calls it afterwards.
-// Also before an exec or _exit (which skip the atexit handlers), `for_exec` leaving CUPTI
-// subscribed for an exec that fails.
 void FlushGpuAtExit(bool for_exec = false);
 // Around execve: flush and mark the stream; if execve returns, say it failed.
 void BeforeExec(const char* path);

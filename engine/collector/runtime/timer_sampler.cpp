@@ -142,6 +142,11 @@ void OnTimer(int, siginfo_t* info, void* context) {
   SampleSlot* s = t_slot;
   if (s == nullptr) return;
   const int saved_errno = errno;
+  // Counted as signalled even when the ring is full: a dropped sample is reported as dropped,
+  // not again as periods no signal stood for.
+  const int overrun = info->si_overrun;
+  const uint32_t weight = 1 + static_cast<uint32_t>(overrun > 0 ? overrun : 0);
+  s->periods_signalled.fetch_add(weight, std::memory_order_relaxed);
   const uint64_t head = s->head.load(std::memory_order_relaxed);
   if (head - s->tail.load(std::memory_order_acquire) >= kRingSamples) {
     s->dropped.fetch_add(1, std::memory_order_relaxed);
@@ -175,12 +180,9 @@ void OnTimer(int, siginfo_t* info, void* context) {
   // the periods it waited ran elsewhere than that stack: past what a tick can merge, they are
   // counted as not sampled. A signal delivered at a system call's return is told by the
   // registers the syscall instruction leaves: rcx holds the return address, r11 the flags.
-  const int overrun = info->si_overrun;
-  const uint32_t weight = 1 + static_cast<uint32_t>(overrun > 0 ? overrun : 0);
   const bool at_syscall_return =
       gr[REG_RCX] == gr[REG_RIP] && ((gr[REG_R11] ^ gr[REG_EFL]) & ~greg_t{0x10000}) == 0;
   r->weight = at_syscall_return && weight > g.max_weight ? g.max_weight : weight;
-  s->periods_signalled.fetch_add(weight, std::memory_order_relaxed);
   if (r->weight < weight)
     s->blocked_periods.fetch_add(weight - r->weight, std::memory_order_relaxed);
   s->head.store(head + 1, std::memory_order_release);
@@ -320,7 +322,8 @@ void WriteDrops() {
       "long system call)",
       blocked);
   add("; %llu sample periods not sampled: threads ran them after their timer's last signal and "
-      "ended first (a loaded machine delays CPU-time timers' signals)",
+      "ended first (a loaded machine delays CPU-time timers' signals; or the thread kept the "
+      "signal blocked)",
       g.unsignalled_periods.load(std::memory_order_relaxed));
   add("; %llu threads not sampled: all slots were taken by live threads",
       g.threads_without_slot.load(std::memory_order_relaxed));
