@@ -422,6 +422,24 @@ def check_image_ends(profsh, workload, cupti, tmp):
               "a workload ending in %s keeps its last GPU records: %s" % (mode, summary or r.stderr[-300:]))
 
 
+def check_exit_in_handler(profsh, workload, cupti, tmp):
+    """A handler that calls _exit while its thread is inside CUPTI (holding CUPTI's lock): the
+    process still ends (CUPTI's flush is the drain thread's, waited for 200 ms at most), with
+    its status, and the trace loads with what was drained before."""
+    out = os.path.join(tmp, "handler_exit.json")
+    start = time.monotonic()
+    try:
+        r = run(profsh, workload, cupti, out, "3", "handler_exit",
+                env={"FAKE_CUPTI_SCENARIO": "signal-in-record=30"})
+    except subprocess.TimeoutExpired:
+        check(False, "an _exit in a handler that interrupted CUPTI does not hang the workload (timed out)")
+        return
+    took = time.monotonic() - start
+    check(r.returncode == 3 and took < 30 and os.path.exists(out),
+          "an _exit in a handler that interrupted CUPTI ends the workload, status 3, in %.1f s, and "
+          "the trace is saved (%s)" % (took, r.stderr[-300:]))
+
+
 def check_workloads_cupti(profsh, workload, cupti, tmp):
     """A libcupti the workload loaded itself (torch's CUDA 12 wheels bring one) is the one used:
     no second CUPTI in the process; one of another version is said, and nothing recorded."""
@@ -554,6 +572,7 @@ def main():
             check_workloads_cupti(profsh, workload, cupti, tmp)
         if not wanted or "ends" in wanted:
             check_image_ends(profsh, workload, cupti, tmp)
+            check_exit_in_handler(profsh, workload, cupti, tmp)
         if not wanted or "killed" in wanted:
             check_killed(profsh, workload, cupti, tmp)
         if not wanted or "late" in wanted:

@@ -19,11 +19,14 @@
 //          from a thread that records nothing else (no thread slot) and prints
 //          "loose thread TID" to stderr.
 //   _exit: as plain, then ends with _exit(0) (exit()'s handlers never run).
+//   handler_exit: as plain, with a SIGUSR1 handler that calls _exit(3) (the test CUPTI raises
+//          it inside a record's hand-over: FAKE_CUPTI_SCENARIO=signal-in-record=N).
 //   exec:  as plain, then an exec that fails, one more relu_kernel (2 µs), and an exec of
 //          /bin/true (the image ends; the pid goes on).
 #include <cuda.h>
 #include <cupti_activity.h>
 #include <nvtx3/nvToolsExt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
@@ -129,6 +132,7 @@ int main(int argc, char** argv) {
       steps = 1;
     }
   }
+  if (strcmp(mode, "handler_exit") == 0) signal(SIGUSR1, [](int) { _exit(3); });
   if (cuInit(0) != CUDA_SUCCESS) return 1;
   CUcontext contexts[2];
   for (int d = 0; d < 2; ++d) {

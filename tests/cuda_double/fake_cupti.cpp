@@ -13,7 +13,10 @@
 //                      (the first flush or record after that time places them; a forced flush,
 //                      at exit, places them at once)
 //   lost=NAME          the records of kernels named NAME never come (their launches' do)
+//   signal-in-record=N SIGUSR1 is raised in the Nth record's hand-over, while CUPTI's lock is
+//                      held (a handler that then calls _exit must not wait on CUPTI)
 #include <cupti.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +48,8 @@ struct Fake {
   bool register_fails = false;     // cuptiActivityRegisterCallbacks fails
   bool no_thread_id_type = false;  // cuptiSetThreadIdType fails (an older CUPTI's answer)
   std::atomic<int> thread_id_type{CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT};
-  std::string late_kernel, lost_kernel;  // late=, lost=
+  std::string late_kernel, lost_kernel;           // late=, lost=
+  size_t signal_at_record = 0, records_seen = 0;  // signal-in-record=
   uint64_t late_ns = 0;
   struct Held {
     CUpti_ActivityKernel10 record;
@@ -100,6 +104,8 @@ void ReadScenario(Fake& f) {
         f.late_ns = uint64_t{1000000} * atol(item.c_str() + colon + 1);
     }
     if (item.rfind("lost=", 0) == 0) f.lost_kernel = item.substr(5);
+    if (item.rfind("signal-in-record=", 0) == 0)
+      f.signal_at_record = static_cast<size_t>(atol(item.c_str() + 17));
     at = comma + 1;
   }
 }
@@ -245,6 +251,7 @@ void fakecupti_record(const void* record) {
   const size_t n = RecordSize(a->kind);
   std::unique_lock<std::mutex> lock(f.mutex);
   if (n == 0 || a->kind >= 128 || !f.enabled[a->kind]) return DiscardRecord(a);
+  if (f.signal_at_record != 0 && ++f.records_seen == f.signal_at_record) raise(SIGUSR1);
   PlaceDueLocked(f, lock, false);
   if (DivertLocked(f, a)) return;
   PlaceLocked(f, lock, a, n);
