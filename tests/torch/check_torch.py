@@ -131,11 +131,11 @@ def check_flows(events):
           "(%d flows, %d backward nodes with a forward op; wrong: %s)" % (len(finishes), len(linked), wrong[:3]))
 
 
-def edge_sums(changes, most=100000):
-    """Every total of a subset of changes (0 included), up to `most` distinct totals."""
+def edge_sums(calls, most=100000):
+    """Every total of at most one change per call (0 included), up to `most` distinct totals."""
     sums = {0}
-    for change in sorted(changes, key=abs, reverse=True):
-        grown = sums | {s + change for s in sums}
+    for changes in calls:
+        grown = sums | {s + c for s in sums for c in changes}
         if len(grown) > most:
             break
         sums = grown
@@ -341,8 +341,8 @@ def main():
     # further runs (TorchRuns), the bytes of allocations in the microsecond an operator starts or
     # ends (workload.py reports them per row) are allowed on top of 1%.
     # Also allowed: profsh having more by whole allocations torch dated a few microseconds before
-    # one of the row's operators starts (workload.py, edge_allocations), as on machines where
-    # torch dates aten::mm's output before aten::mm starts in every run.
+    # one of the row's operators starts, one per operator call (workload.py, edge_allocations),
+    # as on machines where torch dates aten::mm's output before aten::mm starts in every run.
     def memory_agrees(doc, k):
         r = next((r for r in doc["rows"] if (r["key"], r["shapes"]) == k), None)
         if r is None:

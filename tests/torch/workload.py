@@ -52,8 +52,9 @@ EDGE_US = 5  # how far before an operator torch may date the operator's first al
 
 
 def edge_allocations(prof, events):
-    """Per row, the sizes of the allocations torch dated at most EDGE_US before one of its
-    operators starts: what the row's bytes may be short of by torch's dating.
+    """Per row, per operator call, the sizes of the allocations torch dated at most EDGE_US
+    before the call starts: what the row's bytes may be short of by torch's dating (one of them
+    per call: an operator's first allocation).
 
     torch dates operators and allocations in whole microseconds taken at different points of its
     code, and on some machines an operator's first allocation (aten::mm's output, a microsecond
@@ -72,10 +73,10 @@ def edge_allocations(prof, events):
                   if m.name() == "[memory]" and m.nbytes() >= 1024]
     edges = {}
     for e in events:
-        start, end = e.time_range.start, e.time_range.end
-        for at, nbytes in memory:
-            if nbytes > 0 and start - EDGE_US <= at < start:
-                edges.setdefault((e.key, str(e.input_shapes)), []).append(nbytes)
+        start = e.time_range.start
+        before = sorted({nbytes for at, nbytes in memory if nbytes > 0 and start - EDGE_US <= at < start})
+        if before:
+            edges.setdefault((e.key, str(e.input_shapes)), []).append(before)
     return edges
 
 
