@@ -27,6 +27,9 @@ constexpr int64_t kWriteSlackNs = 2'000'000;
 constexpr int64_t kNoStreamGraceNs = 2'000'000'000;
 // A sealed window waits at most this long for its samples file (a writer that stopped writing).
 constexpr auto kMostWait = std::chrono::seconds(10);
+// A process whose stream says nothing newer for this long while its samples go on is taken as
+// stopped: its later samples are counted as outside every window, the other processes go on.
+constexpr auto kStalledStream = std::chrono::seconds(2);
 
 }  // namespace
 
@@ -261,15 +264,23 @@ Status LiveSamples::Place(File& f, const KnownUntil& known, bool finished) {
         ++summary_.samples_outside_windows;
         continue;
       }
-      if (*until < real) break;
+      if (*until < real) {
+        if (!Stalled(s.pid, *until)) break;
+        ++summary_.samples_outside_windows;
+        continue;
+      }
     }
     PlaceSample(s, real, f);
   }
+  // A process image's own file (the timer fallback) is whole once its stream has ended: the
+  // collector stops its timers and writes their last samples before the stream's end.
+  const bool writer_done = !finished && f.pid != 0 && i == f.pending.size() &&
+                           known(f.pid).value_or(INT64_MIN) == INT64_MAX;
   f.placed_until = i < f.pending.size()
                        ? static_cast<int64_t>(f.pending[i].time) + f.mono_to_real - 1
-                   : limit == INT64_MAX || f.unsampled ? INT64_MAX
-                   : limit == INT64_MIN                ? INT64_MIN
-                                                       : limit + f.mono_to_real;
+                   : limit == INT64_MAX || f.unsampled || writer_done ? INT64_MAX
+                   : limit == INT64_MIN                               ? INT64_MIN
+                                                                      : limit + f.mono_to_real;
   f.pending.erase(f.pending.begin(), f.pending.begin() + static_cast<ptrdiff_t>(i));
   const uint64_t unnamed = f.unwinder.unnamed_frames();
   summary_.sample_frames_unnamed += unnamed - f.unnamed_counted;
@@ -300,6 +311,16 @@ Status LiveSamples::Read(const KnownUntil& known, bool finished) {
   }
   finished_ = finished_ || finished;
   return Status::Ok();
+}
+
+bool LiveSamples::Stalled(int64_t pid, int64_t until) {
+  const auto now = std::chrono::steady_clock::now();
+  auto [it, added] = known_moved_.try_emplace(pid, until, now);
+  if (added || it->second.first != until) {
+    it->second = {until, now};
+    return false;
+  }
+  return now - it->second.second >= kStalledStream;
 }
 
 int64_t LiveSamples::PlacedUntil(int64_t pid) const {

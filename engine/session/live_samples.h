@@ -80,6 +80,10 @@ class LiveSamples {
   std::map<std::pair<int64_t, uint64_t>, std::unique_ptr<Held>> held_;  // (pid, window index)
   // Per pid: the span of its last window handed over (a sample placed later in it is late).
   std::map<int64_t, std::pair<int64_t, int64_t>> delivered_;
+  // Per pid: its windows' known-until when it last moved, and when (a stream that stops moving
+  // — a SIGKILL, a SIGSTOP — must not hold every other process's samples back).
+  std::map<int64_t, std::pair<int64_t, std::chrono::steady_clock::time_point>> known_moved_;
+  bool Stalled(int64_t pid, int64_t until);
 };
 
 }  // namespace profsh

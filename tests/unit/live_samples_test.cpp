@@ -161,5 +161,53 @@ TEST_F(LiveSamplesTest, ProcessesWithoutStreamAndTheEndOfTheRun) {
   EXPECT_NE(live.method().find("perf_event_open"), std::string::npos) << live.method();
 }
 
+TEST_F(LiveSamplesTest, AStalledStreamDoesNotHoldOtherProcessesBack) {
+  LiveSamples live(folder_, summary_, warnings_);
+  SamplesFile file(folder_ + "/cpu-samples.psamples", st::kSamplePerfCpuClock);
+  WindowInfo w = Window(200, 0);
+  live.WindowOpened(w);
+  auto until = [&](int64_t pid) -> std::optional<int64_t> {
+    if (pid == 100) return kRealMinusMono + 10 * kMs;  // killed: its stream says no more
+    if (pid == 200) return kRealMinusMono + 100 * kMs;
+    return std::nullopt;
+  };
+  file.Sample(20 * kMs, 100);
+  file.Sample(30 * kMs, 200);
+  file.Clock(50 * kMs);
+  file.Write();
+  ASSERT_TRUE(live.Read(until, false).ok());
+  w.end_ns = kRealMinusMono + 40 * kMs;
+  live.WindowEnded(w);
+  EXPECT_FALSE(live.Ready(w)) << "pid 100's sample comes first and its windows may yet be known";
+  sleep(2);
+  usleep(100000);
+  ASSERT_TRUE(live.Read(until, false).ok());
+  EXPECT_EQ(summary_.samples_outside_windows, 1u) << "pid 100's stream stopped 2 s ago";
+  EXPECT_TRUE(live.Ready(w));
+  EXPECT_EQ(Emit(live, w), 1u);
+  EXPECT_TRUE(warnings_.empty());
+}
+
+TEST_F(LiveSamplesTest, AProcessFileIsWholeOnceItsStreamEnded) {
+  LiveSamples live(folder_, summary_, warnings_);
+  SamplesFile file(folder_ + "/cpu-samples-100-0.psamples", st::kSampleTimer);
+  WindowInfo w = Window(100, 10);
+  live.WindowOpened(w);
+  std::optional<int64_t> known = kRealMinusMono + 100 * kMs;
+  auto until = [&](int64_t) { return known; };
+  file.Sample(12 * kMs, 100);
+  file.Clock(20 * kMs);  // the timers' last round: the process exits inside its window
+  file.Write();
+  ASSERT_TRUE(live.Read(until, false).ok());
+  w.end_ns = kRealMinusMono + 50 * kMs;
+  live.WindowEnded(w);
+  EXPECT_FALSE(live.Ready(w)) << "the file vouches for 20 ms only";
+  known = INT64_MAX;  // the stream's end: written after the timers' last samples
+  ASSERT_TRUE(live.Read(until, false).ok());
+  EXPECT_TRUE(live.Ready(w)) << "no 10 s wait for samples that cannot come";
+  EXPECT_EQ(Emit(live, w), 1u);
+  EXPECT_TRUE(warnings_.empty());
+}
+
 }  // namespace
 }  // namespace profsh
