@@ -279,7 +279,7 @@ def check_drops(profsh, workload, cupti, tmp, basic):
     def gpu_records(doc):
         ev = doc["traceEvents"]
         n = sum(1 for e in ev if e.get("ph") == "X" and e.get("cat") in
-                ("kernel", "gpu_memcpy", "gpu_memset", "cuda_runtime", "cuda_driver", "cuda_sync"))
+                ("kernel", "gpu_memcpy", "gpu_memset", "cuda_runtime", "cuda_driver", "cuda_sync", "overhead"))
         return n + sum(1 for e in ev if e.get("name") == "[memory]" and e["args"].get("Device Type") == 1)
     if m:
         d = events(out)
