@@ -276,11 +276,17 @@ Status LiveSamples::Place(File& f, const KnownUntil& known, bool finished) {
   // collector stops its timers and writes their last samples before the stream's end.
   const bool writer_done = !finished && f.pid != 0 && i == f.pending.size() &&
                            known(f.pid).value_or(INT64_MIN) == INT64_MAX;
-  f.placed_until = i < f.pending.size()
-                       ? static_cast<int64_t>(f.pending[i].time) + f.mono_to_real - 1
-                   : limit == INT64_MAX || f.unsampled || writer_done ? INT64_MAX
-                   : limit == INT64_MIN                               ? INT64_MIN
-                                                                      : limit + f.mono_to_real;
+  // Never past what the clock block vouches for: a ring drained after it may still bring an
+  // earlier sample than the first one waiting here.
+  const int64_t vouched = limit == INT64_MAX   ? INT64_MAX
+                          : limit == INT64_MIN ? INT64_MIN
+                                               : limit + f.mono_to_real;
+  f.placed_until =
+      i < f.pending.size()
+          ? std::min(static_cast<int64_t>(f.pending[i].time) + f.mono_to_real - 1, vouched)
+      : limit == INT64_MAX || f.unsampled || writer_done ? INT64_MAX
+      : limit == INT64_MIN                               ? INT64_MIN
+                                                         : limit + f.mono_to_real;
   f.pending.erase(f.pending.begin(), f.pending.begin() + static_cast<ptrdiff_t>(i));
   const uint64_t unnamed = f.unwinder.unnamed_frames();
   summary_.sample_frames_unnamed += unnamed - f.unnamed_counted;
