@@ -485,7 +485,7 @@ bool Initialize() {
   return true;
 }
 
-void FlushGpuAtExit(bool for_exec) {
+void FlushGpuAtExit() {
   if (!g.active || Closed() || getpid() != g_pid) return;
   const bool was_drain_thread = t_is_drain_thread;
   t_is_drain_thread = true;
@@ -495,10 +495,10 @@ void FlushGpuAtExit(bool for_exec) {
       DrainOnce();
       g_stream.gpu_flush = kGpuFlushRound;
     }
-    StopGpuActivity(for_exec);
+    StopGpuActivity();
     pthread_mutex_unlock(&g_stream.mutex);
   } else {
-    StopGpuActivity(for_exec);
+    StopGpuActivity();
   }
   t_is_drain_thread = was_drain_thread;
 }

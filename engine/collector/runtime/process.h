@@ -14,7 +14,7 @@ void Shutdown(uint8_t reason);
 // At exit(), from the atexit handler the cuda activity registers after loading libcupti (so it
 // runs before libcupti's and libcuda's destructors): CUPTI's last records (a forced flush),
 // encoded, then CUPTI is off: nothing calls it afterwards.
-void FlushGpuAtExit(bool for_exec = false);
+void FlushGpuAtExit();
 // Around execve: flush and mark the stream; if execve returns, say it failed.
 void BeforeExec(const char* path);
 void ExecFailed();

@@ -435,9 +435,7 @@ void ArmTimer(SampleSlot& s) {
   timer_t timer{};
   if (timer_create(CLOCK_THREAD_CPUTIME_ID, &ev, &timer) != 0) return;
   s.timer = timer;
-  timespec cpu{};
-  clock_gettime(ThreadCpuClock(s.tid), &cpu);
-  s.cpu_at_arm_ns = static_cast<int64_t>(cpu.tv_sec) * 1000000000 + cpu.tv_nsec;
+  s.cpu_at_arm_ns = Now(ThreadCpuClock(s.tid));
   s.periods_signalled.store(0, std::memory_order_relaxed);
   s.has_timer.store(true);
   // Sampling may have stopped meanwhile (exit or exec in another thread, the writer seeing the
