@@ -210,6 +210,17 @@ class Trace {
   std::string source_path;
   std::string source_format;  // "kineto-json", "chrome-json-array", "profsh"
   std::vector<std::string> warnings;
+  // What an importer repaired or dropped, one entry per kind: `name` is Perfetto's stats name
+  // where one exists (e.g. "json_parser_failure"), `first_place` says where the kind first
+  // occurred ("byte 1234", "event 17"). Each entry also has a line in `warnings`; SQL's `stats`
+  // table reads these.
+  struct ImportStat {
+    std::string name;
+    int64_t count = 0;
+    std::string first_place;
+    std::string description;
+  };
+  std::vector<ImportStat> import_stats;
   // A window of a scheduled recording: the steps it holds (torch's step numbers).
   bool has_steps = false;
   int64_t first_step = 0, last_step = 0;
