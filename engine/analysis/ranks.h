@@ -33,7 +33,8 @@ std::vector<int32_t> RanksOf(const std::vector<int32_t>& rank_of_track);
 struct CollectiveCall {
   int32_t rank;
   std::string group;  // process group: the "Process Group Name" argument, else "default"
-  std::string name;   // the collective ("all_reduce", "AllReduce", ...)
+  std::string name;   // the collective in lower case without '_' ("allreduce"): kernels
+                      // and host operators of one collective match
   int64_t seq;        // the "Seq" argument, else its position among the rank's calls of
                       // (group, name, device or host)
   int64_t ts, end;    // ns

@@ -15,81 +15,7 @@ namespace st = stream;
 
 namespace {
 
-// Field positions of each record kind (stream_format.h's GpuRecordKind).
-enum KernelField {
-  kKStart,
-  kKEnd,
-  kKDevice,
-  kKContext,
-  kKStream,
-  kKCorrelation,
-  kKName,
-  kKGridX,
-  kKGridY,
-  kKGridZ,
-  kKBlockX,
-  kKBlockY,
-  kKBlockZ,
-  kKRegisters,
-  kKStaticShared,
-  kKDynamicShared,
-  kKGraph,
-  kKGraphNode
-};
-enum CopyField {
-  kCStart,
-  kCEnd,
-  kCDevice,
-  kCContext,
-  kCStream,
-  kCCorrelation,
-  kCBytes,
-  kCKind,
-  kCSrcKind,
-  kCDstKind,
-  kCSrcDevice,
-  kCDstDevice,
-  kCGraph
-};
-enum SetField {
-  kSStart,
-  kSEnd,
-  kSDevice,
-  kSContext,
-  kSStream,
-  kSCorrelation,
-  kSBytes,
-  kSValue,
-  kSMemoryKind
-};
-enum ApiField { kAStart, kAEnd, kATid, kACorrelation, kAName, kACbid, kAKind, kAReturn };
-enum SyncField { kYStart, kYEnd, kYContext, kYStream, kYCorrelation, kYType, kYEvent };
-enum OverheadField { kOStart, kOEnd, kOKind, kOObjectKind, kOThread };
 constexpr uint64_t kObjectThread = 2;  // CUPTI_ACTIVITY_OBJECT_THREAD
-enum MemoryField {
-  kMTime,
-  kMDevice,
-  kMContext,
-  kMStream,
-  kMCorrelation,
-  kMOperation,
-  kMKind,
-  kMAddress,
-  kMBytes
-};
-enum DeviceField {
-  kDId,
-  kDName,
-  kDSms,
-  kDMajor,
-  kDMinor,
-  kDGlobalMemory,
-  kDMaxWarpsPerSm,
-  kDMaxBlocksPerSm,
-  kDRegistersPerSm,
-  kDSharedPerSm,
-  kDMaxThreadsPerBlock
-};
 
 // Kineto's words for CUPTI's enums (CuptiActivity's memcpy and memory kind strings).
 std::string_view CopyKindText(uint64_t kind) {
@@ -171,22 +97,22 @@ std::string Key(char tag, std::initializer_list<uint64_t> values) {
 
 // --- occupancy ---
 
-int64_t EstimatedOccupancy(const st::GpuRecord& k, const st::GpuRecord& d) {
-  const uint64_t sms = d[kDSms], max_warps = d[kDMaxWarpsPerSm];
-  const uint64_t threads = k[kKBlockX] * k[kKBlockY] * k[kKBlockZ];
+int64_t EstimatedOccupancy(const st::GpuKernel& k, const st::GpuDevice& d) {
+  const uint64_t sms = d.sms, max_warps = d.max_warps_per_sm;
+  const uint64_t threads = k.block_x * k.block_y * k.block_z;
   if (sms == 0 || max_warps == 0 || threads == 0) return 0;
   const uint64_t warps_per_block = (threads + 31) / 32;
-  uint64_t resident = std::min<uint64_t>(d[kDMaxBlocksPerSm] ? d[kDMaxBlocksPerSm] : UINT64_MAX,
+  uint64_t resident = std::min<uint64_t>(d.max_blocks_per_sm ? d.max_blocks_per_sm : UINT64_MAX,
                                          max_warps / warps_per_block);
-  if (const uint64_t regs = k[kKRegisters]; regs > 0 && d[kDRegistersPerSm] > 0) {
+  if (const uint64_t regs = k.registers_per_thread; regs > 0 && d.registers_per_sm > 0) {
     const uint64_t per_warp = (regs * 32 + 255) / 256 * 256;
-    resident = std::min(resident, d[kDRegistersPerSm] / (per_warp * warps_per_block));
+    resident = std::min(resident, d.registers_per_sm / (per_warp * warps_per_block));
   }
-  if (const uint64_t shared = k[kKStaticShared] + k[kKDynamicShared];
-      shared > 0 && d[kDSharedPerSm] > 0)
-    resident = std::min(resident, d[kDSharedPerSm] / shared);
+  if (const uint64_t shared = k.static_shared + k.dynamic_shared;
+      shared > 0 && d.shared_memory_per_sm > 0)
+    resident = std::min(resident, d.shared_memory_per_sm / shared);
   const double blocks_per_sm =
-      static_cast<double>(k[kKGridX] * k[kKGridY] * k[kKGridZ]) / static_cast<double>(sms);
+      static_cast<double>(k.grid_x * k.grid_y * k.grid_z) / static_cast<double>(sms);
   const double active = std::min(blocks_per_sm, static_cast<double>(resident));
   const double occupancy =
       active * static_cast<double>(warps_per_block) / static_cast<double>(max_warps) * 100.0;
@@ -234,190 +160,177 @@ void GpuEmitter::Record(size_t window, const st::GpuRecord& r, const GpuLaunch* 
   TraceBuilder* b = cpu_.Builder(window, &origin);
   if (b == nullptr) return;
   Output& o = outputs_[window];
-  switch (r.kind) {
-    case st::kGpuKernel:
-      Kernel(o, *b, origin, r);
-      break;
-    case st::kGpuMemcpy:
-      Copy(o, *b, origin, r);
-      break;
-    case st::kGpuMemset:
-      Set(o, *b, origin, r);
-      break;
-    case st::kGpuApi:
-      Call(o, *b, origin, r);
-      break;
-    case st::kGpuSync:
-      Sync(o, *b, origin, r);
-      break;
-    case st::kGpuMemory:
-      Memory(o, *b, origin, r, launch);
-      break;
-    case st::kGpuOverhead:
-      Overhead(o, *b, origin, r);
-      break;
-    default:
-      return;
-  }
-  if (r.kind == st::kGpuKernel || r.kind == st::kGpuMemcpy || r.kind == st::kGpuMemset) {
-    o.work.push_back(DeviceWork{r[0], r[1], r[2], r[4], r[5]});
-    o.tracks[{r[2], r[4]}] = true;
-  }
+  st::VisitGpuRecord(r, [&](const auto& rec) {
+    using Record = std::decay_t<decltype(rec)>;
+    // Descriptions (devices, contexts) and counts are not events of a window.
+    if constexpr (requires { Emit(o, *b, origin, rec, launch); }) {
+      Emit(o, *b, origin, rec, launch);
+    }
+    if constexpr (st::DeviceWorkGpuRecord<Record>) {
+      o.work.push_back(DeviceWork{rec.start, rec.end, rec.device, rec.stream, rec.correlation});
+      o.tracks[{rec.device, rec.stream}] = true;
+    }
+  });
 }
 
-void GpuEmitter::Kernel(Output& o, TraceBuilder& b, int64_t origin, const st::GpuRecord& r) {
+void GpuEmitter::Emit(Output& o, TraceBuilder& b, int64_t origin, const st::GpuKernel& r,
+                      const GpuLaunch*) {
   ++counts.kernels;
-  const uint64_t shared = r[kKStaticShared] + r[kKDynamicShared];
-  const auto dev = devices_.find(r[kKDevice]);
-  const uint64_t sms = dev != devices_.end() ? dev->second[kDSms] : 0;
-  const uint64_t blocks = r[kKGridX] * r[kKGridY] * r[kKGridZ];
-  const uint64_t warps = blocks * ((r[kKBlockX] * r[kKBlockY] * r[kKBlockZ] + 31) / 32);
+  const uint64_t shared = r.static_shared + r.dynamic_shared;
+  const auto dev = devices_.find(r.device);
+  const uint64_t sms = dev != devices_.end() ? dev->second.sms : 0;
+  const uint64_t blocks = r.grid_x * r.grid_y * r.grid_z;
+  const uint64_t warps = blocks * ((r.block_x * r.block_y * r.block_z + 31) / 32);
   const int64_t occupancy = dev != devices_.end() ? EstimatedOccupancy(r, dev->second) : 0;
   // Everything but the correlation is fixed per launch shape: one schema per shape.
   const std::string key =
-      Key('k', {r[kKDevice], r[kKContext], r[kKStream], r[kKRegisters], shared, r[kKGridX],
-                r[kKGridY], r[kKGridZ], r[kKBlockX], r[kKBlockY], r[kKBlockZ], sms, r[kKGraph]});
+      Key('k', {r.device, r.context, r.stream, r.registers_per_thread, shared, r.grid_x, r.grid_y,
+                r.grid_z, r.block_x, r.block_y, r.block_z, sms, r.graph});
   const uint32_t schema = Schema(o, b, key, [&] {
     b.AddInlineArg(kineto::kExternalId, ArgType::kInt);
     b.AddIntArg("queued", 0);
-    b.AddIntArg(kineto::kDevice, static_cast<int64_t>(r[kKDevice]));
-    b.AddIntArg("context", static_cast<int64_t>(r[kKContext]));
-    b.AddIntArg("stream", static_cast<int64_t>(r[kKStream]));
+    b.AddIntArg(kineto::kDevice, static_cast<int64_t>(r.device));
+    b.AddIntArg("context", static_cast<int64_t>(r.context));
+    b.AddIntArg("stream", static_cast<int64_t>(r.stream));
     b.AddInlineArg(kineto::kCorrelation, ArgType::kInt);
-    b.AddIntArg("registers per thread", static_cast<int64_t>(r[kKRegisters]));
+    b.AddIntArg("registers per thread", static_cast<int64_t>(r.registers_per_thread));
     b.AddIntArg("shared memory", static_cast<int64_t>(shared));
     if (sms > 0) {
       b.AddDoubleArg("blocks per SM", static_cast<double>(blocks) / static_cast<double>(sms));
       b.AddDoubleArg("warps per SM", static_cast<double>(warps) / static_cast<double>(sms));
     }
-    b.AddJsonArg("grid", JsonTriple(r[kKGridX], r[kKGridY], r[kKGridZ]));
-    b.AddJsonArg("block", JsonTriple(r[kKBlockX], r[kKBlockY], r[kKBlockZ]));
+    b.AddJsonArg("grid", JsonTriple(r.grid_x, r.grid_y, r.grid_z));
+    b.AddJsonArg("block", JsonTriple(r.block_x, r.block_y, r.block_z));
     if (sms > 0) b.AddIntArg("est. achieved occupancy %", occupancy);
-    if (r[kKGraph] != 0) {
-      b.AddIntArg("graph id", static_cast<int64_t>(r[kKGraph]));
+    if (r.graph != 0) {
+      b.AddIntArg("graph id", static_cast<int64_t>(r.graph));
       b.AddInlineArg("graph node id", ArgType::kInt);
     }
   });
   words_.clear();
-  PushWord2(Id(r[kKCorrelation]));
-  PushWord2(Id(r[kKCorrelation]));
-  if (r[kKGraph] != 0) PushWord2(static_cast<int64_t>(r[kKGraphNode]));
-  Add(b, origin, 'X', r[kKStart], r[kKEnd], names_.Text(r[kKName]), kineto::kKernel,
-      DevicePid(r[kKDevice]), Ident{static_cast<int64_t>(r[kKStream]), 0, false}, schema);
+  PushWord2(Id(r.correlation));
+  PushWord2(Id(r.correlation));
+  if (r.graph != 0) PushWord2(static_cast<int64_t>(r.graph_node));
+  Add(b, origin, 'X', r.start, r.end, names_.Text(r.name), kineto::kKernel, DevicePid(r.device),
+      Ident{static_cast<int64_t>(r.stream), 0, false}, schema);
 }
 
-void GpuEmitter::Copy(Output& o, TraceBuilder& b, int64_t origin, const st::GpuRecord& r) {
+void GpuEmitter::Emit(Output& o, TraceBuilder& b, int64_t origin, const st::GpuMemcpy& r,
+                      const GpuLaunch*) {
   ++counts.copies;
-  const bool peer = r[kCKind] == 10;
-  const std::string key = Key('c', {r[kCDevice], r[kCContext], r[kCStream], r[kCKind],
-                                    peer ? r[kCSrcDevice] : 0, peer ? r[kCDstDevice] : 0});
+  const bool peer = r.copy_kind == 10;
+  const std::string key = Key('c', {r.device, r.context, r.stream, r.copy_kind,
+                                    peer ? r.src_device : 0, peer ? r.dst_device : 0});
   const uint32_t schema = Schema(o, b, key, [&] {
     b.AddInlineArg(kineto::kExternalId, ArgType::kInt);
-    b.AddIntArg(kineto::kDevice, static_cast<int64_t>(r[kCDevice]));
-    b.AddIntArg("context", static_cast<int64_t>(r[kCContext]));
-    b.AddIntArg("stream", static_cast<int64_t>(r[kCStream]));
+    b.AddIntArg(kineto::kDevice, static_cast<int64_t>(r.device));
+    b.AddIntArg("context", static_cast<int64_t>(r.context));
+    b.AddIntArg("stream", static_cast<int64_t>(r.stream));
     b.AddInlineArg(kineto::kCorrelation, ArgType::kInt);
     b.AddInlineArg("bytes", ArgType::kInt);
     b.AddInlineArg(kineto::kMemoryBandwidth, ArgType::kDouble);
-    b.AddStringArg("copy kind", CopyKindText(r[kCKind]));
+    b.AddStringArg("copy kind", CopyKindText(r.copy_kind));
     if (peer) {
-      b.AddIntArg("src device", static_cast<int64_t>(r[kCSrcDevice]));
-      b.AddIntArg("dst device", static_cast<int64_t>(r[kCDstDevice]));
+      b.AddIntArg("src device", static_cast<int64_t>(r.src_device));
+      b.AddIntArg("dst device", static_cast<int64_t>(r.dst_device));
     }
   });
   words_.clear();
-  PushWord2(Id(r[kCCorrelation]));
-  PushWord2(Id(r[kCCorrelation]));
-  PushWord2(static_cast<int64_t>(r[kCBytes]));
-  PushDouble(Bandwidth(r[kCBytes], clock_.ToNs(r[kCEnd]) - clock_.ToNs(r[kCStart])));
+  PushWord2(Id(r.correlation));
+  PushWord2(Id(r.correlation));
+  PushWord2(static_cast<int64_t>(r.bytes));
+  PushDouble(Bandwidth(r.bytes, clock_.ToNs(r.end) - clock_.ToNs(r.start)));
   std::string name = "Memcpy ";
-  name.append(CopyKindText(r[kCKind])).append(" (").append(MemoryKindText(r[kCSrcKind]));
-  name.append(" -> ").append(MemoryKindText(r[kCDstKind])).append(")");
-  Add(b, origin, 'X', r[kCStart], r[kCEnd], name, kineto::kGpuMemcpy, DevicePid(r[kCDevice]),
-      Ident{static_cast<int64_t>(r[kCStream]), 0, false}, schema);
+  name.append(CopyKindText(r.copy_kind)).append(" (").append(MemoryKindText(r.src_kind));
+  name.append(" -> ").append(MemoryKindText(r.dst_kind)).append(")");
+  Add(b, origin, 'X', r.start, r.end, name, kineto::kGpuMemcpy, DevicePid(r.device),
+      Ident{static_cast<int64_t>(r.stream), 0, false}, schema);
 }
 
-void GpuEmitter::Set(Output& o, TraceBuilder& b, int64_t origin, const st::GpuRecord& r) {
+void GpuEmitter::Emit(Output& o, TraceBuilder& b, int64_t origin, const st::GpuMemset& r,
+                      const GpuLaunch*) {
   ++counts.sets;
-  const std::string key = Key('s', {r[kSDevice], r[kSContext], r[kSStream]});
+  const std::string key = Key('s', {r.device, r.context, r.stream});
   const uint32_t schema = Schema(o, b, key, [&] {
     b.AddInlineArg(kineto::kExternalId, ArgType::kInt);
-    b.AddIntArg(kineto::kDevice, static_cast<int64_t>(r[kSDevice]));
-    b.AddIntArg("context", static_cast<int64_t>(r[kSContext]));
-    b.AddIntArg("stream", static_cast<int64_t>(r[kSStream]));
+    b.AddIntArg(kineto::kDevice, static_cast<int64_t>(r.device));
+    b.AddIntArg("context", static_cast<int64_t>(r.context));
+    b.AddIntArg("stream", static_cast<int64_t>(r.stream));
     b.AddInlineArg(kineto::kCorrelation, ArgType::kInt);
     b.AddInlineArg("bytes", ArgType::kInt);
     b.AddInlineArg(kineto::kMemoryBandwidth, ArgType::kDouble);
   });
   words_.clear();
-  PushWord2(Id(r[kSCorrelation]));
-  PushWord2(Id(r[kSCorrelation]));
-  PushWord2(static_cast<int64_t>(r[kSBytes]));
-  PushDouble(Bandwidth(r[kSBytes], clock_.ToNs(r[kSEnd]) - clock_.ToNs(r[kSStart])));
+  PushWord2(Id(r.correlation));
+  PushWord2(Id(r.correlation));
+  PushWord2(static_cast<int64_t>(r.bytes));
+  PushDouble(Bandwidth(r.bytes, clock_.ToNs(r.end) - clock_.ToNs(r.start)));
   std::string name = "Memset (";
-  name.append(MemoryKindText(r[kSMemoryKind])).append(")");
-  Add(b, origin, 'X', r[kSStart], r[kSEnd], name, kineto::kGpuMemset, DevicePid(r[kSDevice]),
-      Ident{static_cast<int64_t>(r[kSStream]), 0, false}, schema);
+  name.append(MemoryKindText(r.memory_kind)).append(")");
+  Add(b, origin, 'X', r.start, r.end, name, kineto::kGpuMemset, DevicePid(r.device),
+      Ident{static_cast<int64_t>(r.stream), 0, false}, schema);
 }
 
-void GpuEmitter::Call(Output& o, TraceBuilder& b, int64_t origin, const st::GpuRecord& r) {
+void GpuEmitter::Emit(Output& o, TraceBuilder& b, int64_t origin, const st::GpuApi& r,
+                      const GpuLaunch*) {
   ++counts.calls;
-  const uint32_t schema = Schema(o, b, Key('a', {r[kACbid]}), [&] {
+  const uint32_t schema = Schema(o, b, Key('a', {r.cbid}), [&] {
     b.AddInlineArg(kineto::kExternalId, ArgType::kInt);
-    b.AddIntArg("cbid", static_cast<int64_t>(r[kACbid]));
+    b.AddIntArg("cbid", static_cast<int64_t>(r.cbid));
     b.AddInlineArg(kineto::kCorrelation, ArgType::kInt);
   });
   words_.clear();
-  PushWord2(Id(r[kACorrelation]));
-  PushWord2(Id(r[kACorrelation]));
-  const int64_t tid = static_cast<int64_t>(r[kATid]);
-  Add(b, origin, 'X', r[kAStart], r[kAEnd], names_.Text(r[kAName]),
-      r[kAKind] == st::kGpuApiRuntime ? kineto::kCudaRuntime : kineto::kCudaDriver,
+  PushWord2(Id(r.correlation));
+  PushWord2(Id(r.correlation));
+  const int64_t tid = static_cast<int64_t>(r.tid);
+  Add(b, origin, 'X', r.start, r.end, names_.Text(r.name),
+      r.api == st::kGpuApiRuntime ? kineto::kCudaRuntime : kineto::kCudaDriver,
       Ident{pid_, 0, false}, Ident{tid, 0, false}, schema);
-  o.launch_of[r[kACorrelation]] = {tid, r[kAStart]};
+  o.launch_of[r.correlation] = {tid, r.start};
 }
 
-void GpuEmitter::Sync(Output& o, TraceBuilder& b, int64_t origin, const st::GpuRecord& r) {
+void GpuEmitter::Emit(Output& o, TraceBuilder& b, int64_t origin, const st::GpuSync& r,
+                      const GpuLaunch*) {
   ++counts.syncs;
-  const uint64_t device = DeviceOf(r[kYContext]);
-  const std::string_view name = SyncText(r[kYType]);
-  const std::string key = Key('y', {r[kYType], r[kYContext], r[kYStream]});
+  const uint64_t device = DeviceOf(r.context);
+  const std::string_view name = SyncText(r.type);
+  const std::string key = Key('y', {r.type, r.context, r.stream});
   const uint32_t schema = Schema(o, b, key, [&] {
     b.AddInlineArg(kineto::kExternalId, ArgType::kInt);
     b.AddStringArg("cuda_sync_kind", name);
-    b.AddIntArg("stream", static_cast<int64_t>(r[kYStream]));
+    b.AddIntArg("stream", static_cast<int64_t>(r.stream));
     b.AddInlineArg(kineto::kCorrelation, ArgType::kInt);
     b.AddIntArg(kineto::kDevice, static_cast<int64_t>(device));
-    b.AddIntArg("context", static_cast<int64_t>(r[kYContext]));
+    b.AddIntArg("context", static_cast<int64_t>(r.context));
   });
   words_.clear();
-  PushWord2(Id(r[kYCorrelation]));
-  PushWord2(Id(r[kYCorrelation]));
-  Add(b, origin, 'X', r[kYStart], r[kYEnd], name, "cuda_sync", DevicePid(device),
-      Ident{static_cast<int64_t>(r[kYStream]), 0, false}, schema);
-  o.tracks[{device, r[kYStream]}] = true;
+  PushWord2(Id(r.correlation));
+  PushWord2(Id(r.correlation));
+  Add(b, origin, 'X', r.start, r.end, name, "cuda_sync", DevicePid(device),
+      Ident{static_cast<int64_t>(r.stream), 0, false}, schema);
+  o.tracks[{device, r.stream}] = true;
 }
 
 // CUPTI's own time, Kineto's "overhead" events. Kineto puts them all on pid -1, tid 0; profsh
 // puts them in the process, on the thread CUPTI names when it names one (else tid 0).
-void GpuEmitter::Overhead(Output& o, TraceBuilder& b, int64_t origin, const st::GpuRecord& r) {
+void GpuEmitter::Emit(Output& o, TraceBuilder& b, int64_t origin, const st::GpuOverhead& r,
+                      const GpuLaunch*) {
   ++counts.overheads;
   const uint32_t schema = Schema(o, b, Key('o', {}), [] {});
   words_.clear();
-  const int64_t tid = r[kOObjectKind] == kObjectThread ? static_cast<int64_t>(r[kOThread]) : 0;
-  Add(b, origin, 'X', r[kOStart], r[kOEnd], OverheadText(r[kOKind]), "overhead",
+  const int64_t tid = r.object_kind == kObjectThread ? static_cast<int64_t>(r.thread) : 0;
+  Add(b, origin, 'X', r.start, r.end, OverheadText(r.overhead_kind), "overhead",
       Ident{pid_, 0, false}, Ident{tid, 0, false}, schema);
 }
 
 // torch's [memory] instant with the device (Device Type 1: CUDA), on the thread whose call
 // allocated or freed, so that the operator view counts it for the range open there.
-void GpuEmitter::Memory(Output& o, TraceBuilder& b, int64_t origin, const st::GpuRecord& r,
-                        const GpuLaunch* launch) {
+void GpuEmitter::Emit(Output& o, TraceBuilder& b, int64_t origin, const st::GpuMemory& r,
+                      const GpuLaunch* launch) {
   ++counts.memory;
-  const uint64_t device = r[kMDevice];
-  const bool freed = r[kMOperation] == 2;
-  const int64_t bytes =
-      freed ? -static_cast<int64_t>(r[kMBytes]) : static_cast<int64_t>(r[kMBytes]);
+  const uint64_t device = r.device;
+  const bool freed = r.operation == 2;
+  const int64_t bytes = freed ? -static_cast<int64_t>(r.bytes) : static_cast<int64_t>(r.bytes);
   int64_t& total = memory_total_[device];  // one running total per device, across windows
   total += bytes;
   const uint32_t schema = Schema(o, b, Key('m', {device}), [&] {
@@ -430,9 +343,9 @@ void GpuEmitter::Memory(Output& o, TraceBuilder& b, int64_t origin, const st::Gp
   words_.clear();
   PushWord2(total);
   PushWord2(bytes);
-  PushWord2(static_cast<int64_t>(r[kMAddress]));
+  PushWord2(static_cast<int64_t>(r.address));
   const int64_t tid = launch ? launch->tid : pid_;
-  Add(b, origin, 'i', r[kMTime], r[kMTime], kineto::kMemoryEvent, kineto::kCpuInstantEvent,
+  Add(b, origin, 'i', r.time, r.time, kineto::kMemoryEvent, kineto::kCpuInstantEvent,
       Ident{pid_, 0, false}, Ident{tid, 0, false}, schema);
 }
 
@@ -564,7 +477,7 @@ void GpuEmitter::Seal(size_t window, std::string_view rank) {
     for (const auto& [id, d] : devices_) {
       if (json.size() > 1) json += ", ";
       std::string name;
-      for (char c : names_.Text(d[kDName])) {
+      for (char c : names_.Text(d.name)) {
         if (c == '"' || c == '\\') name += '\\';
         if (static_cast<unsigned char>(c) >= 0x20) name += c;
       }
@@ -573,15 +486,15 @@ void GpuEmitter::Seal(size_t window, std::string_view rank) {
       };
       json.append("{\"id\": ").append(std::to_string(id));
       json.append(", \"name\": \"").append(name).append("\"");
-      field("totalGlobalMem", d[kDGlobalMemory]);
-      field("computeMajor", d[kDMajor]);
-      field("computeMinor", d[kDMinor]);
-      field("maxThreadsPerBlock", d[kDMaxThreadsPerBlock]);
-      field("maxThreadsPerMultiprocessor", d[kDMaxWarpsPerSm] * 32);
-      field("regsPerMultiprocessor", d[kDRegistersPerSm]);
+      field("totalGlobalMem", d.global_memory);
+      field("computeMajor", d.cc_major);
+      field("computeMinor", d.cc_minor);
+      field("maxThreadsPerBlock", d.max_threads_per_block);
+      field("maxThreadsPerMultiprocessor", d.max_warps_per_sm * 32);
+      field("regsPerMultiprocessor", d.registers_per_sm);
       field("warpSize", 32);
-      field("sharedMemPerMultiprocessor", d[kDSharedPerSm]);
-      field("numSms", d[kDSms]);
+      field("sharedMemPerMultiprocessor", d.shared_memory_per_sm);
+      field("numSms", d.sms);
       json.append("}");
     }
     json += "]";

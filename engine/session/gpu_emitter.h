@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "engine/session/kineto_emitter.h"
-#include "engine/stream/stream_codec.h"
+#include "engine/stream/gpu_records.h"
 
 namespace profsh {
 
@@ -56,8 +56,8 @@ class GpuEmitter {
     auto it = launches_.find(correlation);
     return it == launches_.end() ? nullptr : &it->second;
   }
-  void Device(const stream::GpuRecord& r) { devices_[r[0]] = r; }
-  void Context(const stream::GpuRecord& r) { context_device_[r[0]] = r[1]; }
+  void Device(const stream::GpuDevice& d) { devices_[d.id] = d; }
+  void Context(const stream::GpuContext& c) { context_device_[c.context] = c.device; }
   // One record (times already in ticks) into `window`.
   void Record(size_t window, const stream::GpuRecord& r, const GpuLaunch* launch);
   // A CPU range of the window, for the GPU projections.
@@ -102,14 +102,21 @@ class GpuEmitter {
   uint32_t Schema(Output& o, TraceBuilder& b, const std::string& key, auto&& build);
   void Add(TraceBuilder& b, int64_t origin, char phase, uint64_t begin, uint64_t end,
            std::string_view name, std::string_view category, Ident pid, Ident tid, uint32_t schema);
-  void Kernel(Output& o, TraceBuilder& b, int64_t origin, const stream::GpuRecord& r);
-  void Copy(Output& o, TraceBuilder& b, int64_t origin, const stream::GpuRecord& r);
-  void Set(Output& o, TraceBuilder& b, int64_t origin, const stream::GpuRecord& r);
-  void Call(Output& o, TraceBuilder& b, int64_t origin, const stream::GpuRecord& r);
-  void Sync(Output& o, TraceBuilder& b, int64_t origin, const stream::GpuRecord& r);
-  void Overhead(Output& o, TraceBuilder& b, int64_t origin, const stream::GpuRecord& r);
-  void Memory(Output& o, TraceBuilder& b, int64_t origin, const stream::GpuRecord& r,
-              const GpuLaunch* launch);
+  // One event per record of the kinds a window shows; `launch` is the record's launch call.
+  void Emit(Output& o, TraceBuilder& b, int64_t origin, const stream::GpuKernel& r,
+            const GpuLaunch* launch);
+  void Emit(Output& o, TraceBuilder& b, int64_t origin, const stream::GpuMemcpy& r,
+            const GpuLaunch* launch);
+  void Emit(Output& o, TraceBuilder& b, int64_t origin, const stream::GpuMemset& r,
+            const GpuLaunch* launch);
+  void Emit(Output& o, TraceBuilder& b, int64_t origin, const stream::GpuApi& r,
+            const GpuLaunch* launch);
+  void Emit(Output& o, TraceBuilder& b, int64_t origin, const stream::GpuSync& r,
+            const GpuLaunch* launch);
+  void Emit(Output& o, TraceBuilder& b, int64_t origin, const stream::GpuOverhead& r,
+            const GpuLaunch* launch);
+  void Emit(Output& o, TraceBuilder& b, int64_t origin, const stream::GpuMemory& r,
+            const GpuLaunch* launch);
   void Projections(Output& o, TraceBuilder& b, int64_t origin);
   void Flows(Output& o, TraceBuilder& b, int64_t origin);
   void PushWord2(int64_t v);
@@ -121,7 +128,7 @@ class GpuEmitter {
   int64_t pid_ = 0;
   uint64_t stream_base_ = 0;
   std::unordered_map<uint64_t, GpuLaunch> launches_;
-  std::map<uint64_t, stream::GpuRecord> devices_;
+  std::map<uint64_t, stream::GpuDevice> devices_;
   std::unordered_map<uint64_t, uint64_t> context_device_;
   std::unordered_map<size_t, Output> outputs_;
   std::map<uint64_t, int64_t> memory_total_;  // device -> bytes, over the whole run
@@ -131,6 +138,6 @@ class GpuEmitter {
 // Kineto's estimate of a kernel's achieved occupancy, in percent (rounded): resident blocks per
 // SM limited by the device's warps, blocks and registers (allocated per warp in units of 256)
 // and shared memory per SM, and by the blocks the grid has per SM.
-int64_t EstimatedOccupancy(const stream::GpuRecord& kernel, const stream::GpuRecord& device);
+int64_t EstimatedOccupancy(const stream::GpuKernel& kernel, const stream::GpuDevice& device);
 
 }  // namespace profsh

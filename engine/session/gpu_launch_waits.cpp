@@ -1,6 +1,7 @@
 #include "engine/session/gpu_launch_waits.h"
 
 #include <algorithm>
+#include <type_traits>
 
 namespace profsh {
 
@@ -39,28 +40,21 @@ LaunchKind ClassifyCall(std::string_view name) {
 }
 
 void GpuLaunchWaits::Observe(const st::GpuRecord& r) {
-  switch (r.kind) {
-    case st::kGpuApi: {
-      // A call that failed launched nothing.
-      if (r[7] != 0) return;
-      if (early_.erase(r[3])) return;  // its device work came first
-      calls_[r[3]] = Call{r[0], static_cast<int64_t>(r[2]), static_cast<uint32_t>(r[4]),
-                          LaunchKind::kNone, false};
-      return;
-    }
-    case st::kGpuKernel:
-    case st::kGpuMemcpy: {
+  st::VisitGpuRecord(r, [&](const auto& rec) {
+    using Record = std::decay_t<decltype(rec)>;
+    if constexpr (std::is_same_v<Record, st::GpuApi>) {
+      if (rec.return_value != 0) return;          // a call that failed launched nothing
+      if (early_.erase(rec.correlation)) return;  // its device work came first
+      calls_[rec.correlation] = Call{rec.start, static_cast<int64_t>(rec.tid),
+                                     static_cast<uint32_t>(rec.name), LaunchKind::kNone, false};
+    } else if constexpr (st::DeviceWorkGpuRecord<Record>) {
       // A graph's nodes: their launch is not waited for, and one launch has many of them.
-      const uint64_t graph = r.kind == st::kGpuKernel ? r[16] : r[12];
-      if (graph != 0) return;
-      [[fallthrough]];
+      if constexpr (requires { rec.graph; }) {
+        if (rec.graph != 0) return;
+      }
+      if (calls_.erase(rec.correlation) == 0) early_.emplace(rec.correlation, rec.start);
     }
-    case st::kGpuMemset:
-      if (calls_.erase(r[5]) == 0) early_.emplace(r[5], r[0]);
-      return;
-    default:
-      return;
-  }
+  });
 }
 
 bool GpuLaunchWaits::Captured(const Call& c) const {

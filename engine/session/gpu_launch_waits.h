@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "engine/session/stream_names.h"
-#include "engine/stream/stream_codec.h"
+#include "engine/stream/gpu_records.h"
 
 namespace profsh {
 

@@ -4,6 +4,7 @@
 #include <array>
 #include <map>
 #include <set>
+#include <type_traits>
 #include <unordered_map>
 
 #include "engine/session/gpu_emitter.h"
@@ -327,64 +328,83 @@ struct StreamDecoder::Impl {
     return clock.ToNs(round_ends.back()) - clock.ToNs(w.end_ticks) >= gpu_wait_ns;
   }
 
-  // When a GPU record happened for the windows: its launch's time when known, else its own.
+  // The launch call a record names through its correlation, when it has one and it is known.
+  const GpuLaunch* LaunchOf(const st::GpuRecord& r) const {
+    const GpuLaunch* launch = nullptr;
+    st::VisitGpuRecord(r, [&](const auto& rec) {
+      if constexpr (st::CorrelatedGpuRecord<std::decay_t<decltype(rec)>>)
+        launch = gpu.FindLaunch(rec.correlation);
+    });
+    return launch;
+  }
+
+  // When a GPU record happened for the windows: its launch's time when known and earlier, else
+  // its own; descriptions and counts at once (0).
   uint64_t GpuTicks(const st::GpuRecord& r) const {
-    uint64_t at = r[0];
-    if (r.kind == st::kGpuOverhead) return at;  // CUPTI's own work: when it happened
-    if (r.kind != st::kGpuApi && r.kind != st::kGpuMemory && r.kind != st::kGpuDevice &&
-        r.kind != st::kGpuContext && r.kind != st::kGpuDrops) {
-      const uint64_t correlation = r.kind == st::kGpuSync ? r[4] : r[5];
-      if (const GpuLaunch* l = gpu.FindLaunch(correlation)) at = std::min(at, l->begin);
-    } else if (r.kind == st::kGpuMemory) {
-      if (const GpuLaunch* l = gpu.FindLaunch(r[4])) at = std::min(at, l->begin);
-    } else if (r.kind != st::kGpuApi) {
-      at = 0;  // descriptions and counts: at once
-    }
+    uint64_t at = 0;
+    st::VisitGpuRecord(r, [&](const auto& rec) {
+      using Record = std::decay_t<decltype(rec)>;
+      if constexpr (std::is_same_v<Record, st::GpuMemory>) {
+        at = rec.time;
+      } else if constexpr (st::SpanGpuRecord<Record>) {
+        at = rec.start;
+      }
+      // A call is its own launch.
+      if constexpr (!std::is_same_v<Record, st::GpuApi>) {
+        if (const GpuLaunch* l = LaunchOf(r)) at = std::min(at, l->begin);
+      }
+    });
     return at;
   }
 
-  void RegisterLaunch(const st::GpuRecord& r) {
-    gpu.Launch(r[3], GpuLaunch{static_cast<int64_t>(r[2]), r[0], r[1], WindowAt(r[0]),
-                               static_cast<uint32_t>(r[4]), static_cast<uint8_t>(r[6])});
+  void RegisterLaunch(const st::GpuApi& call, int window) {
+    gpu.Launch(call.correlation,
+               GpuLaunch{static_cast<int64_t>(call.tid), call.start, call.end, window,
+                         static_cast<uint32_t>(call.name), static_cast<uint8_t>(call.api)});
   }
 
   // Launches first (a copy's record may come before its call's), then the device work.
   void ProcessGpu(std::vector<st::GpuRecord>& batch) {
     for (const st::GpuRecord& r : batch) {
-      switch (r.kind) {
-        case st::kGpuApi:
-          if (!gpu.FindLaunch(r[3])) RegisterLaunch(r);
-          break;
-        case st::kGpuDevice:
-          gpu.Device(r);
-          break;
-        case st::kGpuContext:
-          gpu.Context(r);
-          break;
-        case st::kGpuDrops:
-          gpu.counts.cupti_dropped = r[0];
-          gpu.counts.buffers_refused = r[1];
-          gpu.counts.kinds_ignored = r[2];
-          gpu.counts.untimed = r[3];
-          gpu.counts.unwritten = r[4];
-          break;
-        default:
-          break;
-      }
+      st::VisitGpuRecord(r, [&](const auto& rec) {
+        using Record = std::decay_t<decltype(rec)>;
+        if constexpr (std::is_same_v<Record, st::GpuApi>) {
+          if (!gpu.FindLaunch(rec.correlation)) RegisterLaunch(rec, WindowAt(rec.start));
+        } else if constexpr (std::is_same_v<Record, st::GpuDevice>) {
+          gpu.Device(rec);
+        } else if constexpr (std::is_same_v<Record, st::GpuContext>) {
+          gpu.Context(rec);
+        } else if constexpr (std::is_same_v<Record, st::GpuDrops>) {
+          gpu.counts.cupti_dropped = rec.cupti_dropped;
+          gpu.counts.buffers_refused = rec.buffers_refused;
+          gpu.counts.kinds_ignored = rec.kinds_ignored;
+          gpu.counts.untimed = rec.untimed;
+          gpu.counts.unwritten = rec.unwritten;
+        }
+      });
     }
     for (const st::GpuRecord& r : batch) {
       if (r.kind == st::kGpuDevice || r.kind == st::kGpuContext || r.kind == st::kGpuDrops)
-        continue;
-      const GpuLaunch* launch = nullptr;
-      if (r.kind == st::kGpuKernel || r.kind == st::kGpuMemcpy || r.kind == st::kGpuMemset)
-        launch = gpu.FindLaunch(r[5]);
-      else if (r.kind == st::kGpuSync || r.kind == st::kGpuMemory)
-        launch = gpu.FindLaunch(r[4]);
-      else if (r.kind == st::kGpuApi)
-        launch = gpu.FindLaunch(r[3]);
-      const int window = launch ? launch->window : WindowAt(r[0]);
+        continue;  // descriptions and counts, taken above
+      const GpuLaunch* launch = LaunchOf(r);
+      const int window = launch ? launch->window : WindowAt(GpuOwnTicks(r));
       if (window >= 0) gpu.Record(static_cast<size_t>(window), r, launch);
     }
+  }
+
+  // A record's own time (a span's start, a memory operation's time); 0 for descriptions and
+  // counts.
+  static uint64_t GpuOwnTicks(const st::GpuRecord& r) {
+    uint64_t at = 0;
+    st::VisitGpuRecord(r, [&](const auto& rec) {
+      using Record = std::decay_t<decltype(rec)>;
+      if constexpr (std::is_same_v<Record, st::GpuMemory>) {
+        at = rec.time;
+      } else if constexpr (st::SpanGpuRecord<Record>) {
+        at = rec.start;
+      }
+    });
+    return at;
   }
 
   void ReleaseGpu(uint64_t watermark) {
@@ -392,7 +412,10 @@ struct StreamDecoder::Impl {
     // The launches released now, before the device work is looked at: work is released by its
     // launch's time (GpuTicks), with its launch, into the window that may be sealed next.
     for (const st::GpuRecord& r : pending_gpu) {
-      if (r.kind == st::kGpuApi && r[0] <= watermark && !gpu.FindLaunch(r[3])) RegisterLaunch(r);
+      if (r.kind != st::kGpuApi) continue;
+      const auto call = st::GpuApi::From(r);
+      if (call.start <= watermark && !gpu.FindLaunch(call.correlation))
+        RegisterLaunch(call, WindowAt(call.start));
     }
     std::vector<st::GpuRecord> ready;
     size_t keep = 0;
@@ -516,8 +539,8 @@ void StreamDecoder::Impl::PreloadLaunches(const st::RawBlock& b) {
     st::GpuRecord r;
     if (!st::DecodeGpuRecord(c, &r)) return;
     if (r.kind != st::kGpuApi) continue;
-    gpu.Launch(r[3], GpuLaunch{static_cast<int64_t>(r[2]), r[0], r[1], windows.At(r[0], &late),
-                               static_cast<uint32_t>(r[4]), static_cast<uint8_t>(r[6])});
+    const auto call = st::GpuApi::From(r);
+    RegisterLaunch(call, windows.At(call.start, &late));
   }
 }
 
@@ -532,9 +555,12 @@ Status StreamDecoder::Impl::DecodeGpu(const st::RawBlock& b) {
     if (!st::DecodeGpuRecord(c, &r))
       return Error{Where(b.offset) + ": malformed GPU record " + std::to_string(i) + " of " +
                    std::to_string(count)};
-    if (r.kind == st::kGpuKernel || r.kind == st::kGpuMemcpy || r.kind == st::kGpuMemset ||
-        r.kind == st::kGpuApi || r.kind == st::kGpuSync)
-      last_ticks = std::max(last_ticks, r.f[1]);
+    // The latest end the windows have seen (CUPTI's own overheads do not move it).
+    st::VisitGpuRecord(r, [&](const auto& rec) {
+      using Record = std::decay_t<decltype(rec)>;
+      if constexpr (st::SpanGpuRecord<Record> && !std::is_same_v<Record, st::GpuOverhead>)
+        last_ticks = std::max(last_ticks, rec.end);
+    });
     if (windowed) launch_waits.Observe(r);
     batch.push_back(r);
   }

@@ -24,20 +24,14 @@ struct SampleConfigBlock {
   uint32_t rate_hz = 0, stack_bytes = 0;
   std::string_view note;  // why a fallback ran, or empty
 
-  template <typename Sink>
-  void Encode(Sink& out) const {
-    PutFixed(out, method);
-    PutFixed(out, rate_hz);
-    PutFixed(out, stack_bytes);
-    PutStr(out, note);
+  static void Fields(auto& self, auto& wire) {
+    wire.Fixed(self.method);
+    wire.Fixed(self.rate_hz);
+    wire.Fixed(self.stack_bytes);
+    wire.Str(self.note);
   }
-  bool Decode(Cursor& c) {
-    method = c.Fixed<uint8_t>();
-    rate_hz = c.Fixed<uint32_t>();
-    stack_bytes = c.Fixed<uint32_t>();
-    note = c.Str();
-    return c.ok && method >= kSamplePerfCpuClock && method <= kSampleNone;
-  }
+  bool Valid() const { return method >= kSamplePerfCpuClock && method <= kSampleNone; }
+  PROFSH_BLOCK_CODEC
 };
 
 enum SampleTaskKind : uint8_t {
@@ -55,26 +49,17 @@ struct SampleTaskBlock {
   uint64_t time_ns = 0;
   std::string_view name;
 
-  template <typename Sink>
-  void Encode(Sink& out) const {
-    PutFixed(out, kind);
-    PutFixed(out, pid);
-    PutFixed(out, tid);
-    PutFixed(out, parent_pid);
-    PutFixed(out, parent_tid);
-    PutFixed(out, time_ns);
-    PutStr(out, name);
+  static void Fields(auto& self, auto& wire) {
+    wire.Fixed(self.kind);
+    wire.Fixed(self.pid);
+    wire.Fixed(self.tid);
+    wire.Fixed(self.parent_pid);
+    wire.Fixed(self.parent_tid);
+    wire.Fixed(self.time_ns);
+    wire.Str(self.name);
   }
-  bool Decode(Cursor& c) {
-    kind = c.Fixed<uint8_t>();
-    pid = c.Fixed<int64_t>();
-    tid = c.Fixed<int64_t>();
-    parent_pid = c.Fixed<int64_t>();
-    parent_tid = c.Fixed<int64_t>();
-    time_ns = c.Fixed<uint64_t>();
-    name = c.Str();
-    return c.ok && kind >= kTaskFork && kind <= kTaskExec;
-  }
+  bool Valid() const { return kind >= kTaskFork && kind <= kTaskExec; }
+  PROFSH_BLOCK_CODEC
 };
 
 // i64 pid, u64 time_ns, u64 start, u64 length, u64 file offset, u8 executable, str path,
@@ -86,28 +71,18 @@ struct SampleMappingBlock {
   uint8_t executable = 0;
   std::string_view path, build_id;
 
-  template <typename Sink>
-  void Encode(Sink& out) const {
-    PutFixed(out, pid);
-    PutFixed(out, time_ns);
-    PutFixed(out, start);
-    PutFixed(out, length);
-    PutFixed(out, file_offset);
-    PutFixed(out, executable);
-    PutStr(out, path);
-    PutStr(out, build_id);
+  static void Fields(auto& self, auto& wire) {
+    wire.Fixed(self.pid);
+    wire.Fixed(self.time_ns);
+    wire.Fixed(self.start);
+    wire.Fixed(self.length);
+    wire.Fixed(self.file_offset);
+    wire.Fixed(self.executable);
+    wire.Str(self.path);
+    wire.Str(self.build_id);
   }
-  bool Decode(Cursor& c) {
-    pid = c.Fixed<int64_t>();
-    time_ns = c.Fixed<uint64_t>();
-    start = c.Fixed<uint64_t>();
-    length = c.Fixed<uint64_t>();
-    file_offset = c.Fixed<uint64_t>();
-    executable = c.Fixed<uint8_t>();
-    path = c.Str();
-    build_id = c.Str();
-    return c.ok && start + length >= start;
-  }
+  bool Valid() const { return start + length >= start; }
+  PROFSH_BLOCK_CODEC
 };
 
 // i64 pid, i64 tid, u64 time_ns, u64 regs mask, one u64 per set bit (perf_event_x86_regs
@@ -156,18 +131,12 @@ struct SampleDropsBlock {
   static constexpr BlockType kType = kSampleDrops;
   uint64_t lost = 0, throttled = 0, dropped = 0;
 
-  template <typename Sink>
-  void Encode(Sink& out) const {
-    PutVarintTo(out, lost);
-    PutVarintTo(out, throttled);
-    PutVarintTo(out, dropped);
+  static void Fields(auto& self, auto& wire) {
+    wire.Varint(self.lost);
+    wire.Varint(self.throttled);
+    wire.Varint(self.dropped);
   }
-  bool Decode(Cursor& c) {
-    lost = c.Varint();
-    throttled = c.Varint();
-    dropped = c.Varint();
-    return c.ok;
-  }
+  PROFSH_BLOCK_CODEC
 };
 
 }  // namespace profsh::stream

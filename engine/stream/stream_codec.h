@@ -92,6 +92,65 @@ struct Cursor {
   bool AtEnd() const { return p == end; }
 };
 
+// --- block fields ---
+
+// A block lists its fields once, in wire order, as `static void Fields(auto& self, auto& wire)`
+// calling wire.Fixed / wire.Varint / wire.Str on each; PROFSH_BLOCK_CODEC makes Encode (the list
+// with a FieldWriter) and Decode (the same list with a FieldReader) from it. A block with checks
+// on what it read has `bool Valid() const`.
+template <typename Sink>
+struct FieldWriter {
+  Sink& out;
+  template <typename T>
+  void Fixed(const T& v) {
+    PutFixed(out, v);
+  }
+  template <typename T, size_t N>
+  void Fixed(const T (&v)[N]) {
+    PutBytes(out, v, sizeof v);
+  }
+  void Varint(uint64_t v) { PutVarintTo(out, v); }
+  void Str(std::string_view s) { PutStr(out, s); }
+};
+
+struct FieldReader {
+  Cursor& c;
+  template <typename T>
+  void Fixed(T& v) {
+    v = c.Fixed<T>();
+  }
+  template <typename T, size_t N>
+  void Fixed(T (&v)[N]) {
+    for (T& x : v) x = c.Fixed<T>();
+  }
+  template <typename T>
+  void Varint(T& v) {
+    v = static_cast<T>(c.Varint());
+  }
+  void Str(std::string_view& s) { s = c.Str(); }
+};
+
+template <typename Block>
+bool ValidBlock(const Block& b) {
+  if constexpr (requires { b.Valid(); }) {
+    return b.Valid();
+  } else {
+    return true;
+  }
+}
+
+#define PROFSH_BLOCK_CODEC                              \
+  template <typename Sink>                              \
+  void Encode(Sink& out) const {                        \
+    ::profsh::stream::FieldWriter<Sink> wire{out};      \
+    Fields(*this, wire);                                \
+  }                                                     \
+  bool Decode(::profsh::stream::Cursor& c) {            \
+    ::profsh::stream::FieldReader wire{c};              \
+    Fields(*this, wire);                                \
+    return c.ok && ::profsh::stream::ValidBlock(*this); \
+  }
+
 // --- blocks ---
 
 // Appends header and payload; the size is patched once the payload is written.
@@ -163,18 +222,12 @@ struct ClockBlock {
   uint64_t ticks = 0;
   int64_t monotonic_ns = 0, realtime_ns = 0;
 
-  template <typename Sink>
-  void Encode(Sink& out) const {
-    PutFixed(out, ticks);
-    PutFixed(out, monotonic_ns);
-    PutFixed(out, realtime_ns);
+  static void Fields(auto& self, auto& wire) {
+    wire.Fixed(self.ticks);
+    wire.Fixed(self.monotonic_ns);
+    wire.Fixed(self.realtime_ns);
   }
-  bool Decode(Cursor& c) {
-    ticks = c.Fixed<uint64_t>();
-    monotonic_ns = c.Fixed<int64_t>();
-    realtime_ns = c.Fixed<int64_t>();
-    return c.ok;
-  }
+  PROFSH_BLOCK_CODEC
 };
 
 struct StringBlock {
@@ -183,16 +236,12 @@ struct StringBlock {
   uint64_t id = 0;
   std::string_view text;
 
-  template <typename Sink>
-  void Encode(Sink& out) const {
-    PutVarintTo(out, id);
-    PutStr(out, text);
+  static void Fields(auto& self, auto& wire) {
+    wire.Varint(self.id);
+    wire.Str(self.text);
   }
-  bool Decode(Cursor& c) {
-    id = c.Varint();
-    text = c.Str();
-    return c.ok && id <= kMaxId;
-  }
+  bool Valid() const { return id <= kMaxId; }
+  PROFSH_BLOCK_CODEC
 };
 
 struct ThreadBlock {
@@ -202,18 +251,13 @@ struct ThreadBlock {
   int64_t tid = 0;
   std::string_view name;  // empty until named
 
-  template <typename Sink>
-  void Encode(Sink& out) const {
-    PutVarintTo(out, slot);
-    PutFixed(out, tid);
-    PutStr(out, name);
+  static void Fields(auto& self, auto& wire) {
+    wire.Varint(self.slot);
+    wire.Fixed(self.tid);
+    wire.Str(self.name);
   }
-  bool Decode(Cursor& c) {
-    slot = c.Varint();
-    tid = c.Fixed<int64_t>();
-    name = c.Str();
-    return c.ok && slot <= kMaxSlot;
-  }
+  bool Valid() const { return slot <= kMaxSlot; }
+  PROFSH_BLOCK_CODEC
 };
 
 // The head of a kEvents block; `count` events (EncodeEvent) follow.
@@ -223,18 +267,12 @@ struct EventsHeader {
   uint64_t first_ticks = 0;
   uint32_t count = 0;
 
-  template <typename Sink>
-  void Encode(Sink& out) const {
-    PutVarintTo(out, slot);
-    PutFixed(out, first_ticks);
-    PutFixed(out, count);
+  static void Fields(auto& self, auto& wire) {
+    wire.Varint(self.slot);
+    wire.Fixed(self.first_ticks);
+    wire.Fixed(self.count);
   }
-  bool Decode(Cursor& c) {
-    slot = c.Varint();
-    first_ticks = c.Fixed<uint64_t>();
-    count = c.Fixed<uint32_t>();
-    return c.ok;
-  }
+  PROFSH_BLOCK_CODEC
 };
 
 // Cumulative per thread slot occupant: the last block of a slot holds its totals.
@@ -243,20 +281,13 @@ struct DropsBlock {
   uint64_t slot = 0;
   uint64_t dropped_ranges = 0, dropped_events = 0, unmatched_pops = 0;
 
-  template <typename Sink>
-  void Encode(Sink& out) const {
-    PutVarintTo(out, slot);
-    PutVarintTo(out, dropped_ranges);
-    PutVarintTo(out, dropped_events);
-    PutVarintTo(out, unmatched_pops);
+  static void Fields(auto& self, auto& wire) {
+    wire.Varint(self.slot);
+    wire.Varint(self.dropped_ranges);
+    wire.Varint(self.dropped_events);
+    wire.Varint(self.unmatched_pops);
   }
-  bool Decode(Cursor& c) {
-    slot = c.Varint();
-    dropped_ranges = c.Varint();
-    dropped_events = c.Varint();
-    unmatched_pops = c.Varint();
-    return c.ok;
-  }
+  PROFSH_BLOCK_CODEC
 };
 
 struct DomainBlock {
@@ -265,18 +296,12 @@ struct DomainBlock {
   uint8_t source = 0;  // Source
   std::string_view name;
 
-  template <typename Sink>
-  void Encode(Sink& out) const {
-    PutVarintTo(out, id);
-    PutFixed(out, source);
-    PutStr(out, name);
+  static void Fields(auto& self, auto& wire) {
+    wire.Varint(self.id);
+    wire.Fixed(self.source);
+    wire.Str(self.name);
   }
-  bool Decode(Cursor& c) {
-    id = c.Varint();
-    source = c.Fixed<uint8_t>();
-    name = c.Str();
-    return c.ok;
-  }
+  PROFSH_BLOCK_CODEC
 };
 
 struct CategoryBlock {
@@ -284,18 +309,12 @@ struct CategoryBlock {
   uint64_t domain = 0, id = 0;
   std::string_view name;
 
-  template <typename Sink>
-  void Encode(Sink& out) const {
-    PutVarintTo(out, domain);
-    PutVarintTo(out, id);
-    PutStr(out, name);
+  static void Fields(auto& self, auto& wire) {
+    wire.Varint(self.domain);
+    wire.Varint(self.id);
+    wire.Str(self.name);
   }
-  bool Decode(Cursor& c) {
-    domain = c.Varint();
-    id = c.Varint();
-    name = c.Str();
-    return c.ok;
-  }
+  PROFSH_BLOCK_CODEC
 };
 
 struct CounterBlock {
@@ -304,20 +323,13 @@ struct CounterBlock {
   uint8_t value_type = 0;  // CounterType
   std::string_view name;
 
-  template <typename Sink>
-  void Encode(Sink& out) const {
-    PutVarintTo(out, id);
-    PutVarintTo(out, domain);
-    PutFixed(out, value_type);
-    PutStr(out, name);
+  static void Fields(auto& self, auto& wire) {
+    wire.Varint(self.id);
+    wire.Varint(self.domain);
+    wire.Fixed(self.value_type);
+    wire.Str(self.name);
   }
-  bool Decode(Cursor& c) {
-    id = c.Varint();
-    domain = c.Varint();
-    value_type = c.Fixed<uint8_t>();
-    name = c.Str();
-    return c.ok;
-  }
+  PROFSH_BLOCK_CODEC
 };
 
 // A thread named from another thread (nvtxNameOsThread).
@@ -326,44 +338,27 @@ struct OsThreadNameBlock {
   int64_t tid = 0;
   std::string_view name;
 
-  template <typename Sink>
-  void Encode(Sink& out) const {
-    PutFixed(out, tid);
-    PutStr(out, name);
+  static void Fields(auto& self, auto& wire) {
+    wire.Fixed(self.tid);
+    wire.Str(self.name);
   }
-  bool Decode(Cursor& c) {
-    tid = c.Fixed<int64_t>();
-    name = c.Str();
-    return c.ok;
-  }
+  PROFSH_BLOCK_CODEC
 };
 
 struct EndBlock {
   static constexpr BlockType kType = kEnd;
   uint8_t reason = kEndExit;  // EndReason
 
-  template <typename Sink>
-  void Encode(Sink& out) const {
-    PutFixed(out, reason);
-  }
-  bool Decode(Cursor& c) {
-    reason = c.Fixed<uint8_t>();
-    return c.ok;
-  }
+  static void Fields(auto& self, auto& wire) { wire.Fixed(self.reason); }
+  PROFSH_BLOCK_CODEC
 };
 
 struct ExecBlock {
   static constexpr BlockType kType = kExec;
   std::string_view path;  // of the new image
 
-  template <typename Sink>
-  void Encode(Sink& out) const {
-    PutStr(out, path);
-  }
-  bool Decode(Cursor& c) {
-    path = c.Str();
-    return c.ok;
-  }
+  static void Fields(auto& self, auto& wire) { wire.Str(self.path); }
+  PROFSH_BLOCK_CODEC
 };
 
 struct ExecFailedBlock {
@@ -377,14 +372,8 @@ struct NoticeBlock {
   static constexpr BlockType kType = kNotice;
   std::string_view text;
 
-  template <typename Sink>
-  void Encode(Sink& out) const {
-    PutStr(out, text);
-  }
-  bool Decode(Cursor& c) {
-    text = c.Str();
-    return c.ok;
-  }
+  static void Fields(auto& self, auto& wire) { wire.Str(self.text); }
+  PROFSH_BLOCK_CODEC
 };
 
 // Cumulative for the process image.
@@ -393,20 +382,13 @@ struct ProcessDropsBlock {
   uint64_t events_without_slot = 0, strings_refused = 0, metadata_refused = 0,
            events_after_close = 0;
 
-  template <typename Sink>
-  void Encode(Sink& out) const {
-    PutVarintTo(out, events_without_slot);
-    PutVarintTo(out, strings_refused);
-    PutVarintTo(out, metadata_refused);
-    PutVarintTo(out, events_after_close);
+  static void Fields(auto& self, auto& wire) {
+    wire.Varint(self.events_without_slot);
+    wire.Varint(self.strings_refused);
+    wire.Varint(self.metadata_refused);
+    wire.Varint(self.events_after_close);
   }
-  bool Decode(Cursor& c) {
-    events_without_slot = c.Varint();
-    strings_refused = c.Varint();
-    metadata_refused = c.Varint();
-    events_after_close = c.Varint();
-    return c.ok;
-  }
+  PROFSH_BLOCK_CODEC
 };
 
 struct StepBlock {
@@ -415,18 +397,13 @@ struct StepBlock {
   int64_t step = 0;
   uint8_t action = 0;  // ProfilerAction
 
-  template <typename Sink>
-  void Encode(Sink& out) const {
-    PutFixed(out, ticks);
-    PutFixed(out, step);
-    PutFixed(out, action);
+  static void Fields(auto& self, auto& wire) {
+    wire.Fixed(self.ticks);
+    wire.Fixed(self.step);
+    wire.Fixed(self.action);
   }
-  bool Decode(Cursor& c) {
-    ticks = c.Fixed<uint64_t>();
-    step = c.Fixed<int64_t>();
-    action = c.Fixed<uint8_t>();
-    return c.ok && action <= 3;
-  }
+  bool Valid() const { return action <= 3; }
+  PROFSH_BLOCK_CODEC
 };
 
 struct CaptureBlock {
@@ -434,16 +411,11 @@ struct CaptureBlock {
   uint64_t ticks = 0;
   uint8_t begin = 0;  // 1: the first capture range opened; 0: the last one closed
 
-  template <typename Sink>
-  void Encode(Sink& out) const {
-    PutFixed(out, ticks);
-    PutFixed(out, begin);
+  static void Fields(auto& self, auto& wire) {
+    wire.Fixed(self.ticks);
+    wire.Fixed(self.begin);
   }
-  bool Decode(Cursor& c) {
-    ticks = c.Fixed<uint64_t>();
-    begin = c.Fixed<uint8_t>();
-    return c.ok;
-  }
+  PROFSH_BLOCK_CODEC
 };
 
 struct DemandBlock {
@@ -451,32 +423,20 @@ struct DemandBlock {
   uint64_t ticks = 0;
   int64_t request = 0, first_step = 0;
 
-  template <typename Sink>
-  void Encode(Sink& out) const {
-    PutFixed(out, ticks);
-    PutFixed(out, request);
-    PutFixed(out, first_step);
+  static void Fields(auto& self, auto& wire) {
+    wire.Fixed(self.ticks);
+    wire.Fixed(self.request);
+    wire.Fixed(self.first_step);
   }
-  bool Decode(Cursor& c) {
-    ticks = c.Fixed<uint64_t>();
-    request = c.Fixed<int64_t>();
-    first_step = c.Fixed<int64_t>();
-    return c.ok;
-  }
+  PROFSH_BLOCK_CODEC
 };
 
 struct StopBlock {
   static constexpr BlockType kType = kStop;
   uint64_t ticks = 0;
 
-  template <typename Sink>
-  void Encode(Sink& out) const {
-    PutFixed(out, ticks);
-  }
-  bool Decode(Cursor& c) {
-    ticks = c.Fixed<uint64_t>();
-    return c.ok;
-  }
+  static void Fields(auto& self, auto& wire) { wire.Fixed(self.ticks); }
+  PROFSH_BLOCK_CODEC
 };
 
 struct ConfigBlock {
@@ -487,20 +447,13 @@ struct ConfigBlock {
   std::string_view step_marker, capture_range;
 
   bool windowed() const { return flags & (kConfigSchedule | kConfigCapture | kConfigOnDemand); }
-  template <typename Sink>
-  void Encode(Sink& out) const {
-    PutFixed(out, flags);
-    PutBytes(out, schedule, sizeof schedule);
-    PutStr(out, step_marker);
-    PutStr(out, capture_range);
+  static void Fields(auto& self, auto& wire) {
+    wire.Fixed(self.flags);
+    wire.Fixed(self.schedule);
+    wire.Str(self.step_marker);
+    wire.Str(self.capture_range);
   }
-  bool Decode(Cursor& c) {
-    flags = c.Fixed<uint8_t>();
-    for (int64_t& v : schedule) v = c.Fixed<int64_t>();
-    step_marker = c.Str();
-    capture_range = c.Str();
-    return c.ok;
-  }
+  PROFSH_BLOCK_CODEC
 };
 
 // --- GPU activity (kGpuActivity) ---

@@ -87,7 +87,7 @@ enum BlockType : uint32_t {
   kSample = 24,         // one sample: thread, time, user registers, a copy of the user stack
   kSampleDrops = 25,    // samples the kernel or the collector could not keep (cumulative)
   // u32 count, count × GPU activity record (GpuRecord in stream_codec.h: u8 kind, varint n,
-  // n varints, the kind's fields in the order listed at GpuRecordKind). Times are the
+  // n varints, the kind's fields in the order gpu_records.h lists them). Times are the
   // stream's ticks: CUPTI's timestamp callback is the collector's clock.
   kGpuActivity = 26,
 };
@@ -183,25 +183,19 @@ enum CounterType : uint8_t {
   kCounterDouble = 8,
 };
 
-// GPU activity records (kGpuActivity), one per CUPTI record the collector keeps.
+// GPU activity records (kGpuActivity), one per CUPTI record the collector keeps. Each kind's
+// fields are declared once, in gpu_records.h.
 enum GpuRecordKind : uint8_t {
-  kGpuKernel = 1,    // start, end, device, context, stream, correlation, name, grid x y z,
-                     // block x y z, registers, static shared, dynamic shared, graph, graph node
-  kGpuMemcpy = 2,    // start, end, device, context, stream, correlation, bytes, copy kind,
-                     // src kind, dst kind, src device, dst device, graph
-  kGpuMemset = 3,    // start, end, device, context, stream, correlation, bytes, value, mem kind
-  kGpuApi = 4,       // start, end, tid, correlation, name, cbid, api (kGpuApi*), return value
-  kGpuSync = 5,      // start, end, context, stream, correlation, type, event
-  kGpuMemory = 6,    // time, device, context, stream, correlation, operation (1 alloc, 2 free),
-                     // memory kind, address, bytes
-  kGpuOverhead = 7,  // start, end, overhead kind, object kind, object id
-  kGpuDevice = 8,    // device, name, SMs, cc major, cc minor, global memory, max warps per SM,
-                     // max blocks per SM, registers per SM, shared memory per SM,
-                     // max threads per block
-  kGpuContext = 9,   // context, device, null stream
-  kGpuDrops = 10,    // CUPTI's dropped records, buffers refused (pool empty), records of kinds
-                     // not kept, device records without valid times (start or end unknown,
-                     // end before start), records not written (no memory) (cumulative)
+  kGpuKernel = 1,
+  kGpuMemcpy = 2,
+  kGpuMemset = 3,
+  kGpuApi = 4,
+  kGpuSync = 5,
+  kGpuMemory = 6,
+  kGpuOverhead = 7,
+  kGpuDevice = 8,
+  kGpuContext = 9,
+  kGpuDrops = 10,
 };
 enum GpuApiKind : uint8_t { kGpuApiDriver = 1, kGpuApiRuntime = 2 };
 

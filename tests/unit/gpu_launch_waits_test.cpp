@@ -22,22 +22,25 @@ struct Calls {
             uint64_t result = 0) {
     names.DefineString(next_name, name);
     st::GpuRecord r;
-    r.kind = st::kGpuApi;
-    r.count = 8;
-    const uint64_t f[] = {begin, begin + 1, static_cast<uint64_t>(tid), corr, next_name++, 0,
-                          2,     result};
-    std::copy(std::begin(f), std::end(f), r.f);
+    st::GpuApi{.start = begin,
+               .end = begin + 1,
+               .tid = static_cast<uint64_t>(tid),
+               .correlation = corr,
+               .name = next_name++,
+               .api = st::kGpuApiRuntime,
+               .return_value = result}
+        .PackInto(&r);
     waits.Observe(r);
   }
   void Work(uint8_t kind, uint64_t start, uint64_t corr, uint64_t graph = 0) {
     st::GpuRecord r;
-    r.kind = kind;
-    r.count = kind == st::kGpuKernel ? 18 : 13;
-    r.f[0] = start;
-    r.f[1] = start + 5;
-    r.f[5] = corr;
-    if (kind == st::kGpuKernel) r.f[16] = graph;
-    if (kind == st::kGpuMemcpy) r.f[12] = graph;
+    if (kind == st::kGpuKernel) {
+      st::GpuKernel{.start = start, .end = start + 5, .correlation = corr, .graph = graph}.PackInto(
+          &r);
+    } else {
+      st::GpuMemcpy{.start = start, .end = start + 5, .correlation = corr, .graph = graph}.PackInto(
+          &r);
+    }
     waits.Observe(r);
   }
 };
@@ -108,11 +111,8 @@ TEST(GpuLaunchWaits, CountsWhatNeverCameAndLetsGoOfFailedAndCapturedCalls) {
 TEST(GpuLaunchWaits, CallsWhoseNameNeverCameAreNotWaitedFor) {
   Calls c;
   st::GpuRecord r;
-  r.kind = st::kGpuApi;
-  r.count = 8;
-  r.f[0] = 100;
-  r.f[3] = 1;
-  r.f[4] = 999;  // never defined (the collector's string table refused it)
+  // Its name was never defined (the collector's string table refused it).
+  st::GpuApi{.start = 100, .correlation = 1, .name = 999}.PackInto(&r);
   c.waits.Observe(r);
   c.waits.Classify(c.names);
   EXPECT_EQ(c.waits.Waiting(0, 200), 0u);

@@ -14,6 +14,7 @@
 
 #include "engine/session/live_session.h"
 #include "engine/session/session_reader.h"
+#include "engine/stream/gpu_records.h"
 #include "engine/stream/stream_codec.h"
 #include "test_util.h"
 
@@ -79,7 +80,10 @@ class StreamWriter {
   StreamWriter& Step(uint64_t ticks, int64_t step, ProfilerAction action) {
     return Add(st::StepBlock{ticks, step, static_cast<uint8_t>(action)});
   }
-  StreamWriter& Gpu(const st::GpuRecord& r) {
+  template <typename Record>
+  StreamWriter& Gpu(const Record& record) {
+    st::GpuRecord r;
+    record.PackInto(&r);
     st::GpuBlockWriter<StringSink> writer(out_);
     writer.Begin();
     writer.Add(r);
@@ -285,16 +289,15 @@ TEST(StreamDecoder, GpuRecordsBeforeTheirLaunchCallAreLinked) {
   StreamWriter w(7);
   w.Thread(0, 7).String(1, "layer").String(2, "gemm").String(3, "cuLaunchKernel");
   w.Events(0, {Push(2000, 1), Pop(2600)});
-  st::GpuRecord kernel;
-  kernel.kind = st::kGpuKernel;
-  kernel.count = 7;
-  const uint64_t k[] = {3000, 3500, 0, 1, 7, 42, 2};  // start, end, device, context, stream,
-  std::copy(std::begin(k), std::end(k), kernel.f);    // correlation, name
-  st::GpuRecord call;
-  call.kind = st::kGpuApi;
-  call.count = 8;
-  const uint64_t a[] = {2100, 2200, 7, 42, 3, 211, st::kGpuApiDriver, 0};
-  std::copy(std::begin(a), std::end(a), call.f);
+  const st::GpuKernel kernel{
+      .start = 3000, .end = 3500, .context = 1, .stream = 7, .correlation = 42, .name = 2};
+  const st::GpuApi call{.start = 2100,
+                        .end = 2200,
+                        .tid = 7,
+                        .correlation = 42,
+                        .name = 3,
+                        .cbid = 211,
+                        .api = st::kGpuApiDriver};
   w.Gpu(kernel).Gpu(call);
   w.Clock(5000).End();
   SessionFolder folder;

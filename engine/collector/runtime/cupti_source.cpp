@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <atomic>
+#include <type_traits>
 
 #include <cupti.h>
 
@@ -15,6 +16,7 @@
 #include "engine/collector/runtime/raw_map.h"
 #include "engine/collector/runtime/registry.h"
 #include "engine/collector/runtime/runtime.h"
+#include "engine/stream/gpu_records.h"
 
 namespace profsh::runtime {
 namespace {
@@ -66,7 +68,7 @@ struct CuptiState {
   uint64_t kinds_ignored = 0;        // drain thread: records of kinds not kept
   uint64_t untimed = 0;              // drain thread: device records without valid times, skipped
   uint64_t unwritten = 0;            // drain thread: records the stream's buffer had no room for
-  uint64_t reported[5] = {};         // drain thread: the counts last written
+  st::GpuDrops reported;             // drain thread: the counts last written
   // A line for the summary (no CUPTI, another subscriber, ...): written once by the injecting
   // thread, published by `notice_ready`, written into the stream by the drain thread.
   char notice[1024] = {};
@@ -391,74 +393,125 @@ uint64_t OsThreadOf(uint32_t cupti_thread) {
   return static_cast<uint64_t>(found);
 }
 
-template <size_t N>
-void Fill(st::GpuRecord* r, uint8_t kind, const uint64_t (&values)[N]) {
-  static_assert(N <= st::GpuRecord::kMaxFields);
-  r->kind = kind;
-  r->count = N;
-  for (size_t i = 0; i < N; ++i) r->f[i] = values[i];
-}
+using U64 = uint64_t;
 
-// One CUPTI record as a stream record; false for kinds not kept.
+// One CUPTI record as a stream record; false for kinds not kept. The designated initialisers
+// must follow gpu_records.h's field order: the compiler checks it.
 bool Translate(const CUpti_Activity* a, st::GpuRecord* r) {
   switch (a->kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
       const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(a);
-      Fill(r, st::kGpuKernel,
-           {k->start, k->end, k->deviceId, k->contextId, k->streamId, k->correlationId,
-            Intern(k->name), static_cast<uint64_t>(k->gridX), static_cast<uint64_t>(k->gridY),
-            static_cast<uint64_t>(k->gridZ), static_cast<uint64_t>(k->blockX),
-            static_cast<uint64_t>(k->blockY), static_cast<uint64_t>(k->blockZ),
-            k->registersPerThread, static_cast<uint64_t>(k->staticSharedMemory),
-            static_cast<uint64_t>(k->dynamicSharedMemory), k->graphId, k->graphNodeId});
+      st::GpuKernel{.start = k->start,
+                    .end = k->end,
+                    .device = k->deviceId,
+                    .context = k->contextId,
+                    .stream = k->streamId,
+                    .correlation = k->correlationId,
+                    .name = Intern(k->name),
+                    .grid_x = static_cast<U64>(k->gridX),
+                    .grid_y = static_cast<U64>(k->gridY),
+                    .grid_z = static_cast<U64>(k->gridZ),
+                    .block_x = static_cast<U64>(k->blockX),
+                    .block_y = static_cast<U64>(k->blockY),
+                    .block_z = static_cast<U64>(k->blockZ),
+                    .registers_per_thread = k->registersPerThread,
+                    .static_shared = static_cast<U64>(k->staticSharedMemory),
+                    .dynamic_shared = static_cast<U64>(k->dynamicSharedMemory),
+                    .graph = k->graphId,
+                    .graph_node = k->graphNodeId}
+          .PackInto(r);
       return true;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(a);
-      Fill(r, st::kGpuMemcpy,
-           {m->start, m->end, m->deviceId, m->contextId, m->streamId, m->correlationId, m->bytes,
-            m->copyKind, m->srcKind, m->dstKind, m->deviceId, m->deviceId, m->graphId});
+      st::GpuMemcpy{.start = m->start,
+                    .end = m->end,
+                    .device = m->deviceId,
+                    .context = m->contextId,
+                    .stream = m->streamId,
+                    .correlation = m->correlationId,
+                    .bytes = m->bytes,
+                    .copy_kind = m->copyKind,
+                    .src_kind = m->srcKind,
+                    .dst_kind = m->dstKind,
+                    .src_device = m->deviceId,
+                    .dst_device = m->deviceId,
+                    .graph = m->graphId}
+          .PackInto(r);
       return true;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY2: {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(a);
-      Fill(r, st::kGpuMemcpy,
-           {m->start, m->end, m->deviceId, m->contextId, m->streamId, m->correlationId, m->bytes,
-            m->copyKind, m->srcKind, m->dstKind, m->srcDeviceId, m->dstDeviceId, m->graphId});
+      st::GpuMemcpy{.start = m->start,
+                    .end = m->end,
+                    .device = m->deviceId,
+                    .context = m->contextId,
+                    .stream = m->streamId,
+                    .correlation = m->correlationId,
+                    .bytes = m->bytes,
+                    .copy_kind = m->copyKind,
+                    .src_kind = m->srcKind,
+                    .dst_kind = m->dstKind,
+                    .src_device = m->srcDeviceId,
+                    .dst_device = m->dstDeviceId,
+                    .graph = m->graphId}
+          .PackInto(r);
       return true;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(a);
-      Fill(r, st::kGpuMemset,
-           {m->start, m->end, m->deviceId, m->contextId, m->streamId, m->correlationId, m->bytes,
-            m->value, m->memoryKind});
+      st::GpuMemset{.start = m->start,
+                    .end = m->end,
+                    .device = m->deviceId,
+                    .context = m->contextId,
+                    .stream = m->streamId,
+                    .correlation = m->correlationId,
+                    .bytes = m->bytes,
+                    .value = m->value,
+                    .memory_kind = m->memoryKind}
+          .PackInto(r);
       return true;
     }
     case CUPTI_ACTIVITY_KIND_RUNTIME:
     case CUPTI_ACTIVITY_KIND_DRIVER: {
       const auto* c = reinterpret_cast<const CUpti_ActivityAPI*>(a);
       const bool runtime = a->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
-      Fill(r, st::kGpuApi,
-           {c->start, c->end, g_cupti.os_thread_ids ? c->threadId : OsThreadOf(c->threadId),
-            c->correlationId, ApiName(runtime, c->cbid), c->cbid,
-            static_cast<uint64_t>(runtime ? st::kGpuApiRuntime : st::kGpuApiDriver),
-            c->returnValue});
+      st::GpuApi{.start = c->start,
+                 .end = c->end,
+                 .tid = g_cupti.os_thread_ids ? c->threadId : OsThreadOf(c->threadId),
+                 .correlation = c->correlationId,
+                 .name = ApiName(runtime, c->cbid),
+                 .cbid = c->cbid,
+                 .api = static_cast<U64>(runtime ? st::kGpuApiRuntime : st::kGpuApiDriver),
+                 .return_value = c->returnValue}
+          .PackInto(r);
       return true;
     }
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
       const auto* s = reinterpret_cast<const CUpti_ActivitySynchronization2*>(a);
-      Fill(r, st::kGpuSync,
-           {s->start, s->end, s->contextId, s->streamId, s->correlationId,
-            static_cast<uint64_t>(s->type), s->cudaEventId});
+      st::GpuSync{.start = s->start,
+                  .end = s->end,
+                  .context = s->contextId,
+                  .stream = s->streamId,
+                  .correlation = s->correlationId,
+                  .type = static_cast<U64>(s->type),
+                  .event = s->cudaEventId}
+          .PackInto(r);
       return true;
     }
     case CUPTI_ACTIVITY_KIND_MEMORY2: {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemory4*>(a);
-      Fill(r, st::kGpuMemory,
-           {m->timestamp, m->deviceId, m->contextId, m->streamId, m->correlationId,
-            static_cast<uint64_t>(m->memoryOperationType), static_cast<uint64_t>(m->memoryKind),
-            m->address, m->bytes});
+      st::GpuMemory{.time = m->timestamp,
+                    .device = m->deviceId,
+                    .context = m->contextId,
+                    .stream = m->streamId,
+                    .correlation = m->correlationId,
+                    .operation = static_cast<U64>(m->memoryOperationType),
+                    .memory_kind = static_cast<U64>(m->memoryKind),
+                    .address = m->address,
+                    .bytes = m->bytes}
+          .PackInto(r);
       return true;
     }
     case CUPTI_ACTIVITY_KIND_OVERHEAD: {
@@ -466,26 +519,37 @@ bool Translate(const CUpti_Activity* a, st::GpuRecord* r) {
       // CUPTI allocates the details of some kinds (a full command buffer) and leaves freeing
       // them to the client: kept, they would leak in the workload for every such record.
       free(o->overheadData);
-      Fill(r, st::kGpuOverhead,
-           {o->start, o->end, static_cast<uint64_t>(o->overheadKind),
-            static_cast<uint64_t>(o->objectKind),
-            o->objectKind != CUPTI_ACTIVITY_OBJECT_THREAD ? 0
-            : g_cupti.os_thread_ids                       ? o->objectId.pt.threadId
-                                                          : OsThreadOf(o->objectId.pt.threadId)});
+      const bool thread = o->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD;
+      st::GpuOverhead{.start = o->start,
+                      .end = o->end,
+                      .overhead_kind = static_cast<U64>(o->overheadKind),
+                      .object_kind = static_cast<U64>(o->objectKind),
+                      .thread = !thread                 ? 0
+                                : g_cupti.os_thread_ids ? o->objectId.pt.threadId
+                                                        : OsThreadOf(o->objectId.pt.threadId)}
+          .PackInto(r);
       return true;
     }
     case CUPTI_ACTIVITY_KIND_DEVICE: {
       const auto* d = reinterpret_cast<const CUpti_ActivityDevice5*>(a);
-      Fill(r, st::kGpuDevice,
-           {d->id, Intern(d->name), d->numMultiprocessors, d->computeCapabilityMajor,
-            d->computeCapabilityMinor, d->globalMemorySize, d->maxWarpsPerMultiprocessor,
-            d->maxBlocksPerMultiprocessor, d->maxRegistersPerMultiprocessor,
-            d->maxSharedMemoryPerMultiprocessor, d->maxThreadsPerBlock});
+      st::GpuDevice{.id = d->id,
+                    .name = Intern(d->name),
+                    .sms = d->numMultiprocessors,
+                    .cc_major = d->computeCapabilityMajor,
+                    .cc_minor = d->computeCapabilityMinor,
+                    .global_memory = d->globalMemorySize,
+                    .max_warps_per_sm = d->maxWarpsPerMultiprocessor,
+                    .max_blocks_per_sm = d->maxBlocksPerMultiprocessor,
+                    .registers_per_sm = d->maxRegistersPerMultiprocessor,
+                    .shared_memory_per_sm = d->maxSharedMemoryPerMultiprocessor,
+                    .max_threads_per_block = d->maxThreadsPerBlock}
+          .PackInto(r);
       return true;
     }
     case CUPTI_ACTIVITY_KIND_CONTEXT: {
       const auto* c = reinterpret_cast<const CUpti_ActivityContext3*>(a);
-      Fill(r, st::kGpuContext, {c->contextId, c->deviceId, c->nullStreamId});
+      st::GpuContext{.context = c->contextId, .device = c->deviceId, .null_stream = c->nullStreamId}
+          .PackInto(r);
       return true;
     }
     default:
@@ -497,10 +561,13 @@ bool Translate(const CUpti_Activity* a, st::GpuRecord* r) {
 // (CUPTI_TIMESTAMP_UNKNOWN, 0) or that ends before it starts: it would be drawn at the far past or
 // with a negative length; skipped and counted instead.
 bool ValidTimes(const st::GpuRecord& r) {
-  if (r.kind != st::kGpuKernel && r.kind != st::kGpuMemcpy && r.kind != st::kGpuMemset &&
-      r.kind != st::kGpuOverhead)
-    return true;
-  return r[0] != 0 && r[1] != 0 && r[1] >= r[0];
+  bool valid = true;
+  st::VisitGpuRecord(r, [&](const auto& rec) {
+    using Record = std::decay_t<decltype(rec)>;
+    if constexpr (st::DeviceWorkGpuRecord<Record> || std::is_same_v<Record, st::GpuOverhead>)
+      valid = rec.start != 0 && rec.end != 0 && rec.end >= rec.start;
+  });
+  return valid;
 }
 
 void EncodeBuffer(PoolBuffer& b, uint8_t* data, BlockBuffer& events) {
@@ -570,15 +637,18 @@ void DrainGpuActivity(BlockBuffer& metadata, BlockBuffer& events, GpuFlush flush
   if (flush != kGpuFlushCompleteOnly &&
       g_cupti.api.GetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS)
     g_cupti.cupti_dropped += dropped;
-  const uint64_t now[5] = {g_cupti.cupti_dropped, g_cupti.refused.load(std::memory_order_relaxed),
-                           g_cupti.kinds_ignored, g_cupti.untimed, g_cupti.unwritten};
-  if (memcmp(now, g_cupti.reported, sizeof now) != 0) {
+  const st::GpuDrops now{.cupti_dropped = g_cupti.cupti_dropped,
+                         .buffers_refused = g_cupti.refused.load(std::memory_order_relaxed),
+                         .kinds_ignored = g_cupti.kinds_ignored,
+                         .untimed = g_cupti.untimed,
+                         .unwritten = g_cupti.unwritten};
+  if (memcmp(&now, &g_cupti.reported, sizeof now) != 0) {
     st::GpuBlockWriter<BlockBuffer> writer(events);
     writer.Begin();
     st::GpuRecord r;
-    Fill(&r, st::kGpuDrops, now);
+    now.PackInto(&r);
     // Not written: the counts go again next round (they are totals).
-    if (writer.Add(r)) memcpy(g_cupti.reported, now, sizeof now);
+    if (writer.Add(r)) g_cupti.reported = now;
     writer.End();
   }
 }
@@ -591,7 +661,7 @@ void ResetGpuActivityAfterFork() {
   g_cupti.injected.store(false, std::memory_order_relaxed);
   g_cupti.notice_written = false;
   g_cupti.notice_ready.store(false, std::memory_order_relaxed);
-  memset(g_cupti.reported, 0, sizeof g_cupti.reported);
+  g_cupti.reported = {};
   g_cupti.cupti_dropped = g_cupti.kinds_ignored = g_cupti.untimed = g_cupti.unwritten = 0;
   g_cupti.refused.store(0, std::memory_order_relaxed);
 }
