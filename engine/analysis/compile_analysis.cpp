@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "engine/analysis/arg_reader.h"
+#include "engine/analysis/gpu_intervals.h"
 #include "engine/trace/kineto_schema.h"
 
 namespace profsh {
@@ -101,7 +102,7 @@ struct Instance {
   int64_t step;
   int64_t ts, end;
   int64_t kernels = 0;
-  int64_t compile_ns = 0;  // top-level compile work inside it
+  std::vector<Interval> compile_work;  // the compile spans inside it, nested ones included
   std::vector<DeviceWork> work;
 };
 
@@ -184,6 +185,25 @@ class Analyzer {
     return seq;
   }
 
+  // Every event after its parent. FunctionEvents keeps the trace's order, which is not that:
+  // profsh's own recordings write an operator when it ends, after everything inside it.
+  std::vector<uint32_t> ParentsFirst() const {
+    const size_t n = f_.size();
+    std::vector<uint32_t> order, chain;
+    order.reserve(n);
+    std::vector<uint8_t> placed(n, 0);
+    for (size_t i = 0; i < n; ++i) {
+      chain.clear();
+      for (int32_t a = static_cast<int32_t>(i); a >= 0 && !placed[a]; a = f_.parent(a))
+        chain.push_back(static_cast<uint32_t>(a));
+      for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+        placed[*it] = 1;
+        order.push_back(*it);
+      }
+    }
+    return order;
+  }
+
   void Classify() {
     const size_t n = f_.size();
     role_.assign(n, Role::kOther);
@@ -197,12 +217,10 @@ class Analyzer {
     for (size_t i = 0; i < n; ++i) {
       if (Live(i)) role_[i] = RoleOfName(Name(i));
     }
-    // Within a thread parents come before their children (FunctionEvents' order), so one pass
-    // in index order sees every parent's context first; threads are contiguous.
-    for (size_t i = 0; i < n; ++i) {
+    for (uint32_t i : ParentsFirst()) {
       if (!Live(i)) continue;
       const int32_t p = f_.parent(i);
-      if (p >= 0 && static_cast<size_t>(p) < i) {
+      if (p >= 0) {
         region_depth_[i] = region_depth_[p] + (role_[p] == Role::kRegion ? 1 : 0);
         enclosing_region_[i] = role_[p] == Role::kRegion ? p : enclosing_region_[p];
         in_compiled_[i] = in_compiled_[p] || IsCompiledCode(role_[p]);
@@ -230,17 +248,7 @@ class Analyzer {
     instance_of_.assign(f_.size(), -1);
     for (size_t i = 0; i < f_.size(); ++i) {
       if (role_[i] == Role::kRegion) {
-        Instance in{static_cast<uint32_t>(i),
-                    static_cast<int32_t>(i),
-                    false,
-                    StepAt(steps_, f_.start_ns(i)),
-                    f_.start_ns(i),
-                    f_.end_ns(i),
-                    0,
-                    0,
-                    {}};
-        instance_of_[i] = static_cast<int32_t>(instances_.size());
-        instances_.push_back(std::move(in));
+        AddInstance(i, static_cast<int32_t>(i), false);
       } else if (role_[i] == Role::kBackward) {
         int32_t region = -1;
         auto it = forward_by_seq.find(SequenceOf(i));
@@ -253,31 +261,33 @@ class Analyzer {
           }
           if (best != UINT32_MAX) region = enclosing_region_[best];
         }
-        Instance in{static_cast<uint32_t>(i),
-                    region,
-                    true,
-                    StepAt(steps_, f_.start_ns(i)),
-                    f_.start_ns(i),
-                    f_.end_ns(i),
-                    0,
-                    0,
-                    {}};
-        instance_of_[i] = static_cast<int32_t>(instances_.size());
-        instances_.push_back(std::move(in));
+        AddInstance(i, region, true);
       }
     }
     // Inductor's C++ kernels and compile work count for the innermost instance around them.
     for (size_t i = 0; i < f_.size(); ++i) {
-      const bool top_compile = role_[i] == Role::kCompileWork && !in_compile_work_[i];
-      if (role_[i] != Role::kCppKernel && !top_compile) continue;
+      const bool compile = role_[i] == Role::kCompileWork;
+      if (role_[i] != Role::kCppKernel && !compile) continue;
       int32_t in = InstanceAround(static_cast<int32_t>(i));
       if (in < 0) continue;
-      if (top_compile) {
-        instances_[in].compile_ns += f_.end_ns(i) - f_.start_ns(i);
+      if (compile) {
+        instances_[in].compile_work.push_back(Interval{f_.start_ns(i), f_.end_ns(i)});
       } else {
         ++instances_[in].kernels;
       }
     }
+  }
+
+  void AddInstance(size_t event, int32_t region_event, bool backward) {
+    Instance in;
+    in.event = static_cast<uint32_t>(event);
+    in.region_event = region_event;
+    in.backward = backward;
+    in.step = StepAt(steps_, f_.start_ns(event));
+    in.ts = f_.start_ns(event);
+    in.end = f_.end_ns(event);
+    instance_of_[event] = static_cast<int32_t>(instances_.size());
+    instances_.push_back(std::move(in));
   }
 
   int32_t InstanceAround(int32_t e) const {
@@ -340,7 +350,7 @@ class Analyzer {
       Group& g = groups[it->second];
       ++g.calls;
       g.cpu_ns += in.end - in.ts;
-      g.compile_ns += in.compile_ns;
+      g.compile_ns += UnionLength(MergeIntervals(std::move(in.compile_work)));
       g.kernels += in.kernels;
       g.device_items += static_cast<int64_t>(in.work.size());
       AddWorkStats(in.work, &g.work);
@@ -517,17 +527,32 @@ class Analyzer {
     return rows;
   }
 
+  // Compile time counts each instant once: nested compile spans, and spans of threads that
+  // compile at the same time, are one stretch of the union of every compile span in the trace.
+  std::vector<Interval> CompileSpans() const {
+    std::vector<Interval> spans;
+    for (size_t i = 0; i < f_.size(); ++i) {
+      if (role_[i] == Role::kCompileWork) spans.push_back(Interval{f_.start_ns(i), f_.end_ns(i)});
+    }
+    return MergeIntervals(std::move(spans));
+  }
+
   AnalysisRows StepRows() {
     AnalysisRows rows;
     rows.columns = {"step",    "step_time",    "compile_time", "run_time",      "guard_time",
                     "regions", "graph_breaks", "recompiles",   "eager_islands", "eager_time"};
     struct PerStep {
-      int64_t compile_ns = 0, guard_ns = 0, regions = 0, breaks = 0, recompiles = 0;
+      std::vector<Interval> ranges;  // ProfilerStep ranges of this number (one, normally)
+      int64_t guard_ns = 0, regions = 0, breaks = 0, recompiles = 0;
     };
-    std::map<int64_t, PerStep> per;
-    for (const Step& s : steps_) per[s.number];
-    for (uint32_t c : top_compile_events_)
-      per[StepAt(steps_, f_.start_ns(c))].compile_ns += f_.end_ns(c) - f_.start_ns(c);
+    std::map<int64_t, PerStep> per;  // step -1: outside every step
+    std::vector<Interval> all_steps;
+    for (const Step& s : steps_) {
+      per[s.number].ranges.push_back(Interval{s.ts, s.end});
+      all_steps.push_back(Interval{s.ts, s.end});
+    }
+    all_steps = MergeIntervals(std::move(all_steps));
+    const std::vector<Interval> compile = CompileSpans();
     for (size_t i = 0; i < f_.size(); ++i) {
       if (role_[i] == Role::kGuard && !in_guard_[i])
         per[StepAt(steps_, f_.start_ns(i))].guard_ns += f_.end_ns(i) - f_.start_ns(i);
@@ -540,20 +565,23 @@ class Analyzer {
     }
     for (int64_t step : recompile_steps_) ++per[step].recompiles;
     for (const auto& [step, count] : island_count_) per[step];
-    if (instances_.empty() && top_compile_events_.empty()) return rows;
-    for (const auto& [step, p] : per) {
-      int64_t step_ns = 0;
-      if (step >= 0) {
-        for (const Step& s : steps_)
-          if (s.number == step) step_ns = s.end - s.ts;
+    if (instances_.empty() && compile.empty()) return rows;
+    for (auto& [step, p] : per) {
+      const bool outside = step < 0;
+      // Outside the steps: the trace's span less the steps', so that the rows add up to the span.
+      int64_t step_ns, compile_ns;
+      if (outside) {
+        step_ns = trace_.end_ns() - trace_.begin_ns() - UnionLength(all_steps);
+        compile_ns = UnionLength(compile) - OverlapLength(compile, all_steps);
+      } else {
+        const std::vector<Interval> ranges = MergeIntervals(std::move(p.ranges));
+        step_ns = UnionLength(ranges);
+        compile_ns = OverlapLength(compile, ranges);
       }
-      const bool whole = step < 0;
-      if (whole && p.regions == 0 && p.compile_ns == 0 && island_count_.count(step) == 0) continue;
+      if (outside && p.regions == 0 && compile_ns == 0 && island_count_.count(step) == 0) continue;
       rows.rows.push_back(
-          {whole ? Cell::Empty() : Cell::Int(step),
-           whole ? Cell::Empty() : Cell::Fixed(Micros(step_ns), 3),
-           Cell::Fixed(Micros(p.compile_ns), 3),
-           whole ? Cell::Empty() : Cell::Fixed(Micros(step_ns - p.compile_ns), 3),
+          {outside ? Cell::Empty() : Cell::Int(step), Cell::Fixed(Micros(step_ns), 3),
+           Cell::Fixed(Micros(compile_ns), 3), Cell::Fixed(Micros(step_ns - compile_ns), 3),
            Cell::Fixed(Micros(p.guard_ns), 3), Cell::Int(p.regions), Cell::Int(p.breaks),
            Cell::Int(p.recompiles),
            Cell::Int(island_count_.count(step) ? island_count_.at(step) : 0),
