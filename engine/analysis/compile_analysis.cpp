@@ -156,7 +156,7 @@ std::string Verdict(int64_t device_items, const WorkStats& s, int64_t host_run_n
 class Analyzer {
  public:
   Analyzer(const Trace& trace, const FunctionEvents& f)
-      : trace_(trace), f_(f), seq_reader_(trace, {"Sequence number"}) {}
+      : trace_(trace), f_(f), seq_reader_(trace, {kineto::kSequenceNumber}) {}
 
   CompileAnalysis Run() {
     Classify();
@@ -235,33 +235,82 @@ class Analyzer {
     }
   }
 
-  void CollectInstances() {
-    // Forward calls of CompiledFunction by sequence number (the latest one wins: numbers
-    // repeat across threads, and a backward follows its forward).
-    std::unordered_map<int64_t, std::vector<uint32_t>> forward_by_seq;
-    for (size_t i = 0; i < f_.size(); ++i) {
-      if (role_[i] == Role::kForward) {
-        int64_t seq = SequenceOf(i);
-        if (seq >= 0) forward_by_seq[seq].push_back(static_cast<uint32_t>(i));
+  // Where a trace places an event: its track and start.
+  static uint64_t Place(uint32_t track, int64_t ts) {
+    return static_cast<uint64_t>(track) << 44 ^ static_cast<uint64_t>(ts);
+  }
+
+  // The fwdbwd flows (torch.profiler's and profsh's own recordings draw one from a forward op's
+  // start to its backward op's start): the place of each flow's finish -> its start's.
+  std::unordered_map<uint64_t, uint64_t> ForwardBackwardFlows() const {
+    std::unordered_map<int64_t, uint64_t> starts;
+    std::vector<std::pair<int64_t, uint64_t>> finishes;
+    const std::optional<uint32_t> flow_id_key = trace_.strings.Find(kineto::kFlowId);
+    const auto& ev = trace_.events;
+    for (size_t i = 0; i < ev.size(); ++i) {
+      const char ph = ev.phase(i);
+      if ((ph != 's' && ph != 'f') || trace_.category_name(ev.category(i)) != kineto::kFwdBwd)
+        continue;
+      // The flow's id is an event-level field, not one of its "args".
+      ArgValue id;
+      if (!flow_id_key || !trace_.args.Get(ev.args(i)).Find(*flow_id_key, &id, true) ||
+          (id.type != ArgType::kInt && id.type != ArgType::kUInt))
+        continue;
+      const uint64_t place = Place(ev.track(i), ev.ts(i));
+      if (ph == 's') {
+        starts[id.int_value] = place;
+      } else {
+        finishes.emplace_back(id.int_value, place);
       }
     }
+    std::unordered_map<uint64_t, uint64_t> links;
+    for (const auto& [id, place] : finishes) {
+      auto it = starts.find(id);
+      if (it != starts.end()) links[place] = it->second;
+    }
+    return links;
+  }
+
+  // The CompiledFunction a CompiledFunctionBackward runs the backward of: the one its fwdbwd
+  // flow starts at; without a flow, the one with its sequence number that started last before
+  // it (numbers repeat across threads, and a backward follows its forward). -1: none.
+  int32_t ForwardOf(
+      size_t backward, const std::unordered_map<uint64_t, uint64_t>& flows,
+      const std::unordered_map<uint64_t, uint32_t>& forward_at,
+      const std::unordered_map<int64_t, std::vector<uint32_t>>& forward_by_seq) const {
+    auto flow = flows.find(Place(f_.track(backward), f_.start_ns(backward)));
+    if (flow != flows.end()) {
+      auto fwd = forward_at.find(flow->second);
+      if (fwd != forward_at.end()) return static_cast<int32_t>(fwd->second);
+    }
+    auto it = forward_by_seq.find(SequenceOf(backward));
+    if (it == forward_by_seq.end()) return -1;
+    int32_t best = -1;
+    for (uint32_t fwd : it->second) {
+      if (f_.start_ns(fwd) <= f_.start_ns(backward) &&
+          (best < 0 || f_.start_ns(fwd) > f_.start_ns(best)))
+        best = static_cast<int32_t>(fwd);
+    }
+    return best;
+  }
+
+  void CollectInstances() {
+    std::unordered_map<int64_t, std::vector<uint32_t>> forward_by_seq;
+    std::unordered_map<uint64_t, uint32_t> forward_at;
+    for (size_t i = 0; i < f_.size(); ++i) {
+      if (role_[i] != Role::kForward) continue;
+      forward_at[Place(f_.track(i), f_.start_ns(i))] = static_cast<uint32_t>(i);
+      int64_t seq = SequenceOf(i);
+      if (seq >= 0) forward_by_seq[seq].push_back(static_cast<uint32_t>(i));
+    }
+    const std::unordered_map<uint64_t, uint64_t> flows = ForwardBackwardFlows();
     instance_of_.assign(f_.size(), -1);
     for (size_t i = 0; i < f_.size(); ++i) {
       if (role_[i] == Role::kRegion) {
         AddInstance(i, static_cast<int32_t>(i), false);
       } else if (role_[i] == Role::kBackward) {
-        int32_t region = -1;
-        auto it = forward_by_seq.find(SequenceOf(i));
-        if (it != forward_by_seq.end()) {
-          uint32_t best = UINT32_MAX;
-          for (uint32_t fwd : it->second) {
-            if (f_.start_ns(fwd) <= f_.start_ns(i) &&
-                (best == UINT32_MAX || f_.start_ns(fwd) > f_.start_ns(best)))
-              best = fwd;
-          }
-          if (best != UINT32_MAX) region = enclosing_region_[best];
-        }
-        AddInstance(i, region, true);
+        const int32_t fwd = ForwardOf(i, flows, forward_at, forward_by_seq);
+        AddInstance(i, fwd >= 0 ? enclosing_region_[fwd] : -1, true);
       }
     }
     // Inductor's C++ kernels and compile work count for the innermost instance around them.
@@ -395,8 +444,8 @@ class Analyzer {
     });
     if (unmatched)
       rows.notes.push_back(
-          "some CompiledFunctionBackward calls name no forward call in the "
-          "trace (its sequence number is missing): their region is unknown");
+          "some CompiledFunctionBackward calls lead to no CompiledFunction in the "
+          "trace (by fwdbwd flow or sequence number): their region is unknown");
     return rows;
   }
 

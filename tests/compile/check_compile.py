@@ -65,6 +65,18 @@ def load_events(path):
     return [e for e in doc["traceEvents"] if e.get("ph") == "X"], doc
 
 
+def union_length(spans):
+    total, cur_start, cur_end = 0.0, None, None
+    for a, b in sorted(spans):
+        if cur_end is None or a > cur_end:
+            if cur_end is not None:
+                total += cur_end - cur_start
+            cur_start, cur_end = a, b
+        else:
+            cur_end = max(cur_end, b)
+    return total + (cur_end - cur_start if cur_end is not None else 0.0)
+
+
 def inside(inner, outer):
     return (inner is not outer and inner["tid"] == outer["tid"] and outer["ts"] <= inner["ts"]
             and inner["ts"] + inner["dur"] <= outer["ts"] + outer["dur"])
@@ -165,7 +177,9 @@ def check_real_cpu_trace(profsh, path):
         if row is None:
             continue
         in_step = lambda e: a <= e["ts"] < b  # noqa: E731
-        compile_time = sum(c["dur"] for c in top_compile if in_step(c))
+        # The union of every compile span, clipped to the step (each instant counted once).
+        compile_time = union_length([(max(a, c["ts"]), min(b, c["ts"] + c["dur"])) for c in compile_work
+                                     if c["ts"] < b and c["ts"] + c["dur"] > a])
         check(close(row["compile_time"], compile_time, 0.01), "step %d compile_time" % n)
         check(close(row["step_time"], b - a), "step %d step_time %s vs %s" % (n, row["step_time"], b - a))
         check(close(row["run_time"], b - a - compile_time, 0.01), "step %d run_time" % n)
@@ -291,6 +305,34 @@ def check_synthetic_gpu(profsh):
     check(got["islands"] == [], "synthetic: no eager islands expected")
 
 
+def check_flow_link(profsh):
+    """A backward goes to the forward its fwdbwd flow starts at, not the latest forward with its
+    sequence number: sequence numbers count per thread, so two threads' forwards share one.
+
+    Thread 1: region 0/0 [100, 200) holding CompiledFunction seq 5 at 110; its backward at 400.
+    Thread 2: region 1/0 [250, 350) holding CompiledFunction seq 5 at 260 (later, same number).
+    The flow from thread 1's forward (ts 110) ends at the backward (thread 1, ts 400).
+    """
+    def x(name, tid, ts, dur, args=None):
+        e = {"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": tid, "ts": ts, "dur": dur}
+        if args:
+            e["args"] = args
+        return e
+    events = [x("Torch-Compiled Region: 0/0", 1, 100, 100), x("CompiledFunction", 1, 110, 50, {"Sequence number": 5}),
+              x("Torch-Compiled Region: 1/0", 2, 250, 100), x("CompiledFunction", 2, 260, 50, {"Sequence number": 5}),
+              x("CompiledFunctionBackward", 1, 400, 50, {"Sequence number": 5, "Fwd thread id": 1}),
+              {"ph": "s", "cat": "fwdbwd", "name": "fwdbwd", "id": 9, "pid": 1, "tid": 1, "ts": 110},
+              {"ph": "f", "cat": "fwdbwd", "name": "fwdbwd", "id": 9, "pid": 1, "tid": 1, "ts": 400, "bp": "e"}]
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "flows.json")
+        with open(path, "w") as f:
+            json.dump({"schemaVersion": 1, "traceEvents": events}, f)
+        got = run_profsh(profsh, path)
+    backward = [(r["region"], r["calls"]) for r in got["regions"] if r["pass"] == "backward"]
+    check(backward == [("Torch-Compiled Region: 0/0", "1")],
+          "flow link: the backward belongs to the region its fwdbwd flow starts in, %s" % backward)
+
+
 def check_triton_example(profsh, traces_dir):
     path = os.path.join(traces_dir, "triton_example_triton_example.json.gz")
     if not os.path.exists(path):
@@ -312,6 +354,7 @@ def main():
     traces_dir = sys.argv[3]
     check_real_cpu_trace(profsh, os.path.join(samples_dir, "torch_compile_cpu.json.gz"))
     check_synthetic_gpu(profsh)
+    check_flow_link(profsh)
     check_triton_example(profsh, traces_dir)
     if failures:
         print("\n".join(failures[:40]))
