@@ -236,15 +236,13 @@ class Analyzer {
   }
 
   // Where a trace places an event: its track and start.
-  static uint64_t Place(uint32_t track, int64_t ts) {
-    return static_cast<uint64_t>(track) << 44 ^ static_cast<uint64_t>(ts);
-  }
+  using Place = std::pair<uint32_t, int64_t>;
 
   // The fwdbwd flows (torch.profiler's and profsh's own recordings draw one from a forward op's
   // start to its backward op's start): the place of each flow's finish -> its start's.
-  std::unordered_map<uint64_t, uint64_t> ForwardBackwardFlows() const {
-    std::unordered_map<int64_t, uint64_t> starts;
-    std::vector<std::pair<int64_t, uint64_t>> finishes;
+  std::map<Place, Place> ForwardBackwardFlows() const {
+    std::map<int64_t, Place> starts;
+    std::vector<std::pair<int64_t, Place>> finishes;
     const std::optional<uint32_t> flow_id_key = trace_.strings.Find(kineto::kFlowId);
     const auto& ev = trace_.events;
     for (size_t i = 0; i < ev.size(); ++i) {
@@ -256,14 +254,14 @@ class Analyzer {
       if (!flow_id_key || !trace_.args.Get(ev.args(i)).Find(*flow_id_key, &id, true) ||
           (id.type != ArgType::kInt && id.type != ArgType::kUInt))
         continue;
-      const uint64_t place = Place(ev.track(i), ev.ts(i));
+      const Place place{ev.track(i), ev.ts(i)};
       if (ph == 's') {
         starts[id.int_value] = place;
       } else {
         finishes.emplace_back(id.int_value, place);
       }
     }
-    std::unordered_map<uint64_t, uint64_t> links;
+    std::map<Place, Place> links;
     for (const auto& [id, place] : finishes) {
       auto it = starts.find(id);
       if (it != starts.end()) links[place] = it->second;
@@ -275,10 +273,10 @@ class Analyzer {
   // flow starts at; without a flow, the one with its sequence number that started last before
   // it (numbers repeat across threads, and a backward follows its forward). -1: none.
   int32_t ForwardOf(
-      size_t backward, const std::unordered_map<uint64_t, uint64_t>& flows,
-      const std::unordered_map<uint64_t, uint32_t>& forward_at,
+      size_t backward, const std::map<Place, Place>& flows,
+      const std::map<Place, uint32_t>& forward_at,
       const std::unordered_map<int64_t, std::vector<uint32_t>>& forward_by_seq) const {
-    auto flow = flows.find(Place(f_.track(backward), f_.start_ns(backward)));
+    auto flow = flows.find(Place{f_.track(backward), f_.start_ns(backward)});
     if (flow != flows.end()) {
       auto fwd = forward_at.find(flow->second);
       if (fwd != forward_at.end()) return static_cast<int32_t>(fwd->second);
@@ -296,14 +294,14 @@ class Analyzer {
 
   void CollectInstances() {
     std::unordered_map<int64_t, std::vector<uint32_t>> forward_by_seq;
-    std::unordered_map<uint64_t, uint32_t> forward_at;
+    std::map<Place, uint32_t> forward_at;
     for (size_t i = 0; i < f_.size(); ++i) {
       if (role_[i] != Role::kForward) continue;
-      forward_at[Place(f_.track(i), f_.start_ns(i))] = static_cast<uint32_t>(i);
+      forward_at[Place{f_.track(i), f_.start_ns(i)}] = static_cast<uint32_t>(i);
       int64_t seq = SequenceOf(i);
       if (seq >= 0) forward_by_seq[seq].push_back(static_cast<uint32_t>(i));
     }
-    const std::unordered_map<uint64_t, uint64_t> flows = ForwardBackwardFlows();
+    const std::map<Place, Place> flows = ForwardBackwardFlows();
     instance_of_.assign(f_.size(), -1);
     for (size_t i = 0; i < f_.size(); ++i) {
       if (role_[i] == Role::kRegion) {
