@@ -13,17 +13,18 @@ here from its events:
     number is missing; the resumption after the graph break is a nested region (depth 1), and
     both frames recompile once;
   - the compile report's step chart has no `nil` label and its bars add up to no more than the
-    trace's span (also on the recorded torch.profiler sample, which has steps), and a CPU-only
-    trace gets no GPU busy/idle chart.
+    trace's span, and this CPU-only trace gets no GPU busy/idle chart (compile_report_checks.py;
+    check_compile.py checks the same on traces with steps and with device work).
 
 Usage: check_compile_live.py PROFSH TESTS_DIR PLUGIN_CACHE   (exit 77: no Debian 13 root)
 """
 import csv
 import os
-import re
 import subprocess
 import sys
 import tempfile
+
+from compile_report_checks import report_findings
 
 PYTHON = "/usr/bin/python3"
 failures = []
@@ -147,7 +148,7 @@ def check_live_trace(profsh, trace, work):
     flow_end = {(e["pid"], e["tid"], round(e["ts"], 3)): e for e in events
                 if e["cat"] == "fwdbwd" and e["ph"] == "f"}
     expect = {}
-    linked = 0
+    linked = same_sequence = 0
     for b in backwards:
         f = flow_end.get((b["pid"], b["tid"], round(b["ts"], 3)))
         s = flow_start.get(f["id"]) if f else None
@@ -156,12 +157,13 @@ def check_live_trace(profsh, trace, work):
         if len(fwd) != 1:
             continue
         linked += 1
-        check(fwd[0]["seq"] == b["seq"], "the flow links a backward to the forward with its sequence number")
+        same_sequence += fwd[0]["seq"] == b["seq"]
         region = innermost(fwd[0], regions)
         key = (region["name"], "backward")
         expect[key] = expect.get(key, 0) + 1
-    check(linked == len(backwards), "every CompiledFunctionBackward has a fwdbwd flow from a "
-          "CompiledFunction (%d of %d)" % (linked, len(backwards)))
+    check(linked == same_sequence == len(backwards), "every CompiledFunctionBackward has a fwdbwd "
+          "flow from a CompiledFunction with its sequence number (%d, %d of %d)"
+          % (linked, same_sequence, len(backwards)))
     for r in regions:
         key = (r["name"], "forward")
         expect[key] = expect.get(key, 0) + 1
@@ -169,8 +171,8 @@ def check_live_trace(profsh, trace, work):
     for row in regions_rows:
         key = (row["region"], row["pass"])
         got[key] = got.get(key, 0) + int(row["calls"])
-    check(got == expect, "compile_regions: calls per (region, pass) as the flows link them\n  got  %s\n"
-          "  want %s" % (sorted(got.items()), sorted(expect.items())))
+    check(got == expect, "compile_regions: calls per (region, pass) as the flows link them"
+          + ("" if got == expect else "\n  got  %s\n  want %s" % (sorted(got.items()), sorted(expect.items()))))
     check("sequence number is missing" not in notes, "no note of an unlinked backward (%s)" % notes.strip())
 
     # Each region's compile time: the union of the compile spans whose innermost instance
@@ -206,43 +208,6 @@ def check_live_trace(profsh, trace, work):
           "recompiles: frames 0 and 1, once each (%s)" % [(r["frame"], r["recompile"]) for r in recompiles])
 
 
-def step_chart(markdown):
-    """The rows of the report's 'Where each step's time went' table: (label, [values])."""
-    lines = markdown.splitlines()
-    start = lines.index("**Where each step's time went**")
-    rows = []
-    for line in lines[start + 2:]:
-        if not line.startswith("|"):
-            if rows:
-                break
-            continue
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        if cells[0] == "step" or set(cells[0]) <= set("-:"):
-            continue
-        rows.append((cells[0], [float(c) for c in cells[1:]]))
-    return rows
-
-
-def check_report(profsh, trace, work, span, cpu_only, name):
-    md = os.path.join(work, name + ".md")
-    r = subprocess.run([profsh, "report", trace, "--template", "compile", "-o", md],
-                       capture_output=True, text=True)
-    check(r.returncode == 0, "%s: the compile report is written (%s)" % (name, r.stderr.strip()[-300:]))
-    if r.returncode != 0:
-        return
-    text = open(md, encoding="utf-8").read()
-    rows = step_chart(text)
-    labels = [label for label, _ in rows]
-    total = sum(sum(values) for _, values in rows)
-    check(rows and "nil" not in labels and all(labels), "%s: step chart labels %s" % (name, labels))
-    check(total <= span + 0.01 * len(rows),
-          "%s: the step chart adds up to %.3f us, no more than the trace's span %.3f us" % (name, total, span))
-    has_gpu_chart = "**Device time of the compiled regions**" in text
-    if cpu_only:
-        check(not has_gpu_chart and "no GPU busy/idle chart" in text,
-              "%s: a CPU-only trace has no GPU busy/idle chart, and the report says why" % name)
-
-
 def main():
     profsh, tests_dir, cache = (os.path.abspath(a) for a in sys.argv[1:4])
     here = os.path.join(tests_dir, "compile")
@@ -266,13 +231,8 @@ def main():
         if r.returncode != 0 or not os.path.exists(trace):
             return 1
         check_live_trace(profsh, trace, work)
-        span = float(open(os.path.join(work, "span.txt")).read())
-        check_report(profsh, trace, work, span, True, "live")
-        # The torch.profiler sample has ProfilerStep ranges: one bar per step.
-        sample = os.path.join(os.path.dirname(tests_dir), "scripts", "samples", "torch_compile_cpu.json.gz")
-        with tempfile.TemporaryDirectory(dir=work) as sample_work:
-            sample_span = analyse(profsh, sample, sample_work)[5]
-            check_report(profsh, sample, sample_work, sample_span, True, "sample")
+        for finding in report_findings(profsh, trace, work, "live", cpu_only=True):
+            check(*finding)
     print("%d failure(s)" % len(failures) if failures else "all passed")
     return 1 if failures else 0
 
