@@ -6,7 +6,7 @@ in the Debian 13 root (torch 2.6; the root has g++, so Inductor builds its C++ k
 `profsh run --activities torch`. From that one trace, read back with profsh.load and recomputed
 here from its events:
   - compile time counts each instant once: the whole-trace compile_time of graph_breaks() is the
-    union of the "(dynamo_timed)" spans (nested ones, and those of Inductor's compile workers),
+    union of the "(dynamo_timed)" spans (nested ones, and those of Inductor's compile threads),
     each region's compile_time the union of the spans inside its calls;
   - every CompiledFunctionBackward is a backward instance of the region whose CompiledFunction
     its fwdbwd flow starts at (the link torch.profiler draws), and no note says a sequence
