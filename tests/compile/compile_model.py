@@ -10,16 +10,20 @@ records it from outside (`profsh run --activities torch`), as a user's unmodifie
   - backward() through CompiledFunctionBackward, whose forward is CompiledFunction;
   - nested "(dynamo_timed)" compile spans (compile_inner holds call_user_compiler holds
     compile_fx_inner ...), the case where summing them counted time several times.
-Inductor's caches go to a fresh folder, so that the compile work recorded is a first compile.
+Inductor's caches go to a fresh folder (removed at exit), so that the compile work recorded is a
+first compile.
 
 Usage: compile_model.py [torch.profiler OUT.json]   (with an argument: the same loop under
 torch.profiler, for comparing what each records)
 """
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 
 os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="profsh-inductor-")
+atexit.register(shutil.rmtree, os.environ["TORCHINDUCTOR_CACHE_DIR"], True)
 
 import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
