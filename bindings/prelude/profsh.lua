@@ -100,13 +100,15 @@ GPU traces (Kineto, recorded with ProfilerActivity.CUDA):
   scripts/gpu_kernels.lua: device time per op, top kernels, who launched the longest.]]
 
 topics.compile = [[
-What torch.compile did (PyTorch 2.2+ traces; docs/ANALYSIS.md defines every column):
+What torch.compile did (PyTorch 2.2+: torch.profiler's traces and profsh run --activities
+torch recordings; docs/ANALYSIS.md defines every column; compile time is a union of spans):
   t:compile_regions()   per "Torch-Compiled Region: F/R", pass (forward/backward) and step:
                         calls, cpu_time, compile_time, kernels, gpu_busy, gpu_idle, depth
                         (>= 1: a graph break), host_wait_share, mean_launch_delay,
                         short_kernels, verdict ("CPU-bound: consider CUDA graphs ...")
-  g = t:graph_breaks()  per step: compile_time, run_time, guard_time, regions, graph_breaks,
-                        recompiles, eager_islands, eager_time
+  g = t:graph_breaks()  per step: step_time, compile_time, run_time, guard_time, regions,
+                        graph_breaks, recompiles, eager_islands, eager_time; a row with no
+                        step: the time outside every step (the whole trace without steps)
     g.islands           runs of eager operators: step, tid, start, duration, op_time, ops,
                         first_op, last_op, region, stack
     g.recompiles        frame, recompile, region, step, start, compile_time

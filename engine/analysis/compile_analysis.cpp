@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "engine/analysis/arg_reader.h"
+#include "engine/analysis/gpu_intervals.h"
 #include "engine/trace/kineto_schema.h"
 
 namespace profsh {
@@ -101,7 +102,7 @@ struct Instance {
   int64_t step;
   int64_t ts, end;
   int64_t kernels = 0;
-  int64_t compile_ns = 0;  // top-level compile work inside it
+  std::vector<Interval> compile_work;  // the compile spans inside it, nested ones included
   std::vector<DeviceWork> work;
 };
 
@@ -155,7 +156,7 @@ std::string Verdict(int64_t device_items, const WorkStats& s, int64_t host_run_n
 class Analyzer {
  public:
   Analyzer(const Trace& trace, const FunctionEvents& f)
-      : trace_(trace), f_(f), seq_reader_(trace, {"Sequence number"}) {}
+      : trace_(trace), f_(f), seq_reader_(trace, {kineto::kSequenceNumber}) {}
 
   CompileAnalysis Run() {
     Classify();
@@ -184,6 +185,25 @@ class Analyzer {
     return seq;
   }
 
+  // Every event after its parent. FunctionEvents keeps the trace's order, which is not that:
+  // profsh's own recordings write an operator when it ends, after everything inside it.
+  std::vector<uint32_t> ParentsFirst() const {
+    const size_t n = f_.size();
+    std::vector<uint32_t> order, chain;
+    order.reserve(n);
+    std::vector<uint8_t> placed(n, 0);
+    for (size_t i = 0; i < n; ++i) {
+      chain.clear();
+      for (int32_t a = static_cast<int32_t>(i); a >= 0 && !placed[a]; a = f_.parent(a))
+        chain.push_back(static_cast<uint32_t>(a));
+      for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+        placed[*it] = 1;
+        order.push_back(*it);
+      }
+    }
+    return order;
+  }
+
   void Classify() {
     const size_t n = f_.size();
     role_.assign(n, Role::kOther);
@@ -197,12 +217,10 @@ class Analyzer {
     for (size_t i = 0; i < n; ++i) {
       if (Live(i)) role_[i] = RoleOfName(Name(i));
     }
-    // Within a thread parents come before their children (FunctionEvents' order), so one pass
-    // in index order sees every parent's context first; threads are contiguous.
-    for (size_t i = 0; i < n; ++i) {
+    for (uint32_t i : ParentsFirst()) {
       if (!Live(i)) continue;
       const int32_t p = f_.parent(i);
-      if (p >= 0 && static_cast<size_t>(p) < i) {
+      if (p >= 0) {
         region_depth_[i] = region_depth_[p] + (role_[p] == Role::kRegion ? 1 : 0);
         enclosing_region_[i] = role_[p] == Role::kRegion ? p : enclosing_region_[p];
         in_compiled_[i] = in_compiled_[p] || IsCompiledCode(role_[p]);
@@ -217,67 +235,106 @@ class Analyzer {
     }
   }
 
-  void CollectInstances() {
-    // Forward calls of CompiledFunction by sequence number (the latest one wins: numbers
-    // repeat across threads, and a backward follows its forward).
-    std::unordered_map<int64_t, std::vector<uint32_t>> forward_by_seq;
-    for (size_t i = 0; i < f_.size(); ++i) {
-      if (role_[i] == Role::kForward) {
-        int64_t seq = SequenceOf(i);
-        if (seq >= 0) forward_by_seq[seq].push_back(static_cast<uint32_t>(i));
+  // Where a trace places an event: its track and start.
+  using Place = std::pair<uint32_t, int64_t>;
+
+  // The fwdbwd flows (torch.profiler's and profsh's own recordings draw one from a forward op's
+  // start to its backward op's start): the place of each flow's finish -> its start's.
+  std::map<Place, Place> ForwardBackwardFlows() const {
+    std::map<int64_t, Place> starts;
+    std::vector<std::pair<int64_t, Place>> finishes;
+    const std::optional<uint32_t> flow_id_key = trace_.strings.Find(kineto::kFlowId);
+    const auto& ev = trace_.events;
+    for (size_t i = 0; i < ev.size(); ++i) {
+      const char ph = ev.phase(i);
+      if ((ph != 's' && ph != 'f') || trace_.category_name(ev.category(i)) != kineto::kFwdBwd)
+        continue;
+      // The flow's id is an event-level field, not one of its "args".
+      ArgValue id;
+      if (!flow_id_key || !trace_.args.Get(ev.args(i)).Find(*flow_id_key, &id, true) ||
+          (id.type != ArgType::kInt && id.type != ArgType::kUInt))
+        continue;
+      const Place place{ev.track(i), ev.ts(i)};
+      if (ph == 's') {
+        starts[id.int_value] = place;
+      } else {
+        finishes.emplace_back(id.int_value, place);
       }
     }
+    std::map<Place, Place> links;
+    for (const auto& [id, place] : finishes) {
+      auto it = starts.find(id);
+      if (it != starts.end()) links[place] = it->second;
+    }
+    return links;
+  }
+
+  // The CompiledFunction a CompiledFunctionBackward runs the backward of: the one its fwdbwd
+  // flow starts at; without a flow, the one with its sequence number that started last before
+  // it (numbers repeat across threads, and a backward follows its forward). -1: none.
+  int32_t ForwardOf(
+      size_t backward, const std::map<Place, Place>& flows,
+      const std::map<Place, uint32_t>& forward_at,
+      const std::unordered_map<int64_t, std::vector<uint32_t>>& forward_by_seq) const {
+    auto flow = flows.find(Place{f_.track(backward), f_.start_ns(backward)});
+    if (flow != flows.end()) {
+      auto fwd = forward_at.find(flow->second);
+      if (fwd != forward_at.end()) return static_cast<int32_t>(fwd->second);
+    }
+    auto it = forward_by_seq.find(SequenceOf(backward));
+    if (it == forward_by_seq.end()) return -1;
+    int32_t best = -1;
+    for (uint32_t fwd : it->second) {
+      if (f_.start_ns(fwd) <= f_.start_ns(backward) &&
+          (best < 0 || f_.start_ns(fwd) > f_.start_ns(best)))
+        best = static_cast<int32_t>(fwd);
+    }
+    return best;
+  }
+
+  void CollectInstances() {
+    std::unordered_map<int64_t, std::vector<uint32_t>> forward_by_seq;
+    std::map<Place, uint32_t> forward_at;
+    for (size_t i = 0; i < f_.size(); ++i) {
+      if (role_[i] != Role::kForward) continue;
+      forward_at[Place{f_.track(i), f_.start_ns(i)}] = static_cast<uint32_t>(i);
+      int64_t seq = SequenceOf(i);
+      if (seq >= 0) forward_by_seq[seq].push_back(static_cast<uint32_t>(i));
+    }
+    const std::map<Place, Place> flows = ForwardBackwardFlows();
     instance_of_.assign(f_.size(), -1);
     for (size_t i = 0; i < f_.size(); ++i) {
       if (role_[i] == Role::kRegion) {
-        Instance in{static_cast<uint32_t>(i),
-                    static_cast<int32_t>(i),
-                    false,
-                    StepAt(steps_, f_.start_ns(i)),
-                    f_.start_ns(i),
-                    f_.end_ns(i),
-                    0,
-                    0,
-                    {}};
-        instance_of_[i] = static_cast<int32_t>(instances_.size());
-        instances_.push_back(std::move(in));
+        AddInstance(i, static_cast<int32_t>(i), false);
       } else if (role_[i] == Role::kBackward) {
-        int32_t region = -1;
-        auto it = forward_by_seq.find(SequenceOf(i));
-        if (it != forward_by_seq.end()) {
-          uint32_t best = UINT32_MAX;
-          for (uint32_t fwd : it->second) {
-            if (f_.start_ns(fwd) <= f_.start_ns(i) &&
-                (best == UINT32_MAX || f_.start_ns(fwd) > f_.start_ns(best)))
-              best = fwd;
-          }
-          if (best != UINT32_MAX) region = enclosing_region_[best];
-        }
-        Instance in{static_cast<uint32_t>(i),
-                    region,
-                    true,
-                    StepAt(steps_, f_.start_ns(i)),
-                    f_.start_ns(i),
-                    f_.end_ns(i),
-                    0,
-                    0,
-                    {}};
-        instance_of_[i] = static_cast<int32_t>(instances_.size());
-        instances_.push_back(std::move(in));
+        const int32_t fwd = ForwardOf(i, flows, forward_at, forward_by_seq);
+        AddInstance(i, fwd >= 0 ? enclosing_region_[fwd] : -1, true);
       }
     }
     // Inductor's C++ kernels and compile work count for the innermost instance around them.
     for (size_t i = 0; i < f_.size(); ++i) {
-      const bool top_compile = role_[i] == Role::kCompileWork && !in_compile_work_[i];
-      if (role_[i] != Role::kCppKernel && !top_compile) continue;
+      const bool compile = role_[i] == Role::kCompileWork;
+      if (role_[i] != Role::kCppKernel && !compile) continue;
       int32_t in = InstanceAround(static_cast<int32_t>(i));
       if (in < 0) continue;
-      if (top_compile) {
-        instances_[in].compile_ns += f_.end_ns(i) - f_.start_ns(i);
+      if (compile) {
+        instances_[in].compile_work.push_back(Interval{f_.start_ns(i), f_.end_ns(i)});
       } else {
         ++instances_[in].kernels;
       }
     }
+  }
+
+  void AddInstance(size_t event, int32_t region_event, bool backward) {
+    Instance in;
+    in.event = static_cast<uint32_t>(event);
+    in.region_event = region_event;
+    in.backward = backward;
+    in.step = StepAt(steps_, f_.start_ns(event));
+    in.ts = f_.start_ns(event);
+    in.end = f_.end_ns(event);
+    instance_of_[event] = static_cast<int32_t>(instances_.size());
+    instances_.push_back(std::move(in));
   }
 
   int32_t InstanceAround(int32_t e) const {
@@ -340,7 +397,7 @@ class Analyzer {
       Group& g = groups[it->second];
       ++g.calls;
       g.cpu_ns += in.end - in.ts;
-      g.compile_ns += in.compile_ns;
+      g.compile_ns += UnionLength(MergeIntervals(std::move(in.compile_work)));
       g.kernels += in.kernels;
       g.device_items += static_cast<int64_t>(in.work.size());
       AddWorkStats(in.work, &g.work);
@@ -385,8 +442,8 @@ class Analyzer {
     });
     if (unmatched)
       rows.notes.push_back(
-          "some CompiledFunctionBackward calls name no forward call in the "
-          "trace (its sequence number is missing): their region is unknown");
+          "some CompiledFunctionBackward calls lead to no CompiledFunction in the "
+          "trace (by fwdbwd flow or sequence number): their region is unknown");
     return rows;
   }
 
@@ -517,17 +574,32 @@ class Analyzer {
     return rows;
   }
 
+  // Compile time counts each instant once: nested compile spans, and spans of threads that
+  // compile at the same time, are one stretch of the union of every compile span in the trace.
+  std::vector<Interval> CompileSpans() const {
+    std::vector<Interval> spans;
+    for (size_t i = 0; i < f_.size(); ++i) {
+      if (role_[i] == Role::kCompileWork) spans.push_back(Interval{f_.start_ns(i), f_.end_ns(i)});
+    }
+    return MergeIntervals(std::move(spans));
+  }
+
   AnalysisRows StepRows() {
     AnalysisRows rows;
     rows.columns = {"step",    "step_time",    "compile_time", "run_time",      "guard_time",
                     "regions", "graph_breaks", "recompiles",   "eager_islands", "eager_time"};
     struct PerStep {
-      int64_t compile_ns = 0, guard_ns = 0, regions = 0, breaks = 0, recompiles = 0;
+      std::vector<Interval> ranges;  // ProfilerStep ranges of this number (one, normally)
+      int64_t guard_ns = 0, regions = 0, breaks = 0, recompiles = 0;
     };
-    std::map<int64_t, PerStep> per;
-    for (const Step& s : steps_) per[s.number];
-    for (uint32_t c : top_compile_events_)
-      per[StepAt(steps_, f_.start_ns(c))].compile_ns += f_.end_ns(c) - f_.start_ns(c);
+    std::map<int64_t, PerStep> per;  // step -1: outside every step
+    std::vector<Interval> all_steps;
+    for (const Step& s : steps_) {
+      per[s.number].ranges.push_back(Interval{s.ts, s.end});
+      all_steps.push_back(Interval{s.ts, s.end});
+    }
+    all_steps = MergeIntervals(std::move(all_steps));
+    const std::vector<Interval> compile = CompileSpans();
     for (size_t i = 0; i < f_.size(); ++i) {
       if (role_[i] == Role::kGuard && !in_guard_[i])
         per[StepAt(steps_, f_.start_ns(i))].guard_ns += f_.end_ns(i) - f_.start_ns(i);
@@ -540,20 +612,23 @@ class Analyzer {
     }
     for (int64_t step : recompile_steps_) ++per[step].recompiles;
     for (const auto& [step, count] : island_count_) per[step];
-    if (instances_.empty() && top_compile_events_.empty()) return rows;
-    for (const auto& [step, p] : per) {
-      int64_t step_ns = 0;
-      if (step >= 0) {
-        for (const Step& s : steps_)
-          if (s.number == step) step_ns = s.end - s.ts;
+    if (instances_.empty() && compile.empty()) return rows;
+    for (auto& [step, p] : per) {
+      const bool outside = step < 0;
+      // Outside the steps: the trace's span less the steps', so that the rows add up to the span.
+      int64_t step_ns, compile_ns;
+      if (outside) {
+        step_ns = trace_.end_ns() - trace_.begin_ns() - UnionLength(all_steps);
+        compile_ns = UnionLength(compile) - OverlapLength(compile, all_steps);
+      } else {
+        const std::vector<Interval> ranges = MergeIntervals(std::move(p.ranges));
+        step_ns = UnionLength(ranges);
+        compile_ns = OverlapLength(compile, ranges);
       }
-      const bool whole = step < 0;
-      if (whole && p.regions == 0 && p.compile_ns == 0 && island_count_.count(step) == 0) continue;
+      if (outside && p.regions == 0 && compile_ns == 0 && island_count_.count(step) == 0) continue;
       rows.rows.push_back(
-          {whole ? Cell::Empty() : Cell::Int(step),
-           whole ? Cell::Empty() : Cell::Fixed(Micros(step_ns), 3),
-           Cell::Fixed(Micros(p.compile_ns), 3),
-           whole ? Cell::Empty() : Cell::Fixed(Micros(step_ns - p.compile_ns), 3),
+          {outside ? Cell::Empty() : Cell::Int(step), Cell::Fixed(Micros(step_ns), 3),
+           Cell::Fixed(Micros(compile_ns), 3), Cell::Fixed(Micros(step_ns - compile_ns), 3),
            Cell::Fixed(Micros(p.guard_ns), 3), Cell::Int(p.regions), Cell::Int(p.breaks),
            Cell::Int(p.recompiles),
            Cell::Int(island_count_.count(step) ? island_count_.at(step) : 0),

@@ -9,6 +9,10 @@
    here with hand-computed answers: device busy and idle time, host waits, launch delays, kernels
    shorter than their launch, the verdict, and the kernel provenance shares.
 3. On the shared triton example trace (a real GPU trace of one compiled region).
+4. A backward whose fwdbwd flow and sequence number disagree; a trace written as operators end
+   (profsh's own recordings), with nested compile spans.
+5. The compile report of the sample, the end-order trace and the triton example
+   (compile_report_checks.py): the step chart's labels and total, the GPU chart where it belongs.
 
 Usage: check_compile.py PROFSH SAMPLES_DIR TRACES_DIR
 """
@@ -19,6 +23,8 @@ import os
 import subprocess
 import sys
 import tempfile
+
+from compile_report_checks import report_findings
 
 LUA = r'''
 local path, out = ...
@@ -40,7 +46,10 @@ def check(cond, what):
 
 
 def close(a, b, tol=0.002):
-    return abs(float(a) - float(b)) <= tol
+    try:
+        return abs(float(a) - float(b)) <= tol
+    except ValueError:  # an empty cell
+        return False
 
 
 def run_profsh(profsh, trace):
@@ -63,6 +72,18 @@ def load_events(path):
     with opener(path, "rt") as f:
         doc = json.load(f)
     return [e for e in doc["traceEvents"] if e.get("ph") == "X"], doc
+
+
+def union_length(spans):
+    total, cur_start, cur_end = 0.0, None, None
+    for a, b in sorted(spans):
+        if cur_end is None or a > cur_end:
+            if cur_end is not None:
+                total += cur_end - cur_start
+            cur_start, cur_end = a, b
+        else:
+            cur_end = max(cur_end, b)
+    return total + (cur_end - cur_start if cur_end is not None else 0.0)
 
 
 def inside(inner, outer):
@@ -100,6 +121,9 @@ def check_real_cpu_trace(profsh, path):
     cpp_kernels = [e for e in cpu if "cpp_fused_" in e["name"]]
     check(len(regions) == 12 and len(backwards) == 12 and len(cpp_kernels) == 45,
           "the recorded trace is not the one this test expects")
+    with tempfile.TemporaryDirectory() as d:
+        for finding in report_findings(profsh, path, d, "sample", cpu_only=True):
+            check(*finding)
 
     # Instances: each region call, and each backward given its forward's innermost region.
     instances = []
@@ -165,7 +189,9 @@ def check_real_cpu_trace(profsh, path):
         if row is None:
             continue
         in_step = lambda e: a <= e["ts"] < b  # noqa: E731
-        compile_time = sum(c["dur"] for c in top_compile if in_step(c))
+        # The union of every compile span, clipped to the step (each instant counted once).
+        compile_time = union_length([(max(a, c["ts"]), min(b, c["ts"] + c["dur"])) for c in compile_work
+                                     if c["ts"] < b and c["ts"] + c["dur"] > a])
         check(close(row["compile_time"], compile_time, 0.01), "step %d compile_time" % n)
         check(close(row["step_time"], b - a), "step %d step_time %s vs %s" % (n, row["step_time"], b - a))
         check(close(row["run_time"], b - a - compile_time, 0.01), "step %d run_time" % n)
@@ -291,12 +317,86 @@ def check_synthetic_gpu(profsh):
     check(got["islands"] == [], "synthetic: no eager islands expected")
 
 
+def check_flow_link(profsh):
+    """A backward goes to the forward its fwdbwd flow starts at, not the latest forward with its
+    sequence number: sequence numbers count per thread, so two threads' forwards share one.
+
+    Thread 1: region 0/0 [100, 200) holding CompiledFunction seq 5 at 110; its backward at 400.
+    Thread 2: region 1/0 [250, 350) holding CompiledFunction seq 5 at 260 (later, same number).
+    The flow from thread 1's forward (ts 110) ends at the backward (thread 1, ts 400).
+    """
+    def x(name, tid, ts, dur, args=None):
+        e = {"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": tid, "ts": ts, "dur": dur}
+        if args:
+            e["args"] = args
+        return e
+    events = [x("Torch-Compiled Region: 0/0", 1, 100, 100), x("CompiledFunction", 1, 110, 50, {"Sequence number": 5}),
+              x("Torch-Compiled Region: 1/0", 2, 250, 100), x("CompiledFunction", 2, 260, 50, {"Sequence number": 5}),
+              x("CompiledFunctionBackward", 1, 400, 50, {"Sequence number": 5, "Fwd thread id": 1}),
+              {"ph": "s", "cat": "fwdbwd", "name": "fwdbwd", "id": 9, "pid": 1, "tid": 1, "ts": 110},
+              {"ph": "f", "cat": "fwdbwd", "name": "fwdbwd", "id": 9, "pid": 1, "tid": 1, "ts": 400, "bp": "e"}]
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "flows.json")
+        with open(path, "w") as f:
+            json.dump({"schemaVersion": 1, "traceEvents": events}, f)
+        got = run_profsh(profsh, path)
+    backward = [(r["region"], r["calls"]) for r in got["regions"] if r["pass"] == "backward"]
+    check(backward == [("Torch-Compiled Region: 0/0", "1")],
+          "flow link: the backward belongs to the region its fwdbwd flow starts in, %s" % backward)
+
+
+def check_end_order(profsh):
+    """A trace written as operators end (profsh's own recordings: children before their parent),
+    with nested compile spans and no fwdbwd flows (the sequence numbers link backward).
+
+    Region 0/0 [100, 1000) holds compile_inner [110, 500) (holding call_user_compiler
+    [120, 480)), CompiledFunction seq 3 [510, 600) and region 1/0 [610, 900) (a graph break's
+    resumption) with CompiledFunction seq 4 [620, 700). Then CompiledFunctionBackward seq 4
+    [1100, 1200) compiling lazily [1110, 1190), and CompiledFunctionBackward seq 3 [1300, 1400).
+    Compile time: union 390 + 80 = 470 (the spans sum to 830); the span is 1300, run 830.
+    """
+    def x(name, ts, end, seq=None):
+        e = {"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1, "ts": ts, "dur": end - ts}
+        if seq is not None:
+            e["args"] = {"Sequence number": seq}
+        return e
+    events = [x("OutputGraph.call_user_compiler (dynamo_timed)", 120, 480),
+              x("_compile.compile_inner (dynamo_timed)", 110, 500), x("CompiledFunction", 510, 600, 3),
+              x("CompiledFunction", 620, 700, 4), x("Torch-Compiled Region: 1/0", 610, 900),
+              x("Torch-Compiled Region: 0/0", 100, 1000),
+              x("compile_fx.<locals>.bw_compiler (dynamo_timed)", 1110, 1190),
+              x("CompiledFunctionBackward", 1100, 1200, 4), x("CompiledFunctionBackward", 1300, 1400, 3)]
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "end_order.json")
+        with open(path, "w") as f:
+            json.dump({"schemaVersion": 1, "traceEvents": events}, f)
+        got = run_profsh(profsh, path)
+        for finding in report_findings(profsh, path, d, "end order", cpu_only=True):
+            check(*finding)
+    rows = {(r["region"], r["pass"]): r for r in got["regions"]}
+    want = {("Torch-Compiled Region: 0/0", "forward"): ("0", 390), ("Torch-Compiled Region: 1/0", "forward"): ("1", 0),
+            ("Torch-Compiled Region: 1/0", "backward"): ("1", 80), ("Torch-Compiled Region: 0/0", "backward"): ("0", 0)}
+    check(set(rows) == set(want), "end order: region rows %s" % sorted(rows))
+    for key, (depth, compile_time) in want.items():
+        r = rows.get(key)
+        check(r is not None and r["depth"] == depth and close(r["compile_time"], compile_time),
+              "end order: %s depth %s, compile_time %s (%s)" % (key, depth, compile_time, r))
+    steps = got["steps"]
+    check(len(steps) == 1 and steps[0]["step"] == "" and close(steps[0]["step_time"], 1300)
+          and close(steps[0]["compile_time"], 470) and close(steps[0]["run_time"], 830)
+          and steps[0]["graph_breaks"] == "1",
+          "end order: one row for the whole trace, compile time the union of the spans %s" % steps)
+
+
 def check_triton_example(profsh, traces_dir):
     path = os.path.join(traces_dir, "triton_example_triton_example.json.gz")
     if not os.path.exists(path):
         print("skipped: %s is missing" % path)
         return
     got = run_profsh(profsh, path)
+    with tempfile.TemporaryDirectory() as d:
+        for finding in report_findings(profsh, path, d, "triton example", cpu_only=False):
+            check(*finding)
     rows = got["regions"]
     check(len(rows) == 1 and rows[0]["region"] == "Torch-Compiled Region: 0/0"
           and rows[0]["kernels"] == "1" and close(rows[0]["gpu_busy"], 1.76),
@@ -312,6 +412,8 @@ def main():
     traces_dir = sys.argv[3]
     check_real_cpu_trace(profsh, os.path.join(samples_dir, "torch_compile_cpu.json.gz"))
     check_synthetic_gpu(profsh)
+    check_flow_link(profsh)
+    check_end_order(profsh)
     check_triton_example(profsh, traces_dir)
     if failures:
         print("\n".join(failures[:40]))
