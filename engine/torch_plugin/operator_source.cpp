@@ -19,6 +19,7 @@
 #include <torch/version.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -142,34 +143,39 @@ Signature Inputs(const at::RecordFunction& fn, const char* name) {
   return s;
 }
 
-// torch's thread ids (RecordFunction::currentThreadId(): 1, 2...) as the OS thread ids the trace
-// uses, so that a backward op's forward thread names a thread of the trace.
-std::mutex g_threads_mutex;
-std::unordered_map<uint64_t, uint64_t> g_os_thread_of;
+// torch's thread ids (RecordFunction::currentThreadId(): 1, 2, ... in the order threads first
+// record) as the OS thread ids the trace uses, so that a backward op's forward thread names a
+// thread of the trace. A fixed table without a lock: backward operators read it on the
+// per-event path. A torch id past its end reads as 0, an unknown forward thread.
+constexpr uint64_t kMaxTorchThreads = 4096;
+std::atomic<uint64_t> g_os_thread_of[kMaxTorchThreads];
 thread_local bool t_thread_known = false;
 
-// fork() from one thread (DataLoader workers) while another holds a mutex would leave it locked
-// in the child: both are taken around fork, so the child inherits them unlocked and consistent.
+// fork() from one thread (DataLoader workers) while another holds the Python names' mutex would
+// leave it locked in the child: it is taken around fork, so the child inherits it unlocked.
 void LockForFork() {
   g_python_mutex.lock();
-  g_threads_mutex.lock();
 }
-void UnlockAfterFork() {
-  g_threads_mutex.unlock();
+void UnlockInParent() {
   g_python_mutex.unlock();
+}
+void UnlockInChild() {
+  g_python_mutex.unlock();
+  t_thread_known = false;  // the forking thread has a new OS thread id in the child
 }
 
 uint64_t OsThread(uint64_t torch_thread) {
-  std::lock_guard<std::mutex> lock(g_threads_mutex);
-  auto it = g_os_thread_of.find(torch_thread);
-  return it == g_os_thread_of.end() ? 0 : it->second;
+  return torch_thread < kMaxTorchThreads
+             ? g_os_thread_of[torch_thread].load(std::memory_order_acquire)
+             : 0;
 }
 
 void NoteThread() {
   if (t_thread_known) return;
   t_thread_known = true;
-  std::lock_guard<std::mutex> lock(g_threads_mutex);
-  g_os_thread_of[at::RecordFunction::currentThreadId()] = static_cast<uint64_t>(gettid());
+  const uint64_t id = at::RecordFunction::currentThreadId();
+  if (id < kMaxTorchThreads)
+    g_os_thread_of[id].store(static_cast<uint64_t>(gettid()), std::memory_order_release);
 }
 
 bool HasFlopsFormula(const char* name) {
@@ -245,7 +251,7 @@ struct Attach {
     if (python_calls)
       profsh_torch::StartPythonCalls(stack_form == StackForm::kTorch ? profsh_torch::TorchFormHook()
                                                                      : nullptr);
-    pthread_atfork(&LockForFork, &UnlockAfterFork, &UnlockAfterFork);
+    pthread_atfork(&LockForFork, &UnlockInParent, &UnlockInChild);
     if (EnvFlag("PROFSH_PROFILE_MEMORY")) {
       // Count what torch counts: c10's CPU tensor storage.
       if (auto mode = reinterpret_cast<MemoryModeFn>(dlsym(RTLD_DEFAULT, "profsh_memory_set_mode")))
