@@ -48,7 +48,7 @@ for n in $sizes; do
   : >"$work/profsh_runs.txt"
   i=0
   while [ $i -lt "$runs" ]; do
-    measure /dev/null "$build/profsh" flamegraph "$in" -o "$work/profsh_$n.svg" >>"$work/profsh_runs.txt"
+    measure /dev/null "$build/profsh" flamegraph "$in" --minwidth 0.1 -o "$work/profsh_$n.svg" >>"$work/profsh_runs.txt"
     i=$((i + 1))
   done
   p_time=$(cut -d' ' -f1 "$work/profsh_runs.txt" | median)

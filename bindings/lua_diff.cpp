@@ -58,7 +58,9 @@ int ModuleDiff(lua_State* L) {
   return Protect(L, [&] {
     std::shared_ptr<Trace> control = TraceArg(L, 1, "control");
     std::shared_ptr<Trace> test = TraceArg(L, 2, "test");
-    Options opts(L, 3, "diff", {"device", "by", "step", "control_step", "test_step"});
+    Options opts(
+        L, 3, "diff",
+        {"device", "by", "step", "control_step", "test_step", "sort", "min_change", "row_limit"});
     TraceDiffOptions options;
     auto device = ParseDiffDevice(opts.String("device").value_or("all"));
     if (!device.ok())
@@ -72,11 +74,22 @@ int ModuleDiff(lua_State* L) {
     DiffStep both = StepOption(opts, "step", DiffStep{});
     options.control_step = StepOption(opts, "control_step", both);
     options.test_step = StepOption(opts, "test_step", both);
-    auto rows = DiffTraces(*control, *test, options);
-    if (!rows.ok()) throw LuaError(rows.error().message);
+    DiffRowSelection selection;
+    selection.sort = opts.String("sort").value_or("name");
+    if (Status s = CheckDiffSort(selection.sort); !s.ok())
+      throw LuaError("bad option 'sort' to 'diff' (" + s.message() + ")");
+    selection.min_change = opts.Number("min_change").value_or(0);
+    if (!(selection.min_change >= 0))
+      throw LuaError("bad option 'min_change' to 'diff' (a number >= 0 expected)");
+    const int64_t row_limit = opts.Int("row_limit", 0);
+    if (row_limit < 0) throw LuaError("bad option 'row_limit' to 'diff' (a count >= 0 expected)");
+    selection.row_limit = static_cast<size_t>(row_limit);
+    auto compared = DiffTraces(*control, *test, options);
+    if (!compared.ok()) throw LuaError(compared.error().message);
+    auto rows = SelectDiffRows(*compared, selection);
     std::vector<std::pair<const char*, AnalysisRows>> groups;
-    for (const char* group : kDiffGroups) groups.emplace_back(group, RowsOfGroup(*rows, group));
-    PushRows(L, std::move(rows.value()), std::move(groups));
+    for (const char* group : kDiffGroups) groups.emplace_back(group, RowsOfGroup(rows, group));
+    PushRows(L, std::move(rows), std::move(groups));
     return 1;
   });
 }

@@ -1,5 +1,7 @@
 // Flamegraphs and speedscope profiles from Lua: trace:flamegraph(), trace:export_speedscope(),
 // profsh.flamegraph(), profsh.flamegraph_diff() and profsh.speedscope() for folded-stack files.
+#include <tuple>
+
 #include "bindings/lua_api.h"
 #include "bindings/lua_support.h"
 #include "engine/flamegraph/flame_svg.h"
@@ -23,10 +25,8 @@ FlameOptions ReadFlameOptions(const Options& opts, const std::string& default_co
   if (lua_type(opts.state(), -1) == LUA_TSTRING) {
     std::string m = lua_tostring(opts.state(), -1);
     lua_pop(opts.state(), 1);
-    if (!m.empty() && m.back() == '%') {
-      o.min_width_percent = true;
-      m.pop_back();
-    }
+    o.min_width_percent = !m.empty() && m.back() == '%';
+    if (o.min_width_percent) m.pop_back();
     try {
       o.min_width = std::stod(m);
     } catch (const std::exception&) {
@@ -35,7 +35,10 @@ FlameOptions ReadFlameOptions(const Options& opts, const std::string& default_co
     }
   } else {
     lua_pop(opts.state(), 1);
-    if (auto v = opts.Number("minwidth")) o.min_width = *v;
+    if (auto v = opts.Number("minwidth")) {
+      o.min_width = *v;
+      o.min_width_percent = false;
+    }
   }
   if (auto v = opts.String("colors")) o.colors = *v;
   o.reverse = opts.Bool("reverse", false);
@@ -48,7 +51,10 @@ FlameOptions ReadFlameOptions(const Options& opts, const std::string& default_co
   "title", "subtitle", "width", "height", "font_size", "minwidth", "colors", "reverse", \
       "count_name", "negate"
 
-void PushSummary(lua_State* L, const FlameSummary& s) {
+// The drawing's summary; for a trace's Python stacks also what had no stack of its own (values in
+// `unit`), and a note saying so.
+void PushSummary(lua_State* L, const FlameSummary& s, const StackCoverage* coverage = nullptr,
+                 const std::string& unit = "") {
   lua_createtable(L, 0, 4);
   lua_pushinteger(L, static_cast<lua_Integer>(s.stacks));
   lua_setfield(L, -2, "stacks");
@@ -58,6 +64,24 @@ void PushSummary(lua_State* L, const FlameSummary& s) {
   lua_setfield(L, -2, "total");
   lua_pushinteger(L, static_cast<lua_Integer>(s.ignored_lines));
   lua_setfield(L, -2, "ignored_lines");
+  if (coverage == nullptr || !(coverage->total > 0)) return;
+  // Python stacks: what was drawn without a stack of its own (trace_stacks.h).
+  for (const auto& [key, events, value] :
+       {std::tuple{"inherited", coverage->inherited_events, coverage->inherited},
+        std::tuple{"backward", coverage->backward_events, coverage->backward},
+        std::tuple{"unstacked", coverage->unstacked_events, coverage->unstacked}}) {
+    lua_createtable(L, 0, 2);
+    lua_pushinteger(L, static_cast<lua_Integer>(events));
+    lua_setfield(L, -2, "events");
+    lua_pushnumber(L, value);
+    lua_setfield(L, -2, "value");
+    lua_setfield(L, -2, key);
+  }
+  const std::string note = DescribeStackCoverage(*coverage, unit);
+  if (!note.empty()) {
+    lua_pushstring(L, note.c_str());
+    lua_setfield(L, -2, "note");
+  }
 }
 
 TraceStackOptions ReadStackOptions(const Options& opts, const char* default_thread_frames) {
@@ -91,8 +115,9 @@ TraceStackOptions ReadStackOptions(const Options& opts, const char* default_thre
   return s;
 }
 
-FoldedStacks StacksOf(TraceHandle* h, const TraceStackOptions& s) {
-  auto stacks = TraceStacks(*h->trace, *h->Events(), s);
+FoldedStacks StacksOf(TraceHandle* h, const TraceStackOptions& s,
+                      StackCoverage* coverage = nullptr) {
+  auto stacks = TraceStacks(*h->trace, *h->Events(), s, coverage);
   if (!stacks.ok()) throw LuaError(stacks.error().message);
   return std::move(stacks.value());
 }
@@ -100,10 +125,11 @@ FoldedStacks StacksOf(TraceHandle* h, const TraceStackOptions& s) {
 // A flamegraph input argument: a Trace, or the path of a trace or folded-stack file. Sets
 // *from_trace when the values are a trace metric's (which names the unit).
 FoldedStacks StacksArg(lua_State* L, int index, const char* function, const char* what,
-                       const TraceStackOptions& s, bool* from_trace) {
+                       const TraceStackOptions& s, bool* from_trace,
+                       StackCoverage* coverage = nullptr) {
   if (auto* h = static_cast<TraceHandle*>(luaL_testudata(L, index, kTraceType))) {
     *from_trace = true;
-    FoldedStacks stacks = StacksOf(h, s);
+    FoldedStacks stacks = StacksOf(h, s, coverage);
     if (stacks.size() == 0) throw LuaError("nothing to draw: no event has a positive " + s.metric);
     return stacks;
   }
@@ -114,7 +140,7 @@ FoldedStacks StacksArg(lua_State* L, int index, const char* function, const char
   }
   std::string path = lua_tostring(L, index);
   *from_trace = *from_trace || IsTraceFile(path);
-  auto stacks = StacksFromFile(path, s);
+  auto stacks = StacksFromFile(path, s, coverage);
   if (!stacks.ok()) throw LuaError(stacks.error().message);
   return std::move(stacks.value());
 }
@@ -126,14 +152,16 @@ int TraceFlamegraph(lua_State* L) {
     auto* h = CheckUserdata<TraceHandle>(L, 1, kTraceType, "flamegraph");
     std::string path(CheckString(L, 2, "flamegraph", "output path"));
     Options opts(L, 3, "flamegraph",
-                 {PROFSH_FLAME_OPTIONS, "metric", "stacks", "threads", "thread_frames", "under_ranges", "range"});
+                 {PROFSH_FLAME_OPTIONS, "metric", "stacks", "threads", "thread_frames",
+                  "under_ranges", "range"});
     TraceStackOptions s = ReadStackOptions(opts, "pids");
     FlameOptions o = ReadFlameOptions(opts, MetricUnit(s.metric));
-    FoldedStacks stacks = StacksOf(h, s);
+    StackCoverage coverage;
+    FoldedStacks stacks = StacksOf(h, s, &coverage);
     if (stacks.size() == 0) throw LuaError("nothing to draw: no event has a positive " + s.metric);
     auto summary = WriteFlamegraph(stacks, o, path);
     if (!summary.ok()) throw LuaError(summary.error().message);
-    PushSummary(L, summary.value());
+    PushSummary(L, summary.value(), &coverage, MetricUnit(s.metric));
     return 1;
   });
 }
@@ -156,11 +184,12 @@ int TraceSpeedscope(lua_State* L) {
 namespace {
 
 // Draws `stacks` into `path`, or, with none, returns the SVG after the summary.
-int PushDrawn(lua_State* L, FoldedStacks& stacks, const FlameOptions& o, const std::string* path) {
+int PushDrawn(lua_State* L, FoldedStacks& stacks, const FlameOptions& o, const std::string* path,
+              const StackCoverage* coverage = nullptr, const std::string& unit = "") {
   std::string svg;
   auto summary = path ? WriteFlamegraph(stacks, o, *path) : RenderFlamegraph(stacks, o, &svg);
   if (!summary.ok()) throw LuaError(summary.error().message);
-  PushSummary(L, summary.value());
+  PushSummary(L, summary.value(), coverage, unit);
   if (!path) lua_pushlstring(L, svg.data(), svg.size());
   return path ? 1 : 2;
 }
@@ -171,12 +200,14 @@ int ModuleFlamegraph(lua_State* L) {
     const bool to_string = lua_isnil(L, 2);
     std::string out(to_string ? "" : CheckString(L, 2, "flamegraph", "output path"));
     Options opts(L, 3, "flamegraph",
-                 {PROFSH_FLAME_OPTIONS, "metric", "stacks", "threads", "thread_frames", "under_ranges", "range"});
+                 {PROFSH_FLAME_OPTIONS, "metric", "stacks", "threads", "thread_frames",
+                  "under_ranges", "range"});
     TraceStackOptions s = ReadStackOptions(opts, "pids");
     bool from_trace = false;
-    FoldedStacks stacks = StacksArg(L, 1, "flamegraph", "input", s, &from_trace);
+    StackCoverage coverage;
+    FoldedStacks stacks = StacksArg(L, 1, "flamegraph", "input", s, &from_trace, &coverage);
     FlameOptions o = ReadFlameOptions(opts, from_trace ? MetricUnit(s.metric) : "samples");
-    return PushDrawn(L, stacks, o, to_string ? nullptr : &out);
+    return PushDrawn(L, stacks, o, to_string ? nullptr : &out, &coverage, MetricUnit(s.metric));
   });
 }
 
@@ -184,9 +215,9 @@ int ModuleFlamegraphDiff(lua_State* L) {
   return Protect(L, [&] {
     const bool to_string = lua_isnil(L, 3);
     std::string out(to_string ? "" : CheckString(L, 3, "flamegraph_diff", "output path"));
-    Options opts(
-        L, 4, "flamegraph_diff",
-        {PROFSH_FLAME_OPTIONS, "metric", "stacks", "threads", "thread_frames", "under_ranges", "range", "normalize"});
+    Options opts(L, 4, "flamegraph_diff",
+                 {PROFSH_FLAME_OPTIONS, "metric", "stacks", "threads", "thread_frames",
+                  "under_ranges", "range", "normalize"});
     TraceStackOptions s = ReadStackOptions(opts, "names");
     bool from_trace = false;
     FoldedStacks a = StacksArg(L, 1, "flamegraph_diff", "before", s, &from_trace);
@@ -201,8 +232,9 @@ int ModuleFlamegraphDiff(lua_State* L) {
 int ModuleSpeedscope(lua_State* L) {
   return Protect(L, [&] {
     std::string out(CheckString(L, 2, "speedscope", "output path"));
-    Options opts(L, 3, "speedscope",
-                 {"name", "unit", "metric", "stacks", "threads", "thread_frames", "under_ranges", "range"});
+    Options opts(
+        L, 3, "speedscope",
+        {"name", "unit", "metric", "stacks", "threads", "thread_frames", "under_ranges", "range"});
     TraceStackOptions s = ReadStackOptions(opts, "pids");
     bool from_trace = false;
     FoldedStacks stacks = StacksArg(L, 1, "speedscope", "input", s, &from_trace);

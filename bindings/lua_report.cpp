@@ -10,6 +10,7 @@
 #include "bindings/lua_support.h"
 #include "engine/report/document.h"
 #include "engine/report/escape.h"
+#include "engine/report/line_downsample.h"
 #include "engine/report/render.h"
 #include "engine/report/timeline_overview.h"
 
@@ -164,6 +165,14 @@ report::Chart ReadChart(lua_State* L, const std::string& where) {
             [&](size_t) { s.values.push_back(TopNumber(L, where + ": a value")); });
     c.series.push_back(std::move(s));
   });
+  for (size_t k = 0; k < c.series.size(); ++k) {
+    const size_t points = c.kind == report::ChartKind::kLine ? c.x.size() : c.categories.size();
+    if (c.series[k].values.size() != points)
+      throw LuaError(where + ": series " + std::to_string(k + 1) + " has " +
+                     std::to_string(c.series[k].values.size()) + " values for " +
+                     std::to_string(points) + " points");
+  }
+  report::ThinLineChart(&c, report::kMaxLinePoints);
   return c;
 }
 

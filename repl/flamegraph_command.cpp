@@ -29,7 +29,8 @@ constexpr char kUsage[] =
     "  --speedscope FILE     also write the stacks in speedscope's JSON format\n"
     "  --title TEXT, --subtitle TEXT, --countname NAME\n"
     "  --width PIXELS (1200), --height PIXELS (16, per frame)\n"
-    "  --minwidth N | N%     leave out frames narrower than N pixels (0.1) or N% of the total\n"
+    "  --minwidth N | N%     leave out frames narrower than N pixels or N% of the total (0.2%;\n"
+    "                        flamegraph.pl keeps 0.1 pixel: --minwidth 0.1)\n"
     "  --colors PALETTE      hot, mem, io, java, torch, red, green, blue, yellow, purple, aqua, "
     "orange\n"
     "  --reverse             an icicle graph (roots at the top)\n"
@@ -98,10 +99,8 @@ int RunFlamegraphCommand(int argc, char** argv) {
       o.frame_height = static_cast<int>(number("a number of pixels"));
     } else if (a == "--minwidth") {
       std::string v = cl.Value("pixels or a percentage");
-      if (!v.empty() && v.back() == '%') {
-        o.min_width_percent = true;
-        v.pop_back();
-      }
+      o.min_width_percent = !v.empty() && v.back() == '%';
+      if (o.min_width_percent) v.pop_back();
       char* end = nullptr;
       o.min_width = std::strtod(v.c_str(), &end);
       if (end == v.c_str() || *end != '\0') cl.Fail("--minwidth needs pixels or a percentage");
@@ -140,7 +139,8 @@ int RunFlamegraphCommand(int argc, char** argv) {
   if (output.empty()) output = DefaultOutput(input);
   if (!count_name_set && IsTraceFile(input)) o.count_name = MetricUnit(s.metric);
 
-  auto after = StacksFromFile(input, s);
+  StackCoverage coverage;
+  auto after = StacksFromFile(input, s, &coverage);
   if (!after.ok()) {
     std::fprintf(stderr, "profsh flamegraph: %s\n", after.error().message.c_str());
     return 1;
@@ -173,6 +173,10 @@ int RunFlamegraphCommand(int argc, char** argv) {
   if (r.ignored_lines > 0)
     std::printf(" (%zu lines ignored: not \"stack count\")", r.ignored_lines);
   std::printf("\n");
+  if (before.empty()) {
+    const std::string note = DescribeStackCoverage(coverage, o.count_name);
+    if (!note.empty()) std::printf("note: %s\n", note.c_str());
+  }
   if (!speedscope.empty()) std::printf("wrote %s (speedscope)\n", speedscope.c_str());
   return 0;
 }

@@ -176,14 +176,19 @@ profsh.flamegraph(input, path, {...}) -> summary
   flamegraph.pl's stackcollapse, inferno and torch's export_stacks write).
   Trace options: metric = self_cpu_time_total | self_cuda_time_total |
   self_cpu_memory_usage | count;  stacks = "python" (recorded with_stack) | "operators" (the
-  nesting of operators and ranges) | "auto" (python when present);  threads = true/false
+  nesting of operators and ranges) | "auto" (python when present). Python stacks: an event
+  without a stack of its own is drawn under its enclosing operator's, backward code that no
+  forward stack reached under [backward], the rest under [no Python stack] (each with the
+  operator's name), so the graph adds up to the metric's total;  threads = true/false
   (a root frame per thread);  thread_frames = "pids" (its name and pid, the default) |
   "names" (its name and rank: what matches another run's; flamegraph_diff's default).
   Drawing options: title, subtitle, width=1200, height=16 (per frame), font_size=12,
-  minwidth=0.1 (pixels, or "0.5%" of the total), colors="hot" (mem, io, java, torch, red,
+  minwidth="0.2%" (of the total, or a number of pixels: flamegraph.pl's is 0.1), colors="hot"
+  (mem, io, java, torch, red,
   green, blue, yellow, purple, aqua, orange), reverse=false (true: icicle),
   count_name (default: the metric's unit, or "samples").
-  summary = {stacks=, frames=, total=, ignored_lines=}.
+  summary = {stacks=, frames=, total=, ignored_lines=}; of a trace's Python stacks also
+  inherited, backward, unstacked = {events=, value=} and note (what had no stack, if any).
   Command line: profsh flamegraph INPUT -o OUT.svg   (profsh flamegraph --help)]]
 
 topics.flamegraph_diff = [[
@@ -196,7 +201,7 @@ profsh.flamegraph_diff(before, after, path, {normalize=false, negate=false, ...}
 
 topics.diff = [[
 profsh.diff(control, test, {device="all", by="name", step=nil, control_step=nil,
-            test_step=nil}) -> rows
+            test_step=nil, sort="name", min_change=0, row_limit=0}) -> rows
   Two traces side by side, as HTA's TraceDiff.compare_traces and ops_diff: per name,
   control_counts, control_total_duration, test_counts, test_total_duration, diff_counts,
   diff_duration (us, HTA's rounding), counts_change_categories ("+", "-", "=") and change:
@@ -207,6 +212,11 @@ profsh.diff(control, test, {device="all", by="name", step=nil, control_step=nil,
   device: "all", "cpu" (events without a stream: operators, runtime calls, annotations) or
   "gpu" (events on a stream: kernels, copies, sets, gpu_user_annotation). by="short_name"
   groups by HTA's shortened names (no arguments or template parameters).
+  HTA's groups go by counts alone; to see what changed in time: sort="diff_duration" (or
+  "diff_counts": by the size of the change, largest first), "control_total_duration",
+  "test_total_duration", "control_counts", "test_counts" (largest first), "name" (HTA's order);
+  min_change=N leaves out rows whose change is below N (|diff_counts| when sorting by counts,
+  else |diff_duration| in us); row_limit=N keeps the first N. d.notes says what was left out.
     d = profsh.diff("before.json.gz", "after.json.gz", {device="gpu"})
     print(d.increased:table())
   Command line: profsh diff CONTROL TEST --device gpu --step 5   (profsh diff --help)]]

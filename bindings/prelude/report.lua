@@ -22,6 +22,8 @@ profsh.report(traces, {template="summary", output="report.html", title=T}) -> fi
     report:chart{kind=..., rows=R, category="col" (or x="col"), values={"col", ...}}
     report:flamegraph(trace, opts), report:flamegraph_diff(a, b, opts), report:svg(text)
     report:timeline(trace), report:link(section_id, text)
+    report:count(n, "process", "processes"), report:number(n) ("403,782,144"),
+    report:bytes(n) ("403.8 MB"), report:duration(us) ("2.24 s"): numbers for text
   Errors name the template's file and line.]]
 
 local Report = {}
@@ -114,6 +116,44 @@ function Report:list(items)
   local out = {}
   for i, item in ipairs(items) do out[i] = text_arg("list", item, "item " .. i) end
   self:_add{kind = "list", items = out}
+end
+
+-- Numbers in text as tables show them: report:count(1, "process", "processes") -> "1 process",
+-- report:number(403782144) -> "403,782,144", report:bytes(403782144) -> "403.8 MB" (decimal
+-- units, as the charts' axes), report:duration(2235204) (us) -> "2.24 s".
+local function grouped(n)
+  local text = string.format("%.0f", n)
+  local sign, digits = text:match("^(-?)(%d+)$")
+  if not digits then return text end
+  return sign .. digits:reverse():gsub("(%d%d%d)", "%1,"):reverse():gsub("^,", "")
+end
+
+local function number_arg(method, v)
+  if type(v) ~= "number" then fail(method, "a number expected, got " .. type(v), 3) end
+  return v
+end
+
+function Report:count(n, one, many)
+  number_arg("count", n)
+  return grouped(n) .. " " .. text_arg("count", n == 1 and one or many or one .. "s", "the noun")
+end
+
+function Report:number(n) return grouped(number_arg("number", n)) end
+
+local function scaled(v, scale)
+  local i = 1
+  while i < #scale and math.abs(v) < scale[i][1] do i = i + 1 end
+  local x = v / scale[i][1]
+  local digits = x == math.floor(x) and 0 or math.abs(x) >= 10 and 1 or 2
+  return string.format("%." .. digits .. "f %s", x, scale[i][2])
+end
+
+function Report:bytes(n)
+  return scaled(number_arg("bytes", n), {{1e12, "TB"}, {1e9, "GB"}, {1e6, "MB"}, {1e3, "kB"}, {1, "B"}})
+end
+
+function Report:duration(us)
+  return scaled(number_arg("duration", us), {{1e6, "s"}, {1e3, "ms"}, {1, "\u{b5}s"}})
 end
 
 -- report:link(section_id, text): a link to another section (checked once the template is done).
@@ -310,6 +350,8 @@ function Report:flamegraph(trace, options)
   self._svgs = (self._svgs or 0) + 1
   self:_add{kind = "svg", title = title, svg = svg,
             file = (self._svgs == 1 and "flamegraph" or "flamegraph-" .. self._svgs) .. ".svg"}
+  -- Python stacks: what was drawn without one (the graph still adds up to the total).
+  if summary.note then self:text("Drawn without a stack of their own: %s.", summary.note) end
 end
 
 function Report:flamegraph_diff(before, after, options)

@@ -8,7 +8,8 @@ local us = {kernel_time = "us", idle_time = "us", compute_time = "us", non_compu
             non_compute_time_pctg = "%", percentage = "%", comp_comm_overlap_pctg = "%",
             idle_time_ratio = "ratio"}
 
-report:subtitle(("%s: %d events, %.3f ms"):format(t.path, t.event_count, t.duration / 1000))
+report:subtitle(("%s: %s, %.3f ms"):format(t.path, report:count(t.event_count, "event", "events"),
+                                          t.duration / 1000))
 
 local temporal = t:temporal_breakdown()
 report:section("Temporal breakdown", "temporal")
@@ -56,9 +57,11 @@ report:table(t:comm_comp_overlap(), {units = us})
 
 local launches = t:kernel_launch_stats()
 report:section("Kernel launches", "launches")
-report:text("%d kernels launched: %d short kernels (shorter on the device than their launch "
-            .. "on the host), %d long launches, %d long launch delays.", #launches,
-            #launches.short_kernels, #launches.long_launches, #launches.long_delays)
+report:text("%s launched: %s (shorter on the device than their launch on the host), %s, %s.",
+            report:count(#launches, "kernel", "kernels"),
+            report:count(#launches.short_kernels, "short kernel", "short kernels"),
+            report:count(#launches.long_launches, "long launch", "long launches"),
+            report:count(#launches.long_delays, "long launch delay", "long launch delays"))
 report:table(launches, {units = us, sort = "launch_delay", limit = 20,
                         caption = "The longest launch delays."})
 

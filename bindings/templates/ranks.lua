@@ -4,8 +4,9 @@
 local report = ...
 local t = #report.paths > 1 and profsh.load_ranks(report.paths) or report.trace
 
-report:subtitle(("%d ranks, %d events, %.3f ms"):format(math.max(1, #t.ranks), t.event_count,
-                                                      t.duration / 1000))
+report:subtitle(("%s, %s, %.3f ms"):format(report:count(math.max(1, #t.ranks), "rank", "ranks"),
+                                          report:count(t.event_count, "event", "events"),
+                                          t.duration / 1000))
 
 report:section("Ranks", "ranks")
 if #t.ranks > 1 then

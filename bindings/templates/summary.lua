@@ -2,26 +2,33 @@
 local report = ...
 local t = report.trace
 
-report:subtitle(("%s: %d events, %d processes, %d threads, %.3f ms"):format(
-  t.path, t.event_count, #t:processes(), #t:threads(), t.duration / 1000))
+report:subtitle(("%s: %s, %s, %s, %.3f ms"):format(
+  t.path, report:count(t.event_count, "event", "events"),
+  report:count(#t:processes(), "process", "processes"),
+  report:count(#t:threads(), "thread", "threads"), t.duration / 1000))
 
 local avgs = t:key_averages()
-local total_self = avgs:total_average().self_cpu_time_total
+local total = avgs:total_average()
+local total_self = total.self_cpu_time_total
+-- A trace without device time (CPU only) gets no device columns: they would be all zeros.
+local device = total.self_cuda_time_total ~= 0
 
 report:section("Top operators", "operators")
 report:text("%d distinct names; %.3f ms of self CPU time in all. Sorted by self CPU time; click a "
-            .. "column to sort by it.", #avgs, total_self / 1000)
-report:table(avgs, {columns = {"key", "kind", "count", "self_cpu_time_total", "cpu_time_total",
-                               "cpu_time", "self_cuda_time_total"},
-                    sort = "self_cpu_time_total", limit = 25,
+            .. "column to sort by it.%s", #avgs, total_self / 1000,
+            device and "" or " The trace records no device time.")
+local columns = {"key", "kind", "count", "self_cpu_time_total", "cpu_time_total", "cpu_time"}
+if device then columns[#columns + 1] = "self_cuda_time_total" end
+report:table(avgs, {columns = columns, sort = "self_cpu_time_total", limit = 25,
                     labels = {key = "name", cpu_time = "avg per call"}})
+local time_values = device and {"self_cpu", "self_device"} or {"self_cpu"}
 local top = {}
 for i, a in ipairs(avgs:sorted("self_cpu_time_total")) do
   if i > 12 then break end
   top[i] = {name = a.key, self_cpu = a.self_cpu_time_total, self_device = a.self_cuda_time_total}
 end
 report:chart{kind = "bar", title = "Self time of the top operators", unit = "us", rows = top,
-             category = "name", values = {"self_cpu", "self_device"},
+             category = "name", values = time_values,
              labels = {self_cpu = "self CPU", self_device = "self device"}}
 
 report:section("Time by category", "categories")
@@ -39,10 +46,12 @@ for _, a in ipairs(avgs:sorted("self_cpu_time_total")) do
   row.self_device = row.self_device + a.self_cuda_time_total
 end
 table.sort(kinds, function(x, y) return x.self_cpu + x.self_device > y.self_cpu + y.self_device end)
-report:table(kinds, {columns = {"category", "names", "calls", "self_cpu", "self_device"},
-                     units = {self_cpu = "us", self_device = "us"}, sort = "self_cpu"})
+local kind_columns = {"category", "names", "calls", "self_cpu"}
+if device then kind_columns[#kind_columns + 1] = "self_device" end
+report:table(kinds, {columns = kind_columns, units = {self_cpu = "us", self_device = "us"},
+                     sort = "self_cpu"})
 report:chart{kind = "stacked", title = "Self time by category", unit = "us", rows = kinds,
-             category = "category", values = {"self_cpu", "self_device"},
+             category = "category", values = time_values,
              labels = {self_cpu = "self CPU", self_device = "self device"}}
 
 report:section("Memory", "memory")
@@ -51,24 +60,22 @@ if #m == 0 then
   report:text("The trace records no allocations (torch.profiler's profile_memory=True, or "
               .. "profsh run, records them).")
 else
-  report:text("Peak: %d bytes; still held at the end: %d bytes; %d allocations and frees.",
-              m.peak, m.at_end, #m)
-  -- The running total of each process and device, at most 2000 points per curve.
+  report:text("Host memory: peak %s (%s bytes); still held at the end: %s (%s bytes); %s.",
+              report:bytes(m.peak), report:number(m.peak), report:bytes(m.at_end),
+              report:number(m.at_end), report:count(#m, "allocation or free", "allocations and frees"))
+  -- The running total of each process and device. The report keeps each stretch of time's
+  -- lowest and highest points of a long curve, so the chart's top is the peak.
   local curves, order = {}, {}
   for _, p in ipairs(m) do
     local key = tostring(p.pid) .. " " .. p.device
-    if not curves[key] then curves[key] = {}; order[#order + 1] = key end
+    if not curves[key] then curves[key] = {x = {}, y = {}}; order[#order + 1] = key end
     local c = curves[key]
-    c[#c + 1] = p
+    c.x[#c.x + 1] = p.ts / 1000
+    c.y[#c.y + 1] = p.total
   end
   for _, key in ipairs(order) do
-    local c = curves[key]
-    local stride = math.max(1, math.ceil(#c / 2000))
-    local x, y = {}, {}
-    for i = 1, #c, stride do x[#x + 1] = c[i].ts / 1000; y[#y + 1] = c[i].total end
-    if (#c - 1) % stride ~= 0 then x[#x + 1] = c[#c].ts / 1000; y[#y + 1] = c[#c].total end
     report:chart{kind = "line", step = true, title = "Memory held by process " .. key, unit = "bytes",
-                 x_name = "ms", x = x, series = {{name = key, values = y}}}
+                 x_name = "time (ms)", x = curves[key].x, series = {{name = key, values = curves[key].y}}}
   end
 end
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <unordered_map>
 #include <utility>
@@ -290,6 +291,67 @@ std::string ShortenName(std::string_view name) {
   }
   size_t space = stack.rfind(' ');
   return space == std::string::npos ? stack : stack.substr(space + 1);
+}
+
+Status CheckDiffSort(std::string_view key) {
+  std::string keys;
+  for (const char* k : kDiffSortKeys) {
+    if (key == k) return Status::Ok();
+    keys += (keys.empty() ? "" : ", ") + std::string(k);
+  }
+  return Error{"unknown sort '" + std::string(key) + "' (" + keys + ")"};
+}
+
+AnalysisRows SelectDiffRows(const AnalysisRows& rows, const DiffRowSelection& selection) {
+  const std::string& key = selection.sort;
+  const bool by_name = key == "name" || key == rows.columns[0];
+  const bool by_change = key.starts_with("diff_");
+  const std::string floor_column =
+      key.find("counts") != std::string::npos ? "diff_counts" : "diff_duration";
+  const size_t sort_column = by_name ? 0 : rows.Column(key);
+  const size_t floor_at = rows.Column(floor_column);
+  auto value = [&](size_t r, size_t column) {
+    const Cell c = rows.rows.cell(r, column);
+    return c.kind == Cell::Kind::kInt ? static_cast<double>(c.int_value) : c.double_value;
+  };
+  std::vector<uint32_t> kept;
+  size_t below_floor = 0;
+  for (size_t r = 0; r < rows.rows.size(); ++r) {
+    if (selection.min_change > 0 && std::fabs(value(r, floor_at)) < selection.min_change) {
+      ++below_floor;
+      continue;
+    }
+    kept.push_back(static_cast<uint32_t>(r));
+  }
+  // The rows come sorted by name; a stable sort keeps that order among equal keys.
+  if (!by_name) {
+    std::stable_sort(kept.begin(), kept.end(), [&](uint32_t a, uint32_t b) {
+      const double x = value(a, sort_column), y = value(b, sort_column);
+      if (by_change && std::fabs(x) != std::fabs(y)) return std::fabs(x) > std::fabs(y);
+      return x > y;
+    });
+  }
+  const size_t before_limit = kept.size();
+  if (selection.row_limit > 0 && kept.size() > selection.row_limit)
+    kept.resize(selection.row_limit);
+  AnalysisRows out = rows.Select(kept);
+  if (!by_name) {
+    out.notes.push_back("sorted by " +
+                        (by_change ? "the size of " + key + " (test - control)" : key) +
+                        ", largest first");
+  }
+  if (below_floor > 0) {
+    char floor[64];
+    std::snprintf(floor, sizeof floor, "%g", selection.min_change);
+    out.notes.push_back(std::to_string(below_floor) + " of " + std::to_string(rows.rows.size()) +
+                        " rows left out: |" + floor_column + "| below " + floor +
+                        (floor_column == "diff_counts" ? "" : " us"));
+  }
+  if (kept.size() < before_limit) {
+    out.notes.push_back(std::to_string(kept.size()) + " of " + std::to_string(before_limit) +
+                        " rows shown (row limit)");
+  }
+  return out;
 }
 
 Result<AnalysisRows> DiffTraces(const Trace& control, const Trace& test,

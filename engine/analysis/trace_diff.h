@@ -38,6 +38,35 @@ struct TraceDiffOptions {
 Result<AnalysisRows> DiffTraces(const Trace& control, const Trace& test,
                                 const TraceDiffOptions& options);
 
+// Which rows of DiffTraces to show, in which order: HTA orders by name and keeps every row;
+// telling what changed most needs an order by the change and a floor under it.
+struct DiffRowSelection {
+  // A column of DiffTraces' rows: "name" (HTA's order), "diff_duration", "diff_counts" (by their
+  // size, largest change first, growth before shrinkage of the same size), "control_counts",
+  // "test_counts", "control_total_duration", "test_total_duration" (largest first).
+  std::string sort = "name";
+  // Rows whose change is smaller than this are left out: |diff_counts| when sorted by a counts
+  // column, |diff_duration| (µs) otherwise. 0 keeps every row.
+  double min_change = 0;
+  size_t row_limit = 0;  // the first rows kept after sorting and filtering; 0: all
+};
+
+// The keys `sort` takes, in the order usage texts list them.
+inline constexpr const char* kDiffSortKeys[] = {"name",
+                                                "diff_duration",
+                                                "diff_counts",
+                                                "control_total_duration",
+                                                "test_total_duration",
+                                                "control_counts",
+                                                "test_counts"};
+
+// Checks a sort key; the error lists the keys.
+Status CheckDiffSort(std::string_view key);
+
+// DiffTraces' rows sorted and filtered as `selection` says, with a note for each rule applied
+// (the order, what the floor and the limit left out).
+AnalysisRows SelectDiffRows(const AnalysisRows& rows, const DiffRowSelection& selection);
+
 // The spellings the Lua option and the command line share: "all", "cpu", "gpu"; a step number,
 // "first" or "whole". Errors say what was expected.
 Result<DiffDevice> ParseDiffDevice(std::string_view text);

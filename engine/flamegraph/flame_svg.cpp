@@ -7,6 +7,7 @@
 #include "engine/flamegraph/flame_script.h"
 #include "engine/io/atomic_writer.h"
 #include "engine/util/hash.h"
+#include "engine/util/human_text.h"
 #include "engine/util/utf8.h"
 
 namespace profsh {
@@ -60,22 +61,6 @@ void AppendEscaped(std::string& out, std::string_view s) {
         }
     }
   }
-}
-
-// "1234567" -> "1,234,567"
-std::string WithCommas(double v) {
-  std::string digits = Fixed(v, 0);
-  std::string sign;
-  if (!digits.empty() && digits[0] == '-') {
-    sign = "-";
-    digits.erase(0, 1);
-  }
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return sign + out;
 }
 
 // Three numbers in [0, 1) from a frame name, so that a name keeps its colour from one graph to
@@ -247,7 +232,7 @@ Result<FlameSummary> RenderFlamegraph(FoldedStacks& stacks, const FlameOptions& 
     std::string pct = Fixed(100.0 * f.value / total, 2);
     out += "<g data-depth=\"" + std::to_string(f.depth) + "\"><title>";
     AppendEscaped(out, name);
-    out += " (" + WithCommas(f.value) + " ";
+    out += " (" + GroupedNumber(f.value, 0) + " ";
     AppendEscaped(out, o.count_name);
     out += ", " + (f.depth == 0 ? std::string("100") : pct) + "%";
     if (layout.differential && f.depth > 0) {

@@ -18,9 +18,13 @@ struct FlameOptions {
   int width = 1200;  // pixels
   int frame_height = 16;
   double font_size = 12;
-  double font_width = 0.59;        // average glyph width relative to the font size
-  double min_width = 0.1;          // frames narrower than this are left out...
-  bool min_width_percent = false;  // ...in pixels, or in percent of the total
+  double font_width = 0.59;  // average glyph width relative to the font size
+  // Frames narrower than this are left out, in pixels or in percent of the total. flamegraph.pl
+  // keeps everything down to 0.1 pixel; a deep stack of hairlines (Python's import machinery at
+  // 0.1 % of a training run: 104 frames) then sets the graph's height and leaves its first
+  // screen empty. 0.2 % of the total is under 3 pixels at the default width.
+  double min_width = 0.2;
+  bool min_width_percent = true;
   std::string colors = "hot";
   bool reverse = false;  // an icicle graph: roots at the top
   std::string count_name = "samples";

@@ -2,12 +2,14 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <unordered_map>
 #include <vector>
 
 #include "engine/analysis/cpu_samples.h"
 #include "engine/load/trace_loader.h"
 #include "engine/util/hash.h"
+#include "engine/util/human_text.h"
 
 namespace profsh {
 
@@ -126,10 +128,99 @@ Result<FoldedStacks> SampleStacks(const Trace& trace, const TraceStackOptions& o
   return ParseOrEmpty(text, trace.source_path + " (CPU samples)");
 }
 
+// The Python stacks: each event under its own stack, else under the stack of the innermost
+// event around it that has one (a runtime call or a kernel launch ran inside that operator, in
+// those frames). torch's export_stacks leaves the others out and truncates every event to whole
+// units, so its graph falls short of the operators' total (a training loop lost a fifth: its
+// backward pass). Here values are summed exactly, backward code that no forward stack reached
+// goes under [backward] and anything else under [no Python stack], each with the operator's name,
+// so the graph adds up to the metric's total and shows what had no stack.
+Result<FoldedStacks> PythonStacks(const Trace& trace, const FunctionEvents& f,
+                                  double (*value_of)(const FunctionEvents&, size_t),
+                                  StackCoverage* coverage) {
+  const size_t n = f.size();
+  static constexpr std::string_view kWrapper = "autograd::engine::evaluate_function: ";
+  std::vector<int8_t> wrapper_name(f.strings.size(), -1);  // per name id: 1 a backward wrapper
+  auto is_wrapper = [&](uint32_t name) {
+    if (wrapper_name[name] < 0) wrapper_name[name] = f.strings.Get(name).starts_with(kWrapper);
+    return wrapper_name[name] == 1;
+  };
+  // Per event: the stack it is drawn under (its own or inherited), and whether it is backward
+  // code (inside an evaluate_function wrapper). Resolved once per event, walking up to the first
+  // event already resolved.
+  constexpr uint32_t kUnresolved = UINT32_MAX;
+  std::vector<uint32_t> stack_of(n, kUnresolved);
+  std::vector<uint8_t> in_backward(n, 0);
+  std::vector<uint32_t> chain;
+  for (size_t i = 0; i < n; ++i) {
+    if (stack_of[i] != kUnresolved) continue;
+    chain.clear();
+    int64_t e = static_cast<int64_t>(i);
+    while (e >= 0 && stack_of[e] == kUnresolved) {
+      chain.push_back(static_cast<uint32_t>(e));
+      e = f.parent(e);
+    }
+    uint32_t stack = e >= 0 ? stack_of[e] : 0;
+    uint8_t backward = e >= 0 ? in_backward[e] : 0;
+    for (size_t k = chain.size(); k-- > 0;) {
+      const uint32_t ev = chain[k];
+      if (f.stack(ev) != 0) stack = f.stack(ev);
+      backward = backward || is_wrapper(f.name(ev));
+      stack_of[ev] = stack;
+      in_backward[ev] = backward;
+    }
+  }
+  StackCoverage cover;
+  std::unordered_map<uint32_t, double> per_stack;
+  std::unordered_map<uint32_t, double> backward_by_name, unstacked_by_name;
+  for (size_t i = 0; i < n; ++i) {
+    if (f.removed(i)) continue;
+    // A negative self time (a child sticking out of its parent by a rounded microsecond) is
+    // summed too, as the operators' total sums it; a stack whose sum is not positive is left out.
+    const double v = value_of(f, i);
+    if (v == 0 || std::isnan(v)) continue;
+    cover.total += v;
+    if (f.stack(i) != 0) {
+      per_stack[f.stack(i)] += v;
+    } else if (stack_of[i] != 0) {
+      per_stack[stack_of[i]] += v;
+      ++cover.inherited_events;
+      cover.inherited += v;
+    } else if (in_backward[i]) {
+      backward_by_name[f.name(i)] += v;
+      ++cover.backward_events;
+      cover.backward += v;
+    } else {
+      unstacked_by_name[f.name(i)] += v;
+      ++cover.unstacked_events;
+      cover.unstacked += v;
+    }
+  }
+  std::string text;
+  for (const auto& [stack, value] : per_stack) {
+    if (!(value > 0)) continue;
+    const auto& frames = f.stacks.Get(stack);
+    for (size_t k = frames.size(); k-- > 0;) {
+      text += TorchFrame(f.strings.Get(frames[k]));
+      text += k == 0 ? ' ' : ';';
+    }
+    text += Count(value) + "\n";
+  }
+  for (const auto& [root, by_name] : {std::pair{kBackwardFrame, &backward_by_name},
+                                      std::pair{kNoStackFrame, &unstacked_by_name}}) {
+    for (const auto& [name, value] : *by_name) {
+      if (!(value > 0)) continue;
+      text += std::string(root) + ";" + Sanitize(f.strings.Get(name)) + " " + Count(value) + "\n";
+    }
+  }
+  if (coverage != nullptr) *coverage = cover;
+  return ParseOrEmpty(text, trace.source_path + " (Python stacks)");
+}
+
 }  // namespace
 
 Result<FoldedStacks> TraceStacks(const Trace& trace, const FunctionEvents& f,
-                                 const TraceStackOptions& options) {
+                                 const TraceStackOptions& options, StackCoverage* coverage) {
   if (options.source == StackSource::kSamples) return SampleStacks(trace, options);
   auto metric = MetricFunction(options.metric);
   if (!metric.ok()) return metric.error();
@@ -147,26 +238,9 @@ Result<FoldedStacks> TraceStacks(const Trace& trace, const FunctionEvents& f,
     }
     python = any_stack;
   }
-  std::string text;
-  if (python) {
-    // Like torch's export_stacks (whole units per event), but merged per stack.
-    std::unordered_map<uint32_t, double> per_stack;
-    for (size_t i = 0; i < n; ++i) {
-      if (f.removed(i) || f.stack(i) == 0) continue;
-      double v = std::trunc(value_of(f, i));
-      if (v > 0) per_stack[f.stack(i)] += v;
-    }
-    for (const auto& [stack, value] : per_stack) {
-      const auto& frames = f.stacks.Get(stack);
-      for (size_t k = frames.size(); k-- > 0;) {
-        text += TorchFrame(f.strings.Get(frames[k]));
-        text += k == 0 ? ' ' : ';';
-      }
-      text += Count(value) + "\n";
-    }
-    return ParseOrEmpty(text, trace.source_path + " (Python stacks)");
-  }
+  if (python) return PythonStacks(trace, f, value_of, coverage);
 
+  std::string text;
   // The nesting of operators: a trie of (parent path, name) filled from each event's ancestors.
   bool by_thread = options.threads > 0;
   if (options.threads < 0) {
@@ -237,12 +311,32 @@ bool IsTraceFile(const std::string& path) {
   return input.ok() && TraceReaders().Find(input.value()->Head()) != nullptr;
 }
 
-Result<FoldedStacks> StacksFromFile(const std::string& path, const TraceStackOptions& options) {
+std::string DescribeStackCoverage(const StackCoverage& c, const std::string& unit) {
+  auto part = [&](size_t events, double value, const char* what, std::string_view frame) {
+    const double share = c.total > 0 ? 100.0 * value / c.total : 0;
+    char pct[32];
+    std::snprintf(pct, sizeof pct, "%.1f", share);
+    return Plural(events, "event", "events") + " " + what + " (" + GroupedNumber(value, 0) + " " +
+           unit + ", " + pct + " %) under " + std::string(frame);
+  };
+  std::string out;
+  if (c.backward_events > 0)
+    out = part(c.backward_events, c.backward, "of backward code that no forward stack reached",
+               kBackwardFrame);
+  if (c.unstacked_events > 0) {
+    out += (out.empty() ? "" : "; ") +
+           part(c.unstacked_events, c.unstacked, "without a Python stack", kNoStackFrame);
+  }
+  return out;
+}
+
+Result<FoldedStacks> StacksFromFile(const std::string& path, const TraceStackOptions& options,
+                                    StackCoverage* coverage) {
   if (!IsTraceFile(path)) return FoldedStacks::Load(path);
   auto trace = LoadTrace(path);
   if (!trace.ok()) return trace.error();
   auto events = BuildFunctionEvents(*trace.value());
-  auto stacks = TraceStacks(*trace.value(), *events, options);
+  auto stacks = TraceStacks(*trace.value(), *events, options, coverage);
   if (stacks.ok() && stacks.value().size() == 0) {
     return Error{path + ": no event has a positive " + options.metric};
   }

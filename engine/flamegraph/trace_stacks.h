@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "engine/analysis/function_events.h"
 #include "engine/flamegraph/folded_stacks.h"
@@ -32,15 +33,39 @@ struct TraceStackOptions {
 // The unit of a metric's values, for flamegraph labels ("us", "bytes", "calls").
 std::string MetricUnit(const std::string& metric);
 
-// An empty result (no event with a positive value) is not an error here.
+// The root frames of Python-stack graphs under which events without a stack are drawn (with
+// their own names below): backward code no forward operator's stack reached, and the rest.
+inline constexpr std::string_view kBackwardFrame = "[backward]";
+inline constexpr std::string_view kNoStackFrame = "[no Python stack]";
+
+// How a Python-stack graph placed the events (values in the metric's unit): `total` is all of
+// them, so the graph adds up to the metric's total.
+struct StackCoverage {
+  double total = 0;
+  size_t inherited_events = 0;  // no stack of their own: drawn under the enclosing operator's
+  double inherited = 0;
+  size_t backward_events = 0;  // under kBackwardFrame
+  double backward = 0;
+  size_t unstacked_events = 0;  // under kNoStackFrame
+  double unstacked = 0;
+};
+
+// An empty result (no event with a positive value) is not an error here. Python stacks fill
+// `coverage` when given.
 Result<FoldedStacks> TraceStacks(const Trace& trace, const FunctionEvents& events,
-                                 const TraceStackOptions& options);
+                                 const TraceStackOptions& options,
+                                 StackCoverage* coverage = nullptr);
+
+// One line for people on what a Python-stack graph drew without a stack ("" when everything had
+// one), e.g. "412 backward events (1.52 s, 19.4 %) had no forward stack: under [backward]".
+std::string DescribeStackCoverage(const StackCoverage& coverage, const std::string& unit);
 
 // Whether profsh can load `path` as a trace (decided from its content, as profsh.load does).
 bool IsTraceFile(const std::string& path);
 
 // The stacks of a file: a trace profsh can load (drawn as `options` say), or else a folded-stack
 // file. Errors name the file; a trace without a positive value of the metric is one.
-Result<FoldedStacks> StacksFromFile(const std::string& path, const TraceStackOptions& options);
+Result<FoldedStacks> StacksFromFile(const std::string& path, const TraceStackOptions& options,
+                                    StackCoverage* coverage = nullptr);
 
 }  // namespace profsh

@@ -66,6 +66,7 @@ struct Chart {
   std::vector<double> x;  // lines only, ascending
   bool step = false;      // lines: a value holds until the next x (a memory total)
   std::vector<ChartSeries> series;
+  size_t points_before_thinning = 0;  // lines thinned by ThinLineChart: the points they had
 };
 
 // An SVG profsh drew (a flamegraph): inlined into the page, a file beside a Markdown report.

@@ -7,7 +7,9 @@
 
 #include "engine/report/chart_library.h"
 #include "engine/report/escape.h"
+#include "engine/report/number_format.h"
 #include "engine/report/render.h"
+#include "engine/util/utf8.h"
 
 #ifndef PROFSH_VERSION
 #define PROFSH_VERSION "0.0.0"
@@ -37,7 +39,8 @@ th .unit{color:var(--muted);font-weight:normal}
 th[aria-sort=descending]::after{content:" \25BE"}
 th[aria-sort=ascending]::after{content:" \25B4"}
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-td.text{max-width:640px;overflow-wrap:anywhere}
+td.text{max-width:640px;overflow-wrap:break-word}
+td.text.short{white-space:nowrap}
 caption{text-align:left;color:var(--muted);caption-side:bottom;padding-top:4px}
 .note{color:var(--muted)}
 .chart{width:100%;max-width:1100px;height:340px}
@@ -69,13 +72,34 @@ constexpr char kScript[] = R"js(
     });
   });
   if (typeof echarts === "undefined") return;
+  // Values in the unit a reader takes in at a glance: 403782144 bytes -> "403.8 MB",
+  // 2235204 us -> "2.2 s"; other units keep their name after the number.
+  var SCALES = {bytes: [[1e12, "TB"], [1e9, "GB"], [1e6, "MB"], [1e3, "kB"], [1, "B"]],
+                ns: [[1e9, "s"], [1e6, "ms"], [1e3, "\u00b5s"], [1, "ns"]],
+                us: [[1e6, "s"], [1e3, "ms"], [1, "\u00b5s"]], ms: [[1e3, "s"], [1, "ms"]]};
+  function formatterOf(unit) {
+    var scale = SCALES[unit];
+    return function (v) {
+      if (typeof v !== "number" || !isFinite(v)) return String(v);
+      var x = v, name = unit;
+      if (scale) {
+        var i = 0;
+        while (i + 1 < scale.length && Math.abs(v) < scale[i][0]) i++;
+        x = v / scale[i][0]; name = scale[i][1];
+      }
+      var digits = x === Math.round(x) ? 0 : Math.abs(x) >= 10 ? 1 : 2;
+      return x.toLocaleString("en-US", {maximumFractionDigits: digits}) + (name ? " " + name : "");
+    };
+  }
   function optionOf(s) {
-    var o = {animation: false, tooltip: {trigger: "axis", confine: true},
+    var value = formatterOf(s.unit);
+    var o = {animation: false, tooltip: {trigger: "axis", confine: true, valueFormatter: value},
              legend: {type: "scroll", top: 0},
              grid: {left: 16, right: 40, top: 36, bottom: s.kind === "line" ? 56 : 16, containLabel: true},
-             yAxis: {type: "value", name: s.unit}, series: []};
+             yAxis: {type: "value", axisLabel: {formatter: value}}, series: []};
     if (s.kind === "line") {
-      o.xAxis = {type: "value", name: s.x_name, min: "dataMin", max: "dataMax"};
+      o.xAxis = {type: "value", name: s.x_name, min: "dataMin", max: "dataMax",
+                 axisLabel: {formatter: formatterOf("")}};
       o.dataZoom = [{type: "inside"}, {type: "slider", height: 18, bottom: 8}];
       s.series.forEach(function (se) {
         o.series.push({type: "line", name: se.name, showSymbol: false, step: s.step ? "end" : false,
@@ -102,6 +126,8 @@ constexpr char kScript[] = R"js(
   window.addEventListener("resize", function () { charts.forEach(function (c) { c.resize(); }); });
 })();
 )js";
+
+constexpr size_t kShortText = 40;  // characters
 
 std::string Number(double v) {
   if (!std::isfinite(v)) return "null";  // JSON has no NaN or infinity
@@ -214,15 +240,21 @@ class HtmlWriter {
       out_ += "</th>";
     }
     out_ += "</tr></thead>\n<tbody>\n";
-    for (const auto& row : t.rows) {
+    const std::vector<std::vector<std::string>> shown = FormatTableCells(t);
+    for (size_t r = 0; r < t.rows.size(); ++r) {
+      const auto& row = t.rows[r];
       out_ += "<tr>";
       for (size_t c = 0; c < row.size(); ++c) {
         const Cell& cell = row[c];
         if (IsNumber(cell)) {
           out_ += "<td class=\"num\" data-v=\"" + Number(ValueOf(cell)) + "\">" +
-                  EscapeHtml(cell.Format()) + "</td>";
+                  EscapeHtml(shown[r][c]) + "</td>";
         } else {
-          out_ += "<td class=\"text\">" + EscapeHtml(cell.Format()) + "</td>";
+          // A short text (a name, a region) stays on one line, however many columns squeeze it;
+          // a longer one wraps between words.
+          out_ += Utf8Length(shown[r][c]) <= kShortText ? "<td class=\"text short\">"
+                                                        : "<td class=\"text\">";
+          out_ += EscapeHtml(shown[r][c]) + "</td>";
         }
       }
       out_ += "</tr>\n";
@@ -255,6 +287,11 @@ class HtmlWriter {
       out_ += "]}";
     }
     out_ += "]}</script>\n";
+    if (c.points_before_thinning > 0) {
+      out_ += "<p class=\"note\">Drawn from " + std::to_string(c.x.size()) + " of " +
+              std::to_string(c.points_before_thinning) +
+              " points: each stretch of time keeps its lowest and highest.</p>\n";
+    }
   }
 
   void Write(const Svg& s) {

@@ -7,6 +7,7 @@
 
 #include "engine/io/atomic_writer.h"
 #include "engine/report/escape.h"
+#include "engine/report/number_format.h"
 #include "engine/report/render.h"
 
 namespace profsh::report {
@@ -15,12 +16,8 @@ namespace {
 
 constexpr size_t kMaxLineRows = 24;  // a line chart's table shows at most this many points
 
-std::string NumberText(double v) {
-  return Cell::Double(v).Format();
-}
-
 std::string Ms(int64_t ns) {
-  return NumberText(std::round(ns / 1e3) / 1e3);
+  return Cell::Double(std::round(ns / 1e3) / 1e3).Format();
 }
 
 bool IsNumber(const Cell& c) {
@@ -93,11 +90,7 @@ class MarkdownWriter {
       numeric[c] = any_number && !any_text;
     }
     Header(names, numeric);
-    for (const auto& row : t.rows) {
-      std::vector<std::string> cells;
-      for (const Cell& cell : row) cells.push_back(cell.Format());
-      Row(cells);
-    }
+    for (const auto& cells : FormatTableCells(t)) Row(cells);
     std::string caption = t.caption;
     if (t.total_rows > t.rows.size()) {
       Append(caption, {caption.empty() ? "" : " ", std::to_string(t.rows.size()), " of ",
@@ -107,30 +100,57 @@ class MarkdownWriter {
     if (!caption.empty()) Append(out_, {"\n", EscapeMarkdown(caption), "\n"});
   }
 
+  // A line's table rows: evenly spaced points, the last included, and each series' highest, so
+  // the table shows the peak the chart does.
+  static std::vector<size_t> LineRows(const Chart& c) {
+    const size_t points = c.x.size();
+    std::vector<size_t> rows;
+    if (points <= kMaxLineRows) {
+      for (size_t i = 0; i < points; ++i) rows.push_back(i);
+      return rows;
+    }
+    const size_t even = std::max<size_t>(2, kMaxLineRows - std::min(kMaxLineRows, c.series.size()));
+    for (size_t k = 0; k < even; ++k) rows.push_back(k * (points - 1) / (even - 1));
+    for (const auto& s : c.series) {
+      if (s.values.empty()) continue;
+      rows.push_back(static_cast<size_t>(std::max_element(s.values.begin(), s.values.end()) -
+                                         s.values.begin()));
+    }
+    std::sort(rows.begin(), rows.end());
+    rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+    return rows;
+  }
+
   void Write(const Chart& c) {
     if (!c.title.empty()) out_ += "**" + EscapeMarkdown(c.title) + "**\n\n";
-    std::vector<std::string> names{c.x_name.empty() ? std::string("x") : c.x_name};
-    std::vector<bool> numeric{c.kind == ChartKind::kLine};
-    for (const auto& s : c.series) {
-      names.push_back(c.unit.empty() ? s.name : s.name + " (" + c.unit + ")");
-      numeric.push_back(true);
+    const bool line = c.kind == ChartKind::kLine;
+    // The chart's table, shown as any table is (one number format per column).
+    Table t;
+    t.columns.push_back({c.x_name.empty() ? std::string("x") : c.x_name, ""});
+    for (const auto& s : c.series) t.columns.push_back({s.name, c.unit});
+    std::vector<size_t> rows;
+    if (line) {
+      rows = LineRows(c);
+    } else {
+      for (size_t i = 0; i < c.categories.size(); ++i) rows.push_back(i);
     }
-    Header(names, numeric);
-    const size_t points = c.kind == ChartKind::kLine ? c.x.size() : c.categories.size();
-    // A line's points are picked evenly, the last included, so the table stays short.
-    const size_t shown = c.kind == ChartKind::kLine ? std::min(points, kMaxLineRows) : points;
-    for (size_t k = 0; k < shown; ++k) {
-      const size_t i =
-          shown == points ? k : (shown == 1 ? points - 1 : k * (points - 1) / (shown - 1));
-      std::vector<std::string> cells{c.kind == ChartKind::kLine ? NumberText(c.x[i])
-                                                                : c.categories[i]};
+    for (size_t i : rows) {
+      std::vector<Cell> row{line ? Cell::Double(c.x[i]) : Cell::Text(c.categories[i])};
       for (const auto& s : c.series)
-        cells.push_back(i < s.values.size() ? NumberText(s.values[i]) : "");
-      Row(cells);
+        row.push_back(i < s.values.size() ? Cell::Double(s.values[i]) : Cell::Empty());
+      t.rows.push_back(std::move(row));
     }
-    if (shown < points) {
-      Append(out_, {"\n", std::to_string(shown), " of ", std::to_string(points),
-                    " points shown, evenly spaced.\n"});
+    t.total_rows = t.rows.size();
+    Write(t);
+    const size_t points = line ? c.x.size() : c.categories.size();
+    if (rows.size() < points) {
+      Append(out_, {"\n", std::to_string(rows.size()), " of ", std::to_string(points),
+                    " points shown: evenly spaced, and each series' highest.\n"});
+    }
+    if (c.points_before_thinning > 0) {
+      Append(out_, {"\nThe chart draws ", std::to_string(c.x.size()), " of ",
+                    std::to_string(c.points_before_thinning),
+                    " points: each stretch of time keeps its lowest and highest.\n"});
     }
   }
 

@@ -165,17 +165,51 @@ def main():
               any(f["name"] == "train_step_0" and f["depth"] == 1 for f in ops),
               "a trace's operators as a flamegraph (roots are the top-level ranges)")
         o = os.path.join(work, "trace_py.svg")
-        r = run(profsh, "flamegraph", trace, "-o", o, "--stacks", "python")
+        r = run(profsh, "flamegraph", trace, "-o", o, "--stacks", "python", "--minwidth", "0")
         py = frames_of(o) if r.returncode == 0 else []
         check(r.returncode == 0 and any("nn.Module:_MLP_0" == f["name"] for f in py), "a trace's Python stacks as a flamegraph")
-        # The same graph as flamegraph.pl would draw from torch's export_stacks file.
+        # torch's export_stacks leaves out what has no stack and truncates each event to whole
+        # microseconds: every frame of its graph is in the trace's, no wider; the trace's adds up
+        # to the operators' total and says what it drew without a stack.
         folded = os.path.join(work, "torch_stacks.folded")
         run(profsh, "-e", "profsh.load('%s'):export_stacks('%s', 'self_cpu_time_total')" % (trace, folded))
         o2 = os.path.join(work, "torch_stacks.svg")
-        run(profsh, "flamegraph", folded, "-o", o2, "--countname", "us")
-        key = lambda fs: sorted((f["name"], f["value"], f["depth"]) for f in fs)
-        check(len(py) > 10 and key(py) == key(frames_of(o2)),
-              "a trace's Python-stack flamegraph equals the one of its export_stacks file")
+        run(profsh, "flamegraph", folded, "-o", o2, "--countname", "us", "--minwidth", "0")
+        ours = {}
+        for f in py:
+            ours[(f["name"], f["depth"])] = ours.get((f["name"], f["depth"]), 0) + f["value"]
+        theirs = {}
+        for f in frames_of(o2):
+            theirs[(f["name"], f["depth"])] = theirs.get((f["name"], f["depth"]), 0) + f["value"]
+        check(len(py) > 10 and all(ours.get(k, -1) >= v for k, v in theirs.items()),
+              "every frame of the export_stacks graph is in the trace's Python-stack graph, no wider")
+        total = run(profsh, "-e", "print(string.format('%%.0f', profsh.load('%s'):key_averages():"
+                                  "total_average().self_cpu_time_total))" % trace).stdout.strip()
+        root = [f["value"] for f in py if f["depth"] == 0]
+        check(root and str(root[0]) == total and root[0] > theirs.get(("all", 0), 0),
+              "the Python-stack graph's total is the operators' total (%s us; export_stacks': %s)"
+              % (root and root[0], theirs.get(("all", 0))))
+        # Here every event has a stack or runs inside an operator that has one: no note.
+        check("note: " not in r.stdout and not any(f["name"].startswith("[") for f in py),
+              "a trace whose events all have stacks draws no stackless frame (%s)" % r.stdout.strip())
+        # Without the stacks of its forward operators, the backward pass goes under [backward],
+        # the other stackless events under [no Python stack], and the command says so.
+        stripped = write("stripped.json", json.dumps({"traceEvents": [
+            {"ph": "X", "cat": "cpu_op", "name": "aten::linear", "pid": 1, "tid": 1, "ts": 0, "dur": 50,
+             "args": {"Call stack": "train.py(3): step"}},
+            {"ph": "X", "cat": "cpu_op", "name": "autograd::engine::evaluate_function: AddmmBackward0",
+             "pid": 1, "tid": 1, "ts": 100, "dur": 30},
+            {"ph": "X", "cat": "cpu_op", "name": "AddmmBackward0", "pid": 1, "tid": 1, "ts": 101, "dur": 28},
+            {"ph": "X", "cat": "cpu_op", "name": "aten::empty", "pid": 1, "tid": 1, "ts": 200, "dur": 20}]}))
+        o = os.path.join(work, "stripped.svg")
+        r = run(profsh, "flamegraph", stripped, "-o", o, "--minwidth", "0")
+        d = {(f["name"], f["depth"]): f["value"] for f in frames_of(o)} if r.returncode == 0 else {}
+        check(d.get(("all", 0)) == 100 and d.get(("[backward]", 1)) == 30 and d.get(("AddmmBackward0", 2)) == 28
+              and d.get(("[no Python stack]", 1)) == 20 and d.get(("train.py(3):_step", 1)) == 50,
+              "stackless events are drawn under [backward] and [no Python stack] (%s)" % d)
+        check("note: 2 events of backward code that no forward stack reached (30 us, 30.0 %) under [backward]; "
+              "1 event without a Python stack (20 us, 20.0 %) under [no Python stack]" in r.stdout,
+              "the command says what had no stack (%s)" % r.stdout.strip())
 
         # A trace without Python stacks asked for its Python stacks: say that, not "no event
         # has a positive self_cpu_time_total".

@@ -2,11 +2,13 @@
 profsh> t = profsh.load("golden/cases/mlp_training_stack_flops/trace.json.gz")
 profsh> out = os.tmpname()
 profsh> t:flamegraph(out, {stacks="operators"})
+{frames = 86, ignored_lines = 0, stacks = 104, total = 1895.0}
+profsh> t:flamegraph(out, {stacks="operators", minwidth=0.1})
 {frames = 107, ignored_lines = 0, stacks = 104, total = 1895.0}
 profsh> io.open(out):read("a"):match("<title>(aten::addmm [^<]*)</title>")
 aten::addmm (142 us, 7.49%)
 profsh> t:flamegraph(out, {stacks="python", metric="count", minwidth="1%"})
-{frames = 42, ignored_lines = 0, stacks = 14, total = 230.0}
+{backward = {events = 0, value = 0.0}, frames = 42, ignored_lines = 0, inherited = {events = 16, value = 16.0}, stacks = 14, total = 246.0, unstacked = {events = 0, value = 0.0}}
 profsh> t:flamegraph(out, {colors="purpel"})
 stdin:1: unknown colour palette 'purpel' (palettes: hot, mem, io, java, torch, red, green, blue, yellow, purple, aqua, orange)
 profsh> t:flamegraph(out, {minwidth="wide"})
@@ -20,7 +22,7 @@ profsh> t:export_stacks(folded, "self_cpu_time_total")
 profsh> profsh.flamegraph(folded, out, {title="MLP training", reverse=true})
 {frames = 42, ignored_lines = 0, stacks = 14, total = 1862.0}
 profsh> profsh.flamegraph_diff(folded, t, out)
-{frames = 42, ignored_lines = 0, stacks = 14, total = 1862.0}
+{frames = 42, ignored_lines = 0, stacks = 14, total = 1887.0}
 profsh> profsh.flamegraph(42, out)
 stdin:1: bad argument #1 to 'flamegraph' (input: a Trace or a file path expected, got number)
 profsh> profsh.flamegraph("no_such.folded", out)

@@ -80,7 +80,20 @@ window.addEventListener("load", function () { setTimeout(function () {
   document.querySelectorAll("td").forEach(function (td) { out.cells.push(td.textContent); });
   document.querySelectorAll("div.chart").forEach(function (c) {
     out.charts.push({rendered: c.getAttribute("data-rendered") === "true",
-                     paths: c.querySelectorAll("svg path").length}); });
+                     paths: c.querySelectorAll("svg path").length,
+                     texts: Array.prototype.map.call(c.querySelectorAll("svg text"),
+                                                     function (t) { return t.textContent; })}); });
+  // How many lines each section's first text cell's text takes (a name squeezed to one letter
+  // a line takes as many lines as letters): one client rectangle per line box.
+  out.first_text_lines = {};
+  document.querySelectorAll("section").forEach(function (s) {
+    var td = s.querySelector("td.text");
+    if (!td) return;
+    var range = document.createRange();
+    range.selectNodeContents(td);
+    var tops = {};
+    Array.prototype.forEach.call(range.getClientRects(), function (r) { tops[Math.round(r.top)] = 1; });
+    out.first_text_lines[s.id] = Object.keys(tops).length; });
   out.script_elements = document.querySelectorAll("script").length;
   // A header click sorts the table: the first table's numeric column, descending, then ascending.
   var table = Array.prototype.filter.call(document.querySelectorAll("table.sortable"),
@@ -201,6 +214,108 @@ def compare_golden(tests_dir, name, markdown_path):
     check(got == want, name + ": the Markdown equals golden/%s.md" % name)
 
 
+def memory_trace(path, points, spike_at):
+    """A trace of one process's allocations: `points` small steps up and down, and one narrow
+    spike (a 400 MB allocation freed at the next point) at index `spike_at`. Returns the peak."""
+    events, total, peak = [], 0, 0
+    for i in range(points):
+        if i == spike_at:
+            size = 400_000_000
+        elif i == spike_at + 1:
+            size = -400_000_000
+        else:
+            size = 4096 if (i // 50) % 2 == 0 else -4096
+            if total + size < 0:
+                size = -size
+        total += size
+        peak = max(peak, total)
+        events.append({"ph": "i", "s": "t", "cat": "cpu_instant_event", "name": "[memory]", "pid": 7,
+                       "tid": 7, "ts": 1000 + i, "args": {"Bytes": size, "Total Allocated": total,
+                                                         "Device Type": 0, "Device Id": -1, "Addr": i}})
+    events.append({"ph": "X", "cat": "cpu_op", "name": "aten::empty", "pid": 7, "tid": 7, "ts": 1000,
+                   "dur": points})
+    with open(path, "w") as f:
+        json.dump({"traceEvents": events}, f)
+    return peak
+
+
+def memory_peak_check(profsh, tests_dir, work, browser):
+    """A memory curve of 30,000 points whose peak is one narrow spike: the chart's maximum is the
+    peak, in the HTML's chart data and in the Markdown's table."""
+    trace = os.path.join(work, "spike.json")
+    peak = memory_trace(trace, 30000, 17321)
+    html, md = os.path.join(work, "spike.html"), os.path.join(work, "spike.md")
+    r = run(profsh, ["report", trace, "-o", html], tests_dir)
+    check(r.returncode == 0, "memory spike: the summary report is written (%s)" % r.stderr.strip()[-300:])
+    if r.returncode != 0:
+        return
+    page = open(html, encoding="utf-8").read()
+    charts = [json.loads(m) for m in re.findall(r'<script type="application/json" id="chart-\d+-data">(.*?)</script>',
+                                               page, re.S)]
+    lines = [c for c in charts if c["kind"] == "line"]
+    top = max(max(se["values"]) for c in lines for se in c["series"]) if lines else None
+    points = len(lines[0]["x"]) if lines else 0
+    check(len(lines) == 1 and top == peak and points <= 2000,
+          "memory spike: the chart's maximum (%s) is the peak (%d), %d points drawn" % (top, peak, points))
+    check("Drawn from %d of 30000 points" % points in page, "memory spike: the page says how many points it drew")
+    check("peak %.1f MB (%s bytes)" % (peak / 1e6, format(peak, ",")) in page,
+          "memory spike: the text gives the peak in MB and in bytes")
+    r = run(profsh, ["report", trace, "-o", md], tests_dir)
+    text = open(md, encoding="utf-8").read() if r.returncode == 0 else ""
+    check(format(peak, ",") in text.split("**Memory held by process")[-1],
+          "memory spike: the Markdown table of the chart shows the peak")
+    if browser:
+        result, err = probe(browser, html, work)
+        texts = [t for c in (result or {}).get("charts", []) for t in c.get("texts", [])]
+        check(result is not None and any(t.endswith(" MB") for t in texts),
+              "memory spike: the chart's axis shows MB (%s)" % texts[:12])
+
+
+def wording_check(profsh, tests_dir, work):
+    """A CPU-only trace of one process: "1 process", no device columns, one number format per
+    column."""
+    md = os.path.join(work, "cpu_only.md")
+    trace = os.path.join(work, "spike.json")  # one process, no device time
+    r = run(profsh, ["report", trace, "-o", md], tests_dir)
+    text = open(md, encoding="utf-8").read() if r.returncode == 0 else ""
+    check(", 1 process, 1 thread, " in text, "summary: one process is \"1 process\" (%s)" %
+          [l for l in text.splitlines() if "events" in l][:1])
+    check("self_cuda_time_total" not in text and "self device" not in text and "self_device" not in text,
+          "summary: a CPU-only trace gets no device columns")
+    # SIMPLE_ADD's "avg per call" mixed 24587247.0, 2235204.27 and 238.381 in one column.
+    md = os.path.join(work, "formats.md")
+    r = run(profsh, ["report", SIMPLE_ADD, "-o", md], tests_dir)
+    text = open(md, encoding="utf-8").read() if r.returncode == 0 else ""
+    rows = [l.split(" | ") for l in text.split("## Top operators")[-1].split("\n\n")[2].splitlines()[2:]]
+    averages = [row[5] for row in rows if len(row) > 6]
+    decimals = {len(v.split(".")[1]) if "." in v else 0 for v in averages}
+    check(len(averages) > 10 and len(decimals) == 1,
+          "summary: one number format per column (avg per call: %s)" % averages[:5])
+
+
+def diff_report_check(profsh, tests_dir, work):
+    """The diff report's "What grew": by time, most first, saying so, without HTA's group."""
+    md = os.path.join(work, "diff_rule.md")
+    r = run(profsh, ["report", SIMPLE_ADD, SMALL, "--template", "diff", "-o", md], tests_dir)
+    text = open(md, encoding="utf-8").read() if r.returncode == 0 else ""
+    grew = text.split("## What grew")[-1].split("## What shrank")[0].replace("\\", "")
+    check("most first, by diff_duration: the test's total time of the name minus the control's" in grew,
+          "diff report: What grew says which rule it uses")
+    lines = grew.splitlines()
+    first = next((i for i, l in enumerate(lines) if l.startswith("| ")), len(lines))
+    table = []  # the section's first table (the chart's table follows); cut at " | "
+    for l in lines[first:]:
+        if not l.startswith("|"):
+            break
+        table.append(l)
+    header = [c.strip() for c in table[0].strip("|").split("|")] if table else []
+    changes = [float(l.split(" | ")[1].replace(",", "")) for l in table[2:]] if table else []
+    check(changes and all(c > 0 for c in changes) and changes == sorted(changes, reverse=True),
+          "diff report: What grew ranks by time change, largest first (%s)" % changes[:5])
+    check("unchanged" not in grew and "change" not in header,
+          "diff report: What grew lists no HTA group (%s)" % header)
+
+
 def main():
     profsh, tests_dir = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -241,7 +356,15 @@ def main():
                 d, a = result["sorted_desc"], result["sorted_asc"]
                 check(d == sorted(d, reverse=True) and a == sorted(a) and len(d) > 1,
                       "%s: a header click sorts the table, descending then ascending" % name)
+            if name == "compile":
+                lines = result["first_text_lines"].get("regions", 99)
+                check(lines == 1, "compile: a region's name stays on one line in a wide table "
+                                  "(%d lines)" % lines)
             screenshot_check(browser, html, work, name)
+
+        memory_peak_check(profsh, tests_dir, work, browser)
+        wording_check(profsh, tests_dir, work)
+        diff_report_check(profsh, tests_dir, work)
 
         # A user template, found by name; every text in it hostile.
         md, html = os.path.join(work, "team.md"), os.path.join(work, "team.html")

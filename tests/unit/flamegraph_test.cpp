@@ -7,8 +7,11 @@
 #include <map>
 #include <random>
 
+#include "engine/analysis/function_events.h"
 #include "engine/flamegraph/flame_layout.h"
+#include "engine/flamegraph/flame_svg.h"
 #include "engine/flamegraph/folded_stacks.h"
+#include "engine/flamegraph/trace_stacks.h"
 #include "tests/unit/test_util.h"
 
 namespace profsh {
@@ -191,6 +194,104 @@ TEST(FlameLayout, DifferentialFramesCarryTheirOwnChange) {
     }
   }
   EXPECT_EQ(layout.max_delta, 20);
+}
+
+std::string Op(const std::string& name, int64_t ts, int64_t dur, const std::string& args = "",
+               const std::string& cat = "cpu_op") {
+  return R"({"ph": "X", "cat": ")" + cat + R"(", "name": ")" + name +
+         R"(", "pid": 1, "tid": 1, "ts": )" + std::to_string(ts) + R"(, "dur": )" +
+         std::to_string(dur) + (args.empty() ? "" : R"(, "args": {)" + args + "}") + "}";
+}
+
+// A forward op with a stack and a kernel launch inside it; its backward node (linked by
+// sequence number) inside torch's evaluate_function wrapper; AccumulateGrad, which has no
+// forward op; an op recorded without a stack outside everything.
+const char* const kForwardStack = R"("Call stack": "train.py(10): step;train.py(20): <module>")";
+std::string TraceWithBackward() {
+  return std::string(R"({"traceEvents": [)") +
+         Op("aten::addmm", 0, 100, std::string(kForwardStack) + R"(, "Sequence number": 5)") + "," +
+         Op("cudaLaunchKernel", 10, 20, "", "cuda_runtime") + "," +
+         Op("autograd::engine::evaluate_function: AddmmBackward0", 200, 50) + "," +
+         Op("AddmmBackward0", 205, 40, R"("Sequence number": 5)") + "," + Op("aten::mm", 210, 30) +
+         "," + Op("autograd::engine::evaluate_function: torch::autograd::AccumulateGrad", 300, 20) +
+         "," + Op("torch::autograd::AccumulateGrad", 302, 15) + "," + Op("aten::empty", 400, 8) +
+         "]}";
+}
+
+TEST(TraceStacks, PythonStacksAddUpToTheOperatorsTotal) {
+  auto trace = testing::MustImport(TraceWithBackward());
+  auto events = BuildFunctionEvents(*trace);
+  TraceStackOptions options;
+  options.source = StackSource::kPython;
+  StackCoverage coverage;
+  auto stacks = TraceStacks(*trace, *events, options, &coverage);
+  ASSERT_TRUE(stacks.ok()) << stacks.error().message;
+  std::map<Stack, double> got;
+  for (const auto& [stack, value] : Contents(stacks.value())) got[stack] += value;
+  const Stack forward = {"train.py(20):_<module>", "train.py(10):_step"};
+  // addmm's 80 us, its launch's 20 (under the op it ran in), the node's 10 and the mm's 30
+  // (backward, under the forward op's stack through the sequence number).
+  EXPECT_EQ(got[forward], 140);
+  EXPECT_EQ(got[(Stack{"[backward]", "autograd::engine::evaluate_function: AddmmBackward0"})], 10);
+  EXPECT_EQ(got[(Stack{"[backward]", "torch::autograd::AccumulateGrad"})], 15);
+  EXPECT_EQ(got[(Stack{"[backward]",
+                       "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad"})],
+            5);
+  EXPECT_EQ(got[(Stack{"[no Python stack]", "aten::empty"})], 8);
+  EXPECT_EQ(got.size(), 5u);
+  EXPECT_EQ(stacks.value().total(), 178);  // every event's self time: the operators' total
+  EXPECT_EQ(coverage.total, 178);
+  EXPECT_EQ(coverage.inherited_events, 1u);
+  EXPECT_EQ(coverage.backward_events, 3u);
+  EXPECT_EQ(coverage.backward, 30);
+  EXPECT_EQ(coverage.unstacked_events, 1u);
+  EXPECT_EQ(DescribeStackCoverage(coverage, "us"),
+            "3 events of backward code that no forward stack reached (30 us, 16.9 %) under "
+            "[backward]; 1 event without a Python stack (8 us, 4.5 %) under [no Python stack]");
+}
+
+TEST(TraceStacks, FractionsOfAUnitAreKept) {
+  // torch's export_stacks truncates each event to whole microseconds (0 here); the graph sums.
+  auto trace = testing::MustImport(
+      R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 0,)"
+      R"( "dur": 0.6, "args": {"Call stack": "x.py(1): f"}}, {"ph": "X", "cat": "cpu_op",)"
+      R"( "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 0.6, "args": {"Call stack": "x.py(1): f"}}]})");
+  auto events = BuildFunctionEvents(*trace);
+  auto stacks = TraceStacks(*trace, *events, TraceStackOptions{});
+  ASSERT_TRUE(stacks.ok());
+  EXPECT_DOUBLE_EQ(stacks.value().total(), 1.2);
+}
+
+TEST(FlameSvg, ADeepNarrowStackIsPrunedByDefault) {
+  // 104 frames at 0.1 % of the total beside a two-frame graph: flamegraph.pl's 0.1-pixel floor
+  // keeps them and the SVG grows 104 frames tall; the default (0.2 % of the total) does not.
+  std::string text = "main;work 9990\n";
+  std::string deep;
+  for (int k = 0; k < 104; ++k) {
+    if (k > 0) deep += ';';
+    deep += "importlib_" + std::to_string(k);
+  }
+  text += deep + " 10\n";
+  auto height_of = [](const std::string& svg) {
+    const size_t at = svg.find(" height=\"");
+    return std::atof(svg.c_str() + at + 9);
+  };
+  FoldedStacks stacks = ParseOk(text);
+  std::string svg;
+  FlameOptions options;
+  auto summary = RenderFlamegraph(stacks, options, &svg);
+  ASSERT_TRUE(summary.ok());
+  EXPECT_EQ(summary.value().frames_drawn, 3u);  // all, main, work
+  EXPECT_EQ(summary.value().total, 10000);
+  EXPECT_LT(height_of(svg), 5 * options.frame_height + 100);
+  EXPECT_EQ(svg.find("importlib_0"), std::string::npos);
+
+  FlameOptions pl = options;
+  pl.min_width = 0.1;
+  pl.min_width_percent = false;
+  FoldedStacks again = ParseOk(text);
+  ASSERT_TRUE(RenderFlamegraph(again, pl, &svg).ok());
+  EXPECT_GT(height_of(svg), 104 * pl.frame_height);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -141,6 +142,88 @@ TEST(TraceDiff, ShortNamesAsHta) {
   EXPECT_EQ(ShortenName("aten::add"), "aten::add");
   EXPECT_EQ(ShortenName("Memcpy HtoD (Pageable -> Device)"), "Memcpy HtoD (Pageable -> Device)");
   EXPECT_EQ(ShortenName("std::vector<int> f(int) -> int"), "int");
+}
+
+// Names in HTA's order, and the columns SelectDiffRows reads.
+std::vector<std::string> Names(const AnalysisRows& rows) {
+  std::vector<std::string> out;
+  for (size_t r = 0; r < rows.rows.size(); ++r) out.emplace_back(rows.rows.text(r, 0));
+  return out;
+}
+
+// Control and test with names whose counts and durations change apart: "same" keeps its count
+// and takes 100 us longer (HTA's group: unchanged), "more" runs twice as often for 1 us more,
+// "less" loses 40 us and a call, "new" is added with 60 us, "tiny" grows by 1 us.
+struct ChangedPair {
+  std::unique_ptr<Trace> control, test;
+};
+ChangedPair Changed() {
+  ChangedPair p;
+  p.control = MustImport(TraceOf({Event("cpu_op", "same", 0, 10), Event("cpu_op", "more", 20, 5),
+                                  Event("cpu_op", "less", 30, 30), Event("cpu_op", "less", 70, 20),
+                                  Event("cpu_op", "tiny", 100, 3)}));
+  p.test = MustImport(TraceOf({Event("cpu_op", "same", 0, 110), Event("cpu_op", "more", 120, 3),
+                               Event("cpu_op", "more", 130, 3), Event("cpu_op", "less", 140, 10),
+                               Event("cpu_op", "new", 160, 60), Event("cpu_op", "tiny", 230, 4)}));
+  return p;
+}
+
+TEST(TraceDiff, SortsByTheChosenChange) {
+  ChangedPair p = Changed();
+  auto rows = DiffTraces(*p.control, *p.test, {});
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(Names(*rows), (std::vector<std::string>{"less", "more", "new", "same", "tiny"}));
+  EXPECT_EQ(Names(SelectDiffRows(*rows, {})), Names(*rows));  // HTA's order by default
+
+  DiffRowSelection by_time;
+  by_time.sort = "diff_duration";  // +100, +60, -40, +1, +1 by size
+  AnalysisRows sorted = SelectDiffRows(*rows, by_time);
+  EXPECT_EQ(Names(sorted), (std::vector<std::string>{"same", "new", "less", "more", "tiny"}));
+  ASSERT_FALSE(sorted.notes.empty());
+  EXPECT_NE(sorted.notes.back().find("sorted by the size of diff_duration"), std::string::npos);
+
+  DiffRowSelection by_counts;
+  by_counts.sort = "diff_counts";  // +1 (more, new), -1 (less), 0 (same, tiny)
+  EXPECT_EQ(Names(SelectDiffRows(*rows, by_counts)),
+            (std::vector<std::string>{"more", "new", "less", "same", "tiny"}));
+
+  DiffRowSelection by_test;
+  by_test.sort = "test_total_duration";
+  EXPECT_EQ(Names(SelectDiffRows(*rows, by_test)),
+            (std::vector<std::string>{"same", "new", "less", "more", "tiny"}));
+}
+
+TEST(TraceDiff, MinChangeAndRowLimitFilter) {
+  ChangedPair p = Changed();
+  auto rows = DiffTraces(*p.control, *p.test, {});
+  ASSERT_TRUE(rows.ok());
+  DiffRowSelection s;
+  s.sort = "diff_duration";
+  s.min_change = 40;  // |diff_duration| >= 40 us: same, new, less
+  AnalysisRows kept = SelectDiffRows(*rows, s);
+  EXPECT_EQ(Names(kept), (std::vector<std::string>{"same", "new", "less"}));
+  bool noted = false;
+  for (const auto& n : kept.notes)
+    noted = noted || n == "2 of 5 rows left out: |diff_duration| below 40 us";
+  EXPECT_TRUE(noted);
+
+  s.row_limit = 2;
+  AnalysisRows limited = SelectDiffRows(*rows, s);
+  EXPECT_EQ(Names(limited), (std::vector<std::string>{"same", "new"}));
+  EXPECT_EQ(limited.notes.back(), "2 of 3 rows shown (row limit)");
+
+  // Sorted by a counts column, the floor is on |diff_counts|.
+  DiffRowSelection counts;
+  counts.sort = "test_counts";
+  counts.min_change = 1;
+  EXPECT_EQ(Names(SelectDiffRows(*rows, counts)),
+            (std::vector<std::string>{"more", "less", "new"}));
+
+  EXPECT_TRUE(CheckDiffSort("diff_counts").ok());
+  Status bad = CheckDiffSort("duration");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("unknown sort 'duration' (name, diff_duration, diff_counts"),
+            std::string::npos);
 }
 
 TEST(TraceDiff, ParsesOptionSpellings) {
