@@ -19,8 +19,15 @@ def step_chart(markdown):
         cells = [c.strip() for c in line.strip("|").split("|")]
         if cells[0] == "step" or set(cells[0]) <= set("-:"):
             continue
-        rows.append((cells[0], [float(c) for c in cells[1:]]))
+        rows.append((cells[0], cells[1:]))
     return rows
+
+
+def cell_value(text):
+    """A table's number ("13,336,315.8": digits grouped) and how far its rounding may be off."""
+    digits = text.replace(",", "")
+    decimals = len(digits.split(".")[1]) if "." in digits else 0
+    return float(digits), 0.5 * 10 ** -decimals
 
 
 def trace_span(profsh, trace):
@@ -40,12 +47,13 @@ def report_findings(profsh, trace, work, name, cpu_only):
     text = open(md, encoding="utf-8").read()
     rows = step_chart(text) if "**Where each step's time went**" in text else []
     labels = [label for label, _ in rows]
-    total = sum(sum(values) for _, values in rows)
+    values = [cell_value(c) for _, cells in rows for c in cells]
+    total = sum(v for v, _ in values)
     found.append((bool(rows) and "nil" not in labels and all(labels),
                   "%s: the step chart's labels %s" % (name, labels)))
-    # The Markdown shows each value to 2 decimals (up to 0.005 us off each).
-    cells = sum(len(values) for _, values in rows)
-    found.append((total <= span + 0.005 * cells + 0.001,
+    # Each value as the Markdown rounds it (half a unit of its last decimal off at most).
+    rounding = sum(off for _, off in values)
+    found.append((total <= span + rounding + 0.001,
                   "%s: the step chart adds up to %.3f us, no more than the trace's span %.3f us"
                   % (name, total, span)))
     has_gpu_chart = "**Device time of the compiled regions**" in text
