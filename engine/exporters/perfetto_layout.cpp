@@ -168,6 +168,7 @@ PerfettoLayout BuildPerfettoLayout(const Trace& t) {
     }
   };
   std::map<FlowKey, int64_t> flow_starts;
+  std::map<FlowKey, PerfettoLayout::Flow> early_ends;
   auto flow_id = [&](size_t e, int64_t* id) {
     ArgValue v;
     if (!id_key || !ArgStore::View(&t.args, ev.args(e)).Find(*id_key, &v, true) || !v.is_number())
@@ -231,12 +232,27 @@ PerfettoLayout BuildPerfettoLayout(const Trace& t) {
       if (!flow_id(e, &id)) continue;
       const int64_t track = thread_track(utid);
       const int64_t at = slice_at(track, ev.ts(e));
+      const FlowKey key{ev.category(e), id};
       if (phase == 's') {
-        flow_starts[FlowKey{ev.category(e), id}] = at;
+        flow_starts[key] = at;
+        // An end that came first at this same ts (file order) is this flow's end: Kineto's
+        // integer microseconds put a launch and its kernel at one ts, the kernel's 'f' first.
+        auto early = early_ends.find(key);
+        if (early != early_ends.end()) {
+          if (ev.ts(early->second.event) == ev.ts(e) && at != kNone &&
+              early->second.slice_in != kNone)
+            out.flows.push_back(
+                PerfettoLayout::Flow{at, early->second.slice_in, early->second.event});
+          early_ends.erase(early);
+        }
         continue;
       }
-      auto start = flow_starts.find(FlowKey{ev.category(e), id});
-      if (start == flow_starts.end() || start->second == kNone || at == kNone) continue;
+      auto start = flow_starts.find(key);
+      if (start == flow_starts.end()) {
+        early_ends[key] = PerfettoLayout::Flow{kNone, at, e};
+        continue;
+      }
+      if (start->second == kNone || at == kNone) continue;
       out.flows.push_back(PerfettoLayout::Flow{start->second, at, e});
     } else if (phase == 'C') {
       const int64_t upid = out.threads[static_cast<size_t>(utid)].upid;
