@@ -118,7 +118,6 @@ PerfettoLayout BuildPerfettoLayout(const Trace& t) {
   const EventTable& ev = t.events;
   PerfettoLayout out;
   ThreadTable threads(out);
-  out.slice_of_event.assign(ev.size(), kNone);
   const std::optional<uint32_t> scope_key = t.strings.Find("s");
   const std::optional<uint32_t> id_key = t.strings.Find("id");
 
@@ -209,7 +208,6 @@ PerfettoLayout BuildPerfettoLayout(const Trace& t) {
       const int64_t id = static_cast<int64_t>(out.slice_event.size());
       out.slice_event.push_back(e);
       out.slice_track.push_back(track);
-      out.slice_of_event[e] = id;
       const int64_t ts = ev.ts(e), dur = slice_dur(id);
       // Perfetto's slice tracker: a slice that ended before this one starts is closed, and so is
       // one ending where it starts, unless both are instants (instants at one ts stack).

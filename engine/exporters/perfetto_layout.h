@@ -51,13 +51,12 @@ struct PerfettoLayout {
   std::vector<Thread> threads;
   std::vector<TrackRow>
       tracks;  // id = index; counter tracks last, as Perfetto adds them at the end
-  std::vector<uint64_t> slice_event;    // slice id -> event index
-  std::vector<int64_t> slice_track;     // slice id -> track id
-  std::vector<int32_t> depth;           // per slice
-  std::vector<int64_t> parent;          // per slice, kNone at depth 0
-  std::vector<int64_t> slice_of_event;  // event index -> slice id, kNone for other events
-  std::vector<Flow> flows;              // id = index
-  std::vector<Counter> counters;        // id = index
+  std::vector<uint64_t> slice_event;  // slice id -> event index
+  std::vector<int64_t> slice_track;   // slice id -> track id
+  std::vector<int32_t> depth;         // per slice
+  std::vector<int64_t> parent;        // per slice, kNone at depth 0
+  std::vector<Flow> flows;            // id = index
+  std::vector<Counter> counters;      // id = index
 };
 
 // Whether an event of this phase is a slice (complete events and instants).
