@@ -17,9 +17,9 @@ namespace {
 
 // Perfetto keeps most tables as "__intrinsic_" tables behind views that add derived or alias
 // columns (slice.cat, thread.id, args.display_value); so does this schema, so that the columns
-// and their order are Perfetto's. An argument's key is stored once per key, not per row
-// (__intrinsic_arg_key), and flat_key only where it differs from key: in the file a key's text
-// would otherwise take half of every args row. Columns Perfetto has but a JSON trace never fills
+// and their order are Perfetto's. An argument's key and flat_key are stored once per key, not
+// per row (__intrinsic_arg_key): in the file their text would otherwise take half of every
+// args row. Columns Perfetto has but a JSON trace never fills
 // are there, NULL. `slice.kind` is profsh's.
 constexpr char kSchema[] = R"sql(
 CREATE TABLE __intrinsic_process (upid INTEGER PRIMARY KEY, pid INTEGER, name TEXT,
@@ -53,11 +53,10 @@ CREATE TABLE __intrinsic_slice (id INTEGER PRIMARY KEY, ts INTEGER, dur INTEGER,
 CREATE VIEW slice AS SELECT id, ts, dur, track_id, category, name, depth, parent_id, arg_set_id,
   thread_ts, thread_dur, thread_instruction_count, thread_instruction_delta, category AS cat,
   id AS slice_id, kind FROM __intrinsic_slice;
-CREATE TABLE __intrinsic_arg_key (id INTEGER PRIMARY KEY, key TEXT UNIQUE);
+CREATE TABLE __intrinsic_arg_key (id INTEGER PRIMARY KEY, key TEXT UNIQUE, flat_key TEXT);
 CREATE TABLE __intrinsic_args (id INTEGER PRIMARY KEY, arg_set_id INTEGER, key_id INTEGER,
-  flat_key TEXT, int_value INTEGER, string_value TEXT, real_value REAL, value_type TEXT);
-CREATE VIEW args AS SELECT a.id, a.arg_set_id, coalesce(a.flat_key, k.key) AS flat_key,
-  k.key AS key, a.int_value, a.string_value, a.real_value, a.value_type,
+  int_value INTEGER, string_value TEXT, real_value REAL, value_type TEXT);
+CREATE VIEW args AS SELECT a.id, a.arg_set_id, k.flat_key AS flat_key, k.key AS key, a.int_value, a.string_value, a.real_value, a.value_type,
   CASE value_type
     WHEN 'int' THEN CAST(int_value AS TEXT)
     WHEN 'uint' THEN printf('%u', int_value)

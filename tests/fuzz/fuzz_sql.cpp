@@ -101,6 +101,27 @@ char Scope(const Trace& t, size_t e) {
   return t.str(v.str)[0];
 }
 
+// Whether JSON text has a value other than null, an empty array or object: a string that is
+// not a member name, a number, true or false (what Perfetto's importer makes rows of).
+bool HasJsonLeaf(std::string_view json) {
+  for (size_t i = 0; i < json.size(); ++i) {
+    const char c = json[i];
+    if (c == '"') {
+      size_t end = i + 1;
+      while (end < json.size() && json[end] != '"') end += json[end] == '\\' ? 2 : 1;
+      size_t next = end + 1;
+      while (next < json.size() && (json[next] == ' ' || json[next] == '\n' ||
+                                    json[next] == '\t' || json[next] == '\r'))
+        ++next;
+      if (next >= json.size() || json[next] != ':') return true;
+      i = end;
+    } else if (c == 't' || c == 'f' || c == '-' || (c >= '0' && c <= '9')) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // What the tables must hold, counted from the trace as the tables document them
 // (docs/ANALYSIS.md, "SQL over a trace"), not through the exporter's own code.
 std::vector<int64_t> Expected(const Trace& t) {
@@ -120,7 +141,8 @@ std::vector<int64_t> Expected(const Trace& t) {
     on_threads += scope != 'g' && scope != 'p';
     bool has_args = false;
     for (const ArgStore::View::Item item : ArgStore::View(&t.args, ev.args(e)))
-      has_args |= !item.top_level && item.value.type != ArgType::kNull;
+      has_args |= !item.top_level && item.value.type != ArgType::kNull &&
+                  (item.value.type != ArgType::kJson || HasJsonLeaf(t.str(item.value.str)));
     with_args += has_args;
     memory += memory_name && ev.name(e) == *memory_name;
     const EventKind kind = KindOfCategory(t.category_name(ev.category(e)));

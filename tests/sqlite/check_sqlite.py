@@ -111,14 +111,23 @@ def check_trace(path, db):
               name, kernels, linked, device_ns, len(device), launched,
               sum(ns(e["dur"]) for e in device)))
 
-    # Shapes: every "Input Dims" is an args row holding the same JSON.
-    dims = [e["args"]["Input Dims"] for e in slices if "Input Dims" in e.get("args", {})]
-    # Slices with equal arguments share one arg set: join to count each slice's own.
-    got_dims = [json.loads(v) for v, in sqlite(
-        db, "SELECT args.string_value FROM slice JOIN args ON args.arg_set_id = slice.arg_set_id "
-            "AND args.key = 'args.Input Dims'")]
-    check(sorted(map(json.dumps, got_dims)) == sorted(map(json.dumps, dims)),
-          "%s: %d Input Dims rows, the trace has %d (or they differ)" % (name, len(got_dims), len(dims)))
+    # Shapes: every "Input Dims" flattened as Perfetto's JSON importer does (one row per number,
+    # key args.Input Dims[i][j], flat_key args.Input Dims), through each slice's shared arg set.
+    def leaves(value, key):
+        if isinstance(value, list):
+            kept = [v for v in value if v is not None]
+            return [leaf for i, v in enumerate(kept) for leaf in leaves(v, "%s[%d]" % (key, i))]
+        if isinstance(value, dict):
+            return [leaf for k, v in value.items() if v is not None
+                    for leaf in leaves(v, key + "." + k)]
+        return [(key, str(value))]
+    dims = sorted(leaf for e in slices if "Input Dims" in e.get("args", {})
+                  for leaf in leaves(e["args"]["Input Dims"], "args.Input Dims"))
+    got_dims = sorted((k, v) for k, v in sqlite(
+        db, "SELECT args.key, args.display_value FROM slice JOIN args "
+            "ON args.arg_set_id = slice.arg_set_id AND args.flat_key = 'args.Input Dims'"))
+    check(got_dims == dims, "%s: %d Input Dims leaves, the trace has %d (or they differ)" %
+          (name, len(got_dims), len(dims)))
 
     # Memory records: count and bytes.
     memory = [e for e in events if e.get("name") == "[memory]"]

@@ -118,16 +118,17 @@ TEST_F(SqlPerfetto, TracksOfEachKind) {
 
 TEST_F(SqlPerfetto, ArgSetsAreSharedAndNumberedByTheirFirstRow) {
   EXPECT_EQ(Rows("SELECT id, arg_set_id FROM slice WHERE arg_set_id IS NOT NULL ORDER BY id"),
-            "id,arg_set_id\n0,0\n1,3\n3,3\n");
+            "id,arg_set_id\n0,0\n1,4\n3,4\n");
   EXPECT_EQ(Rows("SELECT id, arg_set_id, flat_key, key, int_value, string_value, real_value, "
                  "value_type, display_value FROM args ORDER BY id"),
             "id,arg_set_id,flat_key,key,int_value,string_value,real_value,value_type,"
             "display_value\n"
             "0,0,args.flag,args.flag,1,,,bool,true\n"
-            "1,0,args.dims,args.dims,,\"[1,2]\",,json,\"[1,2]\"\n"
-            "2,0,args.r,args.r,,,0.25,real,0.25\n"
-            "3,3,args.k,args.k,1,,,int,1\n"
-            "4,3,args.s,args.s,,x,,string,x\n");
+            "1,0,args.dims,args.dims[0],1,,,int,1\n"
+            "2,0,args.dims,args.dims[1],2,,,int,2\n"
+            "3,0,args.r,args.r,,,0.25,real,0.25\n"
+            "4,4,args.k,args.k,1,,,int,1\n"
+            "5,4,args.s,args.s,,x,,string,x\n");
 }
 
 TEST_F(SqlPerfetto, ExtractArg) {
@@ -216,6 +217,32 @@ TEST_F(SqlPerfetto, TheTracesTablesAreReadOnlyButTempTablesStay) {
   EXPECT_NE(Rows("CREATE TABLE mine AS SELECT 1").find("not authorized"), std::string::npos);
   EXPECT_EQ(Rows("CREATE TEMP TABLE mine AS SELECT name FROM slice WHERE id = 0"), "\n");
   EXPECT_EQ(Rows("SELECT name FROM mine"), "name\nmain\n");
+}
+
+TEST(SqlDatabase, JsonArgumentsFlattenAsPerfettosImporter) {
+  // Objects' members as KEY.MEMBER, array elements as KEY[i] with flat_key KEY; nulls and empty
+  // arrays leave no row (a null element takes no index); a slice left with nothing has no set.
+  auto trace = MustImport(R"json({"traceEvents": [
+    {"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1,
+     "args": {"o": {"a": [10, null, "x\u00e9"], "b": null}, "shape": [[2, 3], []], "e": []}},
+    {"ph": "X", "name": "b", "pid": 1, "tid": 1, "ts": 3, "dur": 1, "args": {"e": [], "n": null}}
+  ]})json");
+  auto rows = QueryTrace(*trace,
+                         "SELECT s.name, a.flat_key, a.key, a.display_value FROM slice s "
+                         "LEFT JOIN args a USING (arg_set_id) ORDER BY s.id, a.id");
+  ASSERT_TRUE(rows.ok()) << rows.error().message;
+  EXPECT_EQ(rows.value().FormatCsv(),
+            "name,flat_key,key,display_value\n"
+            "a,args.o.a,args.o.a[0],10\n"
+            "a,args.o.a,args.o.a[1],x\xc3\xa9\n"
+            "a,args.shape,args.shape[0][0],2\n"
+            "a,args.shape,args.shape[0][1],3\n"
+            "b,,,\n");
+  auto extract = QueryTrace(*trace,
+                            "SELECT extract_arg(arg_set_id, 'args.shape[0][1]') AS d FROM slice "
+                            "WHERE name = 'a'");
+  ASSERT_TRUE(extract.ok()) << extract.error().message;
+  EXPECT_EQ(extract.value().FormatCsv(), "d\n3\n");
 }
 
 TEST(SqlDatabase, FlowEndBeforeItsStartAtTheSameTsStillBinds) {
