@@ -84,7 +84,7 @@ class ThreadTable {
       PerfettoLayout::Thread row;
       row.tid = tid;
       row.upid = upid;
-      row.is_main = !tid.is_string && !pid.is_string && tid.number == pid.number;
+      row.is_main = tid == pid;
       out_.threads.push_back(row);
     }
     return it->second;

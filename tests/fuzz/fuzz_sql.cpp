@@ -110,8 +110,8 @@ bool HasJsonLeaf(std::string_view json) {
       size_t end = i + 1;
       while (end < json.size() && json[end] != '"') end += json[end] == '\\' ? 2 : 1;
       size_t next = end + 1;
-      while (next < json.size() && (json[next] == ' ' || json[next] == '\n' ||
-                                    json[next] == '\t' || json[next] == '\r'))
+      while (next < json.size() &&
+             (json[next] == ' ' || json[next] == '\n' || json[next] == '\t' || json[next] == '\r'))
         ++next;
       if (next >= json.size() || json[next] != ':') return true;
       i = end;

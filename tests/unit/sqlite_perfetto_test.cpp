@@ -245,6 +245,21 @@ TEST(SqlDatabase, JsonArgumentsFlattenAsPerfettosImporter) {
   EXPECT_EQ(extract.value().FormatCsv(), "d\n3\n");
 }
 
+TEST(SqlDatabase, StringPidsAndTidsNameTheirRows) {
+  // Kineto's "Spans" process: pid and tid NULL, the strings as names (ANALYSIS.md); the process
+  // still brings its main thread first.
+  auto trace = MustImport(R"json({"traceEvents": [
+    {"ph": "X", "name": "span", "pid": "Spans", "tid": "Thing", "ts": 1, "dur": 1}
+  ]})json");
+  auto rows = QueryTrace(*trace,
+                         "SELECT t.utid, t.tid, t.name, t.is_main_thread, p.pid, p.name AS process "
+                         "FROM thread t JOIN process p USING (upid) ORDER BY t.utid");
+  ASSERT_TRUE(rows.ok()) << rows.error().message;
+  EXPECT_EQ(rows.value().FormatCsv(),
+            "utid,tid,name,is_main_thread,pid,process\n0,0,,1,0,\n1,,,1,,Spans\n"
+            "2,,Thing,0,,Spans\n");
+}
+
 TEST(SqlDatabase, FlowEndBeforeItsStartAtTheSameTsStillBinds) {
   // Kineto's integer microseconds: the launch and its kernel at one ts, the 'f' first in the
   // file. Perfetto drops such a flow (flow_end_without_start); profsh keeps it (ANALYSIS.md).
