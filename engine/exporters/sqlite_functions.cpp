@@ -12,16 +12,24 @@ namespace profsh::sqlite {
 
 namespace {
 
-// A statement prepared on the database the functions serve, reset before each use.
+// A statement prepared once on the database the functions serve and reset before each use. It
+// lives as long as the connection: Database's destructor finalizes every statement left before
+// closing, and SQLite disconnects the table functions (whose statements these are) only then.
 class Statement {
  public:
-  Statement(sqlite3* db, const char* sql) : db_(db) {
-    if (sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) != SQLITE_OK) {
+  Statement(sqlite3* db, const char* sql) {
+    if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt_, nullptr) != SQLITE_OK) {
       error_ = sqlite3_errmsg(db);
+      sqlite3_finalize(stmt_);
       stmt_ = nullptr;
     }
   }
-  ~Statement() { sqlite3_finalize(stmt_); }
+  // For a statement given up on before the connection closes.
+  void Finalize() {
+    sqlite3_finalize(stmt_);
+    stmt_ = nullptr;
+  }
+  void Reset() { sqlite3_reset(stmt_); }
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
 
@@ -35,7 +43,6 @@ class Statement {
   sqlite3_stmt* get() const { return stmt_; }
 
  private:
-  sqlite3* db_;
   sqlite3_stmt* stmt_ = nullptr;
   std::string error_;
 };
@@ -121,6 +128,13 @@ class SliceGraph {
     for (const Statement* s : {&parent_, &children_, &slice_, &outgoing_, &incoming_})
       if (!s->ok()) return s->error();
     return "";
+  }
+  void Finalize() {
+    for (Statement* s : {&parent_, &children_, &slice_, &outgoing_, &incoming_}) s->Finalize();
+  }
+  // Ends the statements' reads (a file's read transaction) between queries.
+  void Reset() {
+    for (Statement* s : {&parent_, &children_, &slice_, &outgoing_, &incoming_}) s->Reset();
   }
   bool Exists(int64_t id) { return sqlite3_step(parent_.Bind(id)) == SQLITE_ROW; }
   // Root first, as Perfetto lists them.
@@ -237,6 +251,8 @@ struct FunctionTable {
   sqlite3_vtab base{};
   const TableFunction* function = nullptr;
   sqlite3* db = nullptr;
+  // Made by the first call and kept: a join calls the function once per row of the other side.
+  std::unique_ptr<SliceGraph> graph;
 };
 
 struct FunctionCursor {
@@ -310,12 +326,19 @@ int Filter(sqlite3_vtab_cursor* base, int idx_num, const char*, int argc, sqlite
   if (sqlite3_value_type(argv[0]) != SQLITE_INTEGER)
     return Fail(base->pVtab, name + ": start id should be an integer.");
   cursor->start = sqlite3_value_int64(argv[0]);
-  SliceGraph graph(table->db);
-  if (std::string error = graph.error(); !error.empty())
-    return Fail(base->pVtab, name + ": " + error);
-  if (!graph.Exists(cursor->start))
-    return Fail(base->pVtab, name + ": no row with id " + std::to_string(cursor->start));
-  table->function->run(graph, cursor->start, cursor->rows);
+  if (table->graph == nullptr) {
+    auto graph = std::make_unique<SliceGraph>(table->db);
+    if (std::string error = graph->error(); !error.empty()) {
+      graph->Finalize();
+      return Fail(base->pVtab, name + ": " + error);
+    }
+    table->graph = std::move(graph);
+  }
+  SliceGraph& graph = *table->graph;
+  const bool exists = graph.Exists(cursor->start);
+  if (exists) table->function->run(graph, cursor->start, cursor->rows);
+  graph.Reset();
+  if (!exists) return Fail(base->pVtab, name + ": no row with id " + std::to_string(cursor->start));
   return SQLITE_OK;
 }
 
