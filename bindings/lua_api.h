@@ -15,6 +15,7 @@ extern "C" {
 #include "engine/analysis/analysis_rows.h"
 #include "engine/analysis/gpu_events.h"
 #include "engine/analysis/key_averages.h"
+#include "engine/exporters/sqlite_database.h"
 #include "engine/trace/trace.h"
 
 namespace profsh::lua {
@@ -27,7 +28,8 @@ struct RankPart;
 struct TraceHandle {
   std::shared_ptr<Trace> trace;
   std::shared_ptr<const FunctionEvents> events;
-  std::shared_ptr<const LaunchIndex> launches;  // built by the first t:launcher / t:kernels
+  std::shared_ptr<const LaunchIndex> launches;    // built by the first t:launcher / t:kernels
+  std::shared_ptr<const TraceDatabase> database;  // built by the first t:sql, then reused
   std::shared_ptr<const FunctionEvents> Events();
   // The device-side model, per include_last_profiler_step (+1) and exact_rounding (+2).
   std::shared_ptr<const GpuEvents> gpu_events[4];

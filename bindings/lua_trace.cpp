@@ -231,12 +231,18 @@ int ToSqlite(lua_State* L) {
   });
 }
 
-// t:sql(query): the rows of one SQL statement over the tables t:to_sqlite writes.
+// t:sql(query): the rows of one SQL statement over the tables t:to_sqlite writes, in a database
+// built by the trace's first query and kept for the next ones.
 int Sql(lua_State* L) {
   return Protect(L, [&] {
     TraceHandle* h = CheckTrace(L, 1, "sql");
     std::string query(CheckString(L, 2, "sql", "SQL statement"));
-    auto rows = QueryTrace(*h->trace, query);
+    if (h->database == nullptr) {
+      auto built = TraceDatabase::Build(*h->trace);
+      if (!built.ok()) throw LuaError(built.error().message);
+      h->database = std::move(built.value());
+    }
+    auto rows = h->database->Query(query);
     if (!rows.ok()) throw LuaError(rows.error().message);
     PushRows(L, std::move(rows.value()), {});
     return 1;
@@ -629,7 +635,8 @@ std::string FormatDuration(int64_t ns) {
 }
 
 void PushTrace(lua_State* L, std::shared_ptr<Trace> trace) {
-  NewUserdata(L, kTraceType, TraceHandle{std::move(trace), nullptr, nullptr, {}, nullptr, nullptr});
+  NewUserdata(L, kTraceType,
+              TraceHandle{std::move(trace), nullptr, nullptr, nullptr, {}, nullptr, nullptr});
 }
 
 TraceHandle* TestTrace(lua_State* L, int index) {

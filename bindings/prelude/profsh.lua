@@ -153,17 +153,21 @@ trace:save(path)
 
 topics.to_sqlite = [[
 trace:to_sqlite(path)
-  Writes a SQLite database with Perfetto trace processor's tables and columns (slice,
-  thread_track, thread, process, args, flow, counter, counter_track, metadata; ts and dur in
-  ns) and profsh's own: kernel (device work with its launch and operator slice ids), memory
+  Writes a SQLite database with Perfetto trace processor's tables, columns and ids (slice,
+  track, thread_track, process_track, counter_track, process_counter_track, thread, process,
+  args, flow, counter, stats, metadata, the slices.with_context views; ts and dur in ns) and
+  profsh's own: kernel (device work with its launch and operator slice ids), memory
   ([memory] records), op (key_averages rows). Any SQLite client reads it; the file appears
   atomically. profsh export --sqlite OUT TRACE does the same from the shell.]]
 
 topics.sql = [[
 trace:sql(query) -> rows
-  Runs one SQL statement over the tables trace:to_sqlite writes (built in memory) and returns
-  its rows (rows:table(), rows:to_csv(path)). profsh sql TRACE QUERY does the same from the
-  shell.
+  Runs one SQL statement over the tables trace:to_sqlite writes and returns its rows
+  (rows:table(), rows:to_csv(path)). The database is built in memory by the trace's first
+  query and kept for the next ones (TEMP tables and views a query makes stay too). Perfetto's
+  extract_arg, ancestor_slice, descendant_slice, directly_connected_flow, following_flow and
+  preceding_flow work, and a query may start with INCLUDE PERFETTO MODULE slices.with_context;
+  profsh sql TRACE QUERY does the same from the shell.
     t:sql("SELECT name, count(*) AS n, sum(dur) AS total FROM slice GROUP BY name")]]
 
 topics.flamegraph = [[

@@ -20,7 +20,12 @@ class Database {
   Database(Database&& o) noexcept : db_(o.db_) { o.db_ = nullptr; }
   Database& operator=(Database&&) = delete;
   Database(const Database&) = delete;
-  ~Database() { sqlite3_close(db_); }
+  // Statements the SQL functions keep prepared (sqlite_functions.cpp) end with the connection.
+  ~Database() {
+    if (db_ == nullptr) return;  // moved from
+    while (sqlite3_stmt* left = sqlite3_next_stmt(db_, nullptr)) sqlite3_finalize(left);
+    sqlite3_close(db_);
+  }
 
   sqlite3* get() const { return db_; }
   // Runs statements that return no rows; an error names the SQL.

@@ -2,12 +2,15 @@
 // exporter: the database is built in memory and its bytes go through AtomicWriter, so a failed
 // export leaves no half-written file.
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 
 #include "engine/exporters/exporter.h"
 #include "engine/exporters/sqlite_database.h"
+#include "engine/exporters/sqlite_functions.h"
 #include "engine/exporters/sqlite_handle.h"
+#include "engine/exporters/sqlite_modules.h"
 
 namespace profsh {
 
@@ -15,7 +18,10 @@ namespace sqlite {
 
 Result<Database> Database::Open(const std::string& path, bool read_only) {
   sqlite3* db = nullptr;
-  const int flags = read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  // One thread uses a connection at a time: SQLite's own locking would only cost time.
+  const int flags =
+      (read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
+      SQLITE_OPEN_NOMUTEX;
   const int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
   if (rc != SQLITE_OK) {
     std::string message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
@@ -59,10 +65,15 @@ bool OnlySpaceOrSemicolons(const char* p) {
   return true;
 }
 
-Result<AnalysisRows> Query(const sqlite::Database& db, const std::string& sql) {
+Result<AnalysisRows> Query(const sqlite::Database& db, const std::string& query) {
   auto fail = [&](const std::string& message) {
-    return Error{"SQLite: " + message + "\n  in: " + sql};
+    return Error{"SQLite: " + message + "\n  in: " + query};
   };
+  Result<std::string> statement = sqlite::TakeModuleIncludes(query);
+  if (!statement.ok()) return fail(statement.error().message);
+  const std::string& sql = statement.value();
+  // INCLUDE alone: the modules are there already, and there are no rows.
+  if (OnlySpaceOrSemicolons(sql.c_str())) return AnalysisRows{};
   sqlite3_stmt* raw = nullptr;
   const char* tail = nullptr;
   if (sqlite3_prepare_v2(db.get(), sql.c_str(), static_cast<int>(sql.size()), &raw, &tail) !=
@@ -130,18 +141,72 @@ class SqliteExporter final : public Exporter {
   }
 };
 
+std::atomic<int64_t> build_count{0};
+
+// The trace's own tables are read-only to queries, which may still make TEMP tables and views
+// (as Perfetto users make their own tables and views in a session).
+int OnlyTempWrites(void*, int action, const char*, const char*, const char* database, const char*) {
+  if (sqlite::DeclaringTableFunction()) return SQLITE_OK;
+  switch (action) {
+    case SQLITE_INSERT:
+    case SQLITE_UPDATE:
+    case SQLITE_DELETE:
+    case SQLITE_CREATE_TABLE:
+    case SQLITE_CREATE_VIEW:
+    case SQLITE_CREATE_INDEX:
+    case SQLITE_CREATE_TRIGGER:
+    case SQLITE_DROP_TABLE:
+    case SQLITE_DROP_VIEW:
+    case SQLITE_DROP_INDEX:
+    case SQLITE_DROP_TRIGGER:
+    case SQLITE_ALTER_TABLE:
+    case SQLITE_CREATE_VTABLE:
+    case SQLITE_DROP_VTABLE:
+      return database != nullptr && std::strcmp(database, "main") == 0 ? SQLITE_DENY : SQLITE_OK;
+    case SQLITE_ATTACH:
+    case SQLITE_DETACH:
+      return SQLITE_DENY;
+    default:
+      return SQLITE_OK;
+  }
+}
+
 }  // namespace
 
-Result<AnalysisRows> QueryTrace(const Trace& trace, const std::string& sql) {
+TraceDatabase::TraceDatabase(std::unique_ptr<sqlite::Database> db) : db_(std::move(db)) {}
+TraceDatabase::~TraceDatabase() = default;
+
+Result<std::shared_ptr<TraceDatabase>> TraceDatabase::Build(const Trace& trace) {
   auto db = sqlite::Database::Open(":memory:", false);
   if (!db.ok()) return db.error();
   if (Status s = sqlite::WriteTraceTables(trace, db.value()); !s.ok()) return Error{s.message()};
-  return Query(db.value(), sql);
+  if (Status s = sqlite::RegisterPerfettoFunctions(db.value().get()); !s.ok())
+    return Error{s.message()};
+  sqlite3_set_authorizer(db.value().get(), OnlyTempWrites, nullptr);
+  ++build_count;
+  return std::shared_ptr<TraceDatabase>(
+      new TraceDatabase(std::make_unique<sqlite::Database>(std::move(db.value()))));
+}
+
+Result<AnalysisRows> TraceDatabase::Query(const std::string& sql) const {
+  return profsh::Query(*db_, sql);
+}
+
+int64_t TraceDatabase::BuildCount() {
+  return build_count.load();
+}
+
+Result<AnalysisRows> QueryTrace(const Trace& trace, const std::string& sql) {
+  auto db = TraceDatabase::Build(trace);
+  if (!db.ok()) return db.error();
+  return db.value()->Query(sql);
 }
 
 Result<AnalysisRows> QueryDatabaseFile(const std::string& path, const std::string& sql) {
   auto db = sqlite::Database::Open(path, true);
   if (!db.ok()) return db.error();
+  if (Status s = sqlite::RegisterPerfettoFunctions(db.value().get()); !s.ok())
+    return Error{s.message()};
   return Query(db.value(), sql);
 }
 

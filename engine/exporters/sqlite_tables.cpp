@@ -1,40 +1,87 @@
-// The trace's tables in SQLite. Perfetto's names and columns where Perfetto has the table (its
-// JSON importer is the model: complete and instant events are slices, 'C' events counters on a
-// track per process, name and argument key, 's'/'f' pairs flows bound to the slice they sit in),
-// profsh's own where it does not. Times are nanoseconds, absolute when the trace says when it
-// began.
-#include <algorithm>
-#include <map>
-#include <memory>
-#include <unordered_map>
+// The trace's tables in SQLite with Perfetto trace processor's names, columns and ids for what a
+// Chrome JSON trace holds (its JSON importer is the model: perfetto_layout.cpp), and Perfetto's
+// views over them; profsh's own tables come from sqlite_profsh_tables.cpp. Times are
+// nanoseconds, absolute when the trace says when it began.
+#include "engine/exporters/sqlite_tables.h"
 
-#include "engine/analysis/arg_reader.h"
+#include <cmath>
+#include <optional>
+
 #include "engine/analysis/event_kind.h"
-#include "engine/analysis/function_events.h"
-#include "engine/analysis/key_averages.h"
-#include "engine/exporters/sqlite_handle.h"
+#include "engine/exporters/sqlite_arg_sets.h"
+#include "engine/exporters/sqlite_modules.h"
 
 namespace profsh::sqlite {
 
 namespace {
 
+// Perfetto keeps most tables as "__intrinsic_" tables behind views that add derived or alias
+// columns (slice.cat, thread.id, args.display_value); so does this schema, so that the columns
+// and their order are Perfetto's. An argument's key and flat_key are stored once per key, not
+// per row (__intrinsic_arg_key): in the file their text would otherwise take half of every
+// args row. Columns Perfetto has but a JSON trace never fills
+// are there, NULL. `slice.kind` is profsh's.
 constexpr char kSchema[] = R"sql(
-CREATE TABLE process (upid INTEGER PRIMARY KEY, pid INTEGER, name TEXT);
-CREATE TABLE thread (utid INTEGER PRIMARY KEY, tid INTEGER, name TEXT, upid INTEGER);
-CREATE TABLE thread_track (id INTEGER PRIMARY KEY, name TEXT, utid INTEGER);
-CREATE TABLE slice (id INTEGER PRIMARY KEY, ts INTEGER, dur INTEGER, track_id INTEGER,
-  category TEXT, name TEXT, depth INTEGER, parent_id INTEGER, arg_set_id INTEGER, kind TEXT);
-CREATE TABLE args (arg_set_id INTEGER, flat_key TEXT, key TEXT, int_value INTEGER,
-  string_value TEXT, real_value REAL, value_type TEXT);
-CREATE TABLE flow (id INTEGER PRIMARY KEY, slice_out INTEGER, slice_in INTEGER, category TEXT,
-  name TEXT);
-CREATE TABLE counter_track (id INTEGER PRIMARY KEY, name TEXT, upid INTEGER);
-CREATE TABLE counter (id INTEGER PRIMARY KEY, ts INTEGER, track_id INTEGER, value REAL);
-CREATE TABLE metadata (id INTEGER PRIMARY KEY, name TEXT, int_value INTEGER, str_value TEXT);
-CREATE TABLE kernel (slice_id INTEGER PRIMARY KEY, ts INTEGER, dur INTEGER, name TEXT,
-  kind TEXT, device INTEGER, stream INTEGER, correlation INTEGER, launch_slice_id INTEGER,
-  op_slice_id INTEGER, grid TEXT, block TEXT, registers_per_thread INTEGER,
-  shared_memory INTEGER, track_id INTEGER);
+CREATE TABLE __intrinsic_process (upid INTEGER PRIMARY KEY, pid INTEGER, name TEXT,
+  start_ts INTEGER, end_ts INTEGER, parent_upid INTEGER, uid INTEGER, android_appid INTEGER,
+  android_user_id INTEGER, cmdline TEXT, arg_set_id INTEGER, machine_id INTEGER);
+CREATE VIEW process AS SELECT upid AS id, * FROM __intrinsic_process;
+CREATE TABLE __intrinsic_thread (utid INTEGER PRIMARY KEY, tid INTEGER, name TEXT,
+  start_ts INTEGER, end_ts INTEGER, upid INTEGER, is_main_thread INTEGER, is_idle INTEGER,
+  machine_id INTEGER, arg_set_id INTEGER);
+CREATE VIEW thread AS SELECT utid AS id, * FROM __intrinsic_thread;
+CREATE TABLE __intrinsic_track (id INTEGER PRIMARY KEY, name TEXT, type TEXT,
+  dimension_arg_set_id INTEGER, parent_id INTEGER, source_arg_set_id INTEGER,
+  machine_id INTEGER, track_group_id INTEGER, event_type TEXT, counter_unit TEXT,
+  utid INTEGER, upid INTEGER);
+CREATE VIEW track AS SELECT id, name, type, dimension_arg_set_id, parent_id, source_arg_set_id,
+  machine_id, track_group_id FROM __intrinsic_track;
+CREATE VIEW thread_track AS SELECT id, name, type, parent_id, source_arg_set_id, machine_id,
+  utid FROM __intrinsic_track WHERE event_type = 'slice' AND utid IS NOT NULL;
+CREATE VIEW process_track AS SELECT id, name, type, parent_id, source_arg_set_id, machine_id,
+  upid FROM __intrinsic_track WHERE event_type = 'slice' AND utid IS NULL AND upid IS NOT NULL;
+CREATE VIEW counter_track AS SELECT id, name, parent_id, type, dimension_arg_set_id,
+  source_arg_set_id, machine_id, counter_unit AS unit, NULL AS description
+  FROM __intrinsic_track WHERE event_type = 'counter';
+CREATE VIEW process_counter_track AS SELECT id, name, type, parent_id, source_arg_set_id,
+  machine_id, counter_unit AS unit, NULL AS description, upid
+  FROM __intrinsic_track WHERE event_type = 'counter' AND upid IS NOT NULL;
+CREATE TABLE __intrinsic_slice (id INTEGER PRIMARY KEY, ts INTEGER, dur INTEGER,
+  track_id INTEGER, category TEXT, name TEXT, depth INTEGER, parent_id INTEGER,
+  arg_set_id INTEGER, thread_ts INTEGER, thread_dur INTEGER, thread_instruction_count INTEGER,
+  thread_instruction_delta INTEGER, kind TEXT);
+CREATE VIEW slice AS SELECT id, ts, dur, track_id, category, name, depth, parent_id, arg_set_id,
+  thread_ts, thread_dur, thread_instruction_count, thread_instruction_delta, category AS cat,
+  id AS slice_id, kind FROM __intrinsic_slice;
+CREATE TABLE __intrinsic_arg_key (id INTEGER PRIMARY KEY, key TEXT UNIQUE, flat_key TEXT);
+CREATE TABLE __intrinsic_args (id INTEGER PRIMARY KEY, arg_set_id INTEGER, key_id INTEGER,
+  int_value INTEGER, string_value TEXT, real_value REAL, value_type TEXT);
+CREATE VIEW args AS SELECT a.id, a.arg_set_id, k.flat_key AS flat_key, k.key AS key, a.int_value, a.string_value, a.real_value, a.value_type,
+  CASE value_type
+    WHEN 'int' THEN CAST(int_value AS TEXT)
+    WHEN 'uint' THEN printf('%u', int_value)
+    WHEN 'string' THEN string_value
+    WHEN 'real' THEN CAST(real_value AS TEXT)
+    WHEN 'pointer' THEN printf('0x%x', int_value)
+    WHEN 'bool' THEN CASE WHEN int_value != 0 THEN 'true' ELSE 'false' END
+    WHEN 'json' THEN string_value
+    ELSE NULL
+  END AS display_value
+  FROM __intrinsic_args a JOIN __intrinsic_arg_key k ON k.id = a.key_id;
+CREATE TABLE flow (id INTEGER PRIMARY KEY, slice_out INTEGER, slice_in INTEGER,
+  trace_id INTEGER, arg_set_id INTEGER, category TEXT, name TEXT);
+CREATE TABLE counter (id INTEGER PRIMARY KEY, ts INTEGER, track_id INTEGER, value REAL,
+  arg_set_id INTEGER);
+CREATE TABLE metadata (id INTEGER PRIMARY KEY, name TEXT, key_type TEXT, int_value INTEGER,
+  str_value TEXT, machine_id INTEGER, trace_id INTEGER);
+CREATE TABLE stats (id INTEGER PRIMARY KEY, name TEXT, key INTEGER, idx INTEGER, severity TEXT,
+  source TEXT, value INTEGER, description TEXT, machine_id INTEGER, trace_id INTEGER);
+CREATE TABLE __profsh_kernel (slice_id INTEGER PRIMARY KEY, kind TEXT, device INTEGER,
+  stream INTEGER, correlation INTEGER, launch_slice_id INTEGER, op_slice_id INTEGER, grid TEXT,
+  block TEXT, registers_per_thread INTEGER, shared_memory INTEGER);
+CREATE VIEW kernel AS SELECT k.slice_id, s.ts, s.dur, s.name, k.kind, k.device, k.stream,
+  k.correlation, k.launch_slice_id, k.op_slice_id, k.grid, k.block, k.registers_per_thread,
+  k.shared_memory, s.track_id FROM __profsh_kernel k JOIN __intrinsic_slice s ON s.id = k.slice_id;
 CREATE TABLE memory (slice_id INTEGER PRIMARY KEY, ts INTEGER, track_id INTEGER,
   device_type INTEGER, device_id INTEGER, addr INTEGER, bytes INTEGER, total_allocated INTEGER,
   total_reserved INTEGER);
@@ -44,456 +91,243 @@ CREATE TABLE op (name TEXT, count INTEGER, cpu_time_total_ns INTEGER,
   self_cuda_memory_usage INTEGER, flops INTEGER, device TEXT, kind TEXT);
 )sql";
 
-// Made after the rows are in: one sort per index instead of a B-tree insert per row.
+// Made after the rows are in: one sort per index instead of a B-tree insert per row. Each serves
+// a join users write: a slice's children (parent_id), a track's slices, a slice's or an arg
+// set's args, a thread's process, a track's thread or process.
 constexpr char kIndexes[] = R"sql(
-CREATE INDEX slice_ts ON slice (ts);
-CREATE INDEX slice_track ON slice (track_id, ts);
-CREATE INDEX slice_name ON slice (name);
-CREATE INDEX args_set ON args (arg_set_id);
+CREATE INDEX slice_ts ON __intrinsic_slice (ts);
+CREATE INDEX slice_track ON __intrinsic_slice (track_id, ts);
+CREATE INDEX slice_name ON __intrinsic_slice (name);
+CREATE INDEX slice_parent ON __intrinsic_slice (parent_id);
+CREATE INDEX slice_arg_set ON __intrinsic_slice (arg_set_id);
+CREATE INDEX args_set_key ON __intrinsic_args (arg_set_id, key_id);
+CREATE INDEX thread_upid ON __intrinsic_thread (upid);
+CREATE INDEX track_utid ON __intrinsic_track (utid);
+CREATE INDEX track_upid ON __intrinsic_track (upid);
 CREATE INDEX flow_out ON flow (slice_out);
 CREATE INDEX flow_in ON flow (slice_in);
 CREATE INDEX counter_track_ts ON counter (track_id, ts);
-CREATE INDEX kernel_ts ON kernel (ts);
-CREATE INDEX kernel_correlation ON kernel (correlation);
+CREATE INDEX kernel_correlation ON __profsh_kernel (correlation);
 )sql";
 
-constexpr int64_t kNoSlice = -1;
-
-bool IsSlice(char phase) {
-  return phase == 'X' || phase == 'i' || phase == 'I';
-}
-
-// Slice ids (trace order of the slices) and their nesting per track: depth and parent, found by
-// walking each track's slices by start, longer first, with a stack of the ranges still open.
-struct Slices {
-  std::vector<uint64_t> event;      // slice id -> event index
-  std::vector<int64_t> id_of;       // event index -> slice id, kNoSlice for other events
-  std::vector<uint32_t> by_track;   // slice ids sorted by (track, ts, longer first, id)
-  std::vector<size_t> track_begin;  // per track: its first position in by_track (+ end)
-  std::vector<int32_t> depth;       // per slice
-  std::vector<int64_t> parent;      // per slice, kNoSlice at depth 0
-
-  explicit Slices(const Trace& t) {
-    const EventTable& ev = t.events;
-    id_of.assign(ev.size(), kNoSlice);
-    for (size_t i = 0; i < ev.size(); ++i) {
-      if (!IsSlice(ev.phase(i))) continue;
-      id_of[i] = static_cast<int64_t>(event.size());
-      event.push_back(i);
-    }
-    by_track.resize(event.size());
-    for (uint32_t s = 0; s < by_track.size(); ++s) by_track[s] = s;
-    std::sort(by_track.begin(), by_track.end(), [&](uint32_t a, uint32_t b) {
-      const uint64_t ea = event[a], eb = event[b];
-      const uint32_t ta = ev.track(ea), tb = ev.track(eb);
-      if (ta != tb) return ta < tb;
-      if (ev.ts(ea) != ev.ts(eb)) return ev.ts(ea) < ev.ts(eb);
-      if (ev.dur(ea) != ev.dur(eb)) return ev.dur(ea) > ev.dur(eb);
-      return a < b;
-    });
-    track_begin.assign(t.tracks.size() + 1, by_track.size());
-    depth.assign(event.size(), 0);
-    parent.assign(event.size(), kNoSlice);
-    std::vector<uint32_t> open;
-    uint32_t track = UINT32_MAX;
-    for (size_t k = by_track.size(); k-- > 0;) track_begin[ev.track(event[by_track[k]])] = k;
-    for (size_t tr = t.tracks.size(); tr-- > 0;)
-      track_begin[tr] = std::min(track_begin[tr], track_begin[tr + 1]);
-    for (uint32_t s : by_track) {
-      const uint64_t e = event[s];
-      if (ev.track(e) != track) {
-        track = ev.track(e);
-        open.clear();
-      }
-      // A range that ends where this one starts is closed; an instant at a range's start is in it.
-      while (!open.empty() && ev.end(event[open.back()]) <= ev.ts(e) &&
-             !(ev.ts(event[open.back()]) == ev.ts(e)))
-        open.pop_back();
-      depth[s] = static_cast<int32_t>(open.size());
-      parent[s] = open.empty() ? kNoSlice : open.back();
-      open.push_back(s);
-    }
-  }
-
-  // The slice a flow point at `ts` on `track` belongs to: one starting there (the innermost), or
-  // else the innermost one open then; kNoSlice when none.
-  int64_t At(const EventTable& ev, uint32_t track, int64_t ts) const {
-    if (track + 1 >= track_begin.size()) return kNoSlice;
-    auto first = by_track.begin() + static_cast<ptrdiff_t>(track_begin[track]);
-    auto last = by_track.begin() + static_cast<ptrdiff_t>(track_begin[track + 1]);
-    auto after = std::upper_bound(first, last, ts,
-                                  [&](int64_t v, uint32_t s) { return v < ev.ts(event[s]); });
-    if (after == first) return kNoSlice;
-    int64_t s = *(after - 1);
-    while (s != kNoSlice && ev.ts(event[s]) != ts && ev.end(event[s]) <= ts) s = parent[s];
-    return s;
-  }
-};
-
-const char* ValueType(ArgType type) {
-  switch (type) {
-    case ArgType::kNull:
-      return "null";
-    case ArgType::kBool:
-      return "bool";
-    case ArgType::kInt:
-      return "int";
-    case ArgType::kUInt:
-      return "uint";
-    case ArgType::kDouble:
-      return "real";
-    case ArgType::kString:
-      return "string";
-    case ArgType::kJson:
-      return "json";
-  }
-  return "null";
-}
-
-// Binds a value to the int/string/real columns starting at `column`.
-void BindValue(const Trace& t, const ArgValue& v, Inserter& row, int column) {
-  row.Null(column);
-  row.Null(column + 1);
-  row.Null(column + 2);
-  switch (v.type) {
-    case ArgType::kNull:
-      break;
-    case ArgType::kBool:
-      row.Int(column, v.bool_value ? 1 : 0);
-      break;
-    case ArgType::kInt:
-    case ArgType::kUInt:
-      row.Int(column, v.int_value);
-      break;
-    case ArgType::kDouble:
-      row.Real(column + 2, v.double_value);
-      break;
-    case ArgType::kString:
-    case ArgType::kJson:
-      row.Text(column + 1, t.str(v.str));
-      break;
+void TextOrNull(Inserter& row, int column, const Trace& t, uint32_t string_id) {
+  if (string_id == 0) {
+    row.Null(column);
+  } else {
+    row.Text(column, t.str(string_id));
   }
 }
 
-Status WriteThreads(const Trace& t, const Database& db) {
-  Inserter process(db, "INSERT INTO process VALUES (?, ?, ?)");
-  Inserter thread(db, "INSERT INTO thread VALUES (?, ?, ?, ?)");
-  Inserter track(db, "INSERT INTO thread_track VALUES (?, ?, ?)");
-  std::vector<std::string> names;  // kept alive for the statements
-  names.reserve(t.processes().size() + t.tracks.size());
-  std::unordered_map<uint32_t, int64_t> upid_of_track;
-  for (size_t p = 0; p < t.processes().size(); ++p) {
-    const ProcessInfo& info = t.processes()[p];
-    process.Int(1, static_cast<int64_t>(p));
-    process.OptionalInt(2, !info.pid.is_string, info.pid.number);
-    if (info.name != 0) {
-      process.Text(3, t.str(info.name));
-    } else if (info.pid.is_string) {
-      process.Text(3, t.str(info.pid.str));
-    } else {
-      process.Null(3);
-    }
+Status WriteThreads(const Trace& t, const PerfettoLayout& layout, const Database& db) {
+  Inserter process(db, "INSERT INTO __intrinsic_process (upid, pid, name) VALUES (?, ?, ?)");
+  for (size_t upid = 0; upid < layout.processes.size(); ++upid) {
+    const PerfettoLayout::Process& p = layout.processes[upid];
+    process.Int(1, static_cast<int64_t>(upid));
+    process.OptionalInt(2, !p.pid.is_string, p.pid.number);
+    TextOrNull(process, 3, t, p.name);
     process.Insert();
-    for (uint32_t tr : info.tracks) upid_of_track[tr] = static_cast<int64_t>(p);
   }
-  for (uint32_t tr = 0; tr < t.tracks.size(); ++tr) {
-    const Track& info = t.tracks[tr];
-    const uint32_t name = t.thread(tr).name;
-    std::string_view text = name != 0            ? t.str(name)
-                            : info.tid.is_string ? t.str(info.tid.str)
-                                                 : std::string_view();
-    thread.Int(1, tr);
-    thread.OptionalInt(2, !info.tid.is_string, info.tid.number);
-    if (text.empty()) {
-      thread.Null(3);
-    } else {
-      thread.Text(3, text);
-    }
-    auto upid = upid_of_track.find(tr);
-    thread.OptionalInt(4, upid != upid_of_track.end(),
-                       upid != upid_of_track.end() ? upid->second : 0);
+  Inserter thread(db,
+                  "INSERT INTO __intrinsic_thread (utid, tid, name, upid, is_main_thread, "
+                  "is_idle) VALUES (?, ?, ?, ?, ?, ?)");
+  for (size_t utid = 0; utid < layout.threads.size(); ++utid) {
+    const PerfettoLayout::Thread& th = layout.threads[utid];
+    thread.Int(1, static_cast<int64_t>(utid));
+    thread.OptionalInt(2, !th.tid.is_string, th.tid.number);
+    TextOrNull(thread, 3, t, th.name);
+    thread.OptionalInt(4, th.upid != kNone, th.upid);
+    thread.Int(5, th.is_main ? 1 : 0);
+    thread.Int(6, utid == 0 ? 1 : 0);
     thread.Insert();
-    track.Int(1, tr);
-    if (text.empty()) {
-      track.Null(2);
-    } else {
-      track.Text(2, text);
-    }
-    track.Int(3, tr);
-    track.Insert();
   }
   if (Status s = process.status(); !s.ok()) return s;
-  if (Status s = thread.status(); !s.ok()) return s;
-  return track.status();
+  return thread.status();
 }
 
-Status WriteSlicesAndArgs(const Trace& t, const Slices& slices, const Database& db) {
+Status WriteTracks(const PerfettoLayout& layout, const Database& db) {
+  Inserter row(db,
+               "INSERT INTO __intrinsic_track (id, name, type, event_type, utid, upid) "
+               "VALUES (?, ?, ?, ?, ?, ?)");
+  for (size_t id = 0; id < layout.tracks.size(); ++id) {
+    const PerfettoLayout::TrackRow& track = layout.tracks[id];
+    row.Int(1, static_cast<int64_t>(id));
+    const char* type = "thread_execution";
+    switch (track.type) {
+      case PerfettoLayout::TrackType::kThread:
+        break;
+      case PerfettoLayout::TrackType::kProcessInstant:
+        type = "chrome_process_instant";
+        break;
+      case PerfettoLayout::TrackType::kGlobalInstant:
+        type = "legacy_chrome_global_instants";
+        break;
+      case PerfettoLayout::TrackType::kCounter:
+        type = "json_counter";
+        break;
+    }
+    if (track.name.empty()) {
+      row.Null(2);
+    } else {
+      row.Text(2, track.name);
+    }
+    row.Text(3, type);
+    row.Text(4, track.type == PerfettoLayout::TrackType::kCounter ? "counter" : "slice");
+    row.OptionalInt(5, track.utid != kNone, track.utid);
+    row.OptionalInt(6, track.upid != kNone, track.upid);
+    row.Insert();
+  }
+  return row.status();
+}
+
+// A top-level microsecond field ("tts", "tdur") in ns; false when the event has none.
+bool ThreadTime(const Trace& t, ArgRef ref, std::optional<uint32_t> key, int64_t* ns) {
+  ArgValue v;
+  if (!key || ref.empty() || !ArgStore::View(&t.args, ref).Find(*key, &v, true) || !v.is_number())
+    return false;
+  *ns = std::llround(v.AsDouble() * 1000.0);
+  return true;
+}
+
+Status WriteSlicesAndArgs(const Trace& t, const PerfettoLayout& layout, const Database& db) {
   const EventTable& ev = t.events;
-  Inserter slice(db, "INSERT INTO slice VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  Inserter args(db, "INSERT INTO args VALUES (?, ?, ?, ?, ?, ?, ?)");
-  // Perfetto's JSON importer keeps an event's "args" members as "args.KEY"; event-level fields
-  // other than the usual ones keep their own name.
-  std::unordered_map<uint64_t, std::string> keys;
+  Inserter slice(db,
+                 "INSERT INTO __intrinsic_slice (id, ts, dur, track_id, category, name, depth, "
+                 "parent_id, arg_set_id, thread_ts, thread_dur, kind) VALUES "
+                 "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  ArgSetWriter arg_sets(t, db);
+  const std::optional<uint32_t> tts = t.strings.Find("tts");
+  const std::optional<uint32_t> tdur = t.strings.Find("tdur");
   std::vector<const char*> kinds(t.categories.size());
   for (size_t c = 0; c < kinds.size(); ++c)
     kinds[c] = EventKindName(KindOfCategory(t.category_name(static_cast<uint16_t>(c))));
-  for (size_t s = 0; s < slices.event.size(); ++s) {
-    const uint64_t e = slices.event[s];
+  for (size_t s = 0; s < layout.slice_event.size(); ++s) {
+    const uint64_t e = layout.slice_event[s];
     const uint16_t category = ev.category(e);
     const ArgRef ref = ev.args(e);
     slice.Int(1, static_cast<int64_t>(s));
     slice.Int(2, t.origin_ns + ev.ts(e));
-    slice.Int(3, ev.phase(e) == 'X' ? ev.dur(e) : 0);
-    slice.Int(4, ev.track(e));
+    // A range whose end was never seen lasts "until further notice": -1, as in Perfetto.
+    const bool unterminated = (ev.flags(e) & kFlagUnterminated) != 0;
+    slice.Int(3, ev.phase(e) != 'X' ? 0 : unterminated ? -1 : ev.dur(e));
+    slice.Int(4, layout.slice_track[s]);
     if (category == 0) {
       slice.Null(5);
     } else {
       slice.Text(5, t.category_name(category));
     }
     slice.Text(6, t.str(ev.name(e)));
-    slice.Int(7, slices.depth[s]);
-    slice.OptionalInt(8, slices.parent[s] != kNoSlice, slices.parent[s]);
-    slice.OptionalInt(9, !ref.empty(), static_cast<int64_t>(s));
-    slice.Text(10, kinds[category]);
+    slice.Int(7, layout.depth[s]);
+    slice.OptionalInt(8, layout.parent[s] != kNone, layout.parent[s]);
+    const int64_t arg_set = arg_sets.Add(ref);
+    slice.OptionalInt(9, arg_set != kNone, arg_set);
+    int64_t thread_ts = 0, thread_dur = 0;
+    const bool has_thread_ts = ThreadTime(t, ref, tts, &thread_ts);
+    const bool has_thread_dur = ev.phase(e) == 'X' && ThreadTime(t, ref, tdur, &thread_dur);
+    slice.OptionalInt(10, has_thread_ts, thread_ts);
+    slice.OptionalInt(11, has_thread_dur, thread_dur);
+    slice.Text(12, kinds[category]);
     slice.Insert();
-    if (ref.empty()) continue;
-    for (const ArgStore::View::Item item : ArgStore::View(&t.args, ref)) {
-      const uint64_t key_id = (static_cast<uint64_t>(item.key) << 1) | (item.top_level ? 1 : 0);
-      auto key = keys.find(key_id);
-      if (key == keys.end()) {
-        key = keys.emplace(key_id, (item.top_level ? "" : "args.") + std::string(t.str(item.key)))
-                  .first;
-      }
-      args.Int(1, static_cast<int64_t>(s));
-      args.Text(2, key->second);
-      args.Text(3, key->second);
-      BindValue(t, item.value, args, 4);
-      args.Text(7, ValueType(item.value.type));
-      args.Insert();
-    }
   }
   if (Status st = slice.status(); !st.ok()) return st;
-  return args.status();
+  return arg_sets.status();
 }
 
-// 's' and 'f' events with the same category and id make one flow, from the slice the 's' sits in
-// to the one the 'f' binds to (Kineto's ac2g: runtime call -> kernel; fwdbwd: forward ->
-// backward operator).
-Status WriteFlows(const Trace& t, const Slices& slices, const Database& db) {
+Status WriteFlows(const Trace& t, const PerfettoLayout& layout, const Database& db) {
   const EventTable& ev = t.events;
-  const std::optional<uint32_t> id_key = t.strings.Find("id");
-  if (!id_key) return Status::Ok();
-  auto flow_id = [&](size_t e, int64_t* id) {
-    ArgValue v;
-    if (!ArgStore::View(&t.args, ev.args(e)).Find(*id_key, &v, true) || !v.is_number())
-      return false;
-    *id = v.AsInt();
-    return true;
-  };
-  struct Key {
-    uint16_t category;
-    int64_t id;
-    bool operator==(const Key&) const = default;
-  };
-  struct KeyHash {
-    size_t operator()(const Key& k) const {
-      return std::hash<int64_t>()(k.id) ^ (static_cast<size_t>(k.category) << 48);
-    }
-  };
-  std::unordered_map<Key, int64_t, KeyHash> starts;
-  for (size_t e = 0; e < ev.size(); ++e) {
-    int64_t id;
-    if (ev.phase(e) != 's' || !flow_id(e, &id)) continue;
-    starts[Key{ev.category(e), id}] = slices.At(ev, ev.track(e), ev.ts(e));
-  }
-  Inserter flow(db, "INSERT INTO flow (slice_out, slice_in, category, name) VALUES (?, ?, ?, ?)");
-  for (size_t e = 0; e < ev.size(); ++e) {
-    int64_t id;
-    if (ev.phase(e) != 'f' || !flow_id(e, &id)) continue;
-    auto start = starts.find(Key{ev.category(e), id});
-    if (start == starts.end() || start->second == kNoSlice) continue;
-    const int64_t end = slices.At(ev, ev.track(e), ev.ts(e));
-    if (end == kNoSlice) continue;
-    flow.Int(1, start->second);
-    flow.Int(2, end);
-    if (ev.category(e) == 0) {
-      flow.Null(3);
+  Inserter flow(db,
+                "INSERT INTO flow (id, slice_out, slice_in, category, name) "
+                "VALUES (?, ?, ?, ?, ?)");
+  for (size_t id = 0; id < layout.flows.size(); ++id) {
+    const PerfettoLayout::Flow& f = layout.flows[id];
+    flow.Int(1, static_cast<int64_t>(id));
+    flow.Int(2, f.slice_out);
+    flow.Int(3, f.slice_in);
+    if (ev.category(f.event) == 0) {
+      flow.Null(4);
     } else {
-      flow.Text(3, t.category_name(ev.category(e)));
+      flow.Text(4, t.category_name(ev.category(f.event)));
     }
-    flow.Text(4, t.str(ev.name(e)));
+    flow.Text(5, t.str(ev.name(f.event)));
     flow.Insert();
   }
   return flow.status();
 }
 
-// Device work, with the runtime call that launched it (same correlation id) and the slice that
-// call ran in (the operator, usually).
-Status WriteKernels(const Trace& t, const Slices& slices, const Database& db) {
-  const EventTable& ev = t.events;
-  enum { kDevice, kStream, kCorrelation, kGrid, kBlock, kRegisters, kSharedMemory };
-  ArgReader reader(t, {"device", "stream", "correlation", "grid", "block", "registers per thread",
-                       "shared memory"});
-  std::vector<EventKind> kind(t.categories.size());
-  for (size_t c = 0; c < kind.size(); ++c)
-    kind[c] = KindOfCategory(t.category_name(static_cast<uint16_t>(c)));
-  std::unordered_map<int64_t, int64_t> launch_of;
-  for (size_t s = 0; s < slices.event.size(); ++s) {
-    const uint64_t e = slices.event[s];
-    int64_t correlation;
-    if (kind[ev.category(e)] == EventKind::kRuntime &&
-        reader.GetInt(ev.args(e), kCorrelation, &correlation))
-      launch_of.emplace(correlation, static_cast<int64_t>(s));
+Status WriteCounters(const Trace& t, const PerfettoLayout& layout, const Database& db) {
+  Inserter value(db, "INSERT INTO counter (id, ts, track_id, value) VALUES (?, ?, ?, ?)");
+  for (size_t id = 0; id < layout.counters.size(); ++id) {
+    const PerfettoLayout::Counter& c = layout.counters[id];
+    value.Int(1, static_cast<int64_t>(id));
+    value.Int(2, t.origin_ns + t.events.ts(c.event));
+    value.Int(3, c.track);
+    value.Real(4, c.value);
+    value.Insert();
   }
-  Inserter row(db, "INSERT INTO kernel VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  for (size_t s = 0; s < slices.event.size(); ++s) {
-    const uint64_t e = slices.event[s];
-    const EventKind k = kind[ev.category(e)];
-    if (ev.phase(e) != 'X' ||
-        (k != EventKind::kKernel && k != EventKind::kCopy && k != EventKind::kSet))
-      continue;
-    const ArgRef ref = ev.args(e);
-    auto optional_int = [&](int column, size_t key) {
-      int64_t v = 0;
-      const bool present = reader.GetInt(ref, key, &v);
-      row.OptionalInt(column, present, v);
-      return present ? v : -1;
-    };
-    auto optional_text = [&](int column, size_t key) {
-      ArgValue v;
-      if (reader.Get(ref, key, &v) && (v.type == ArgType::kJson || v.type == ArgType::kString)) {
-        row.Text(column, t.str(v.str));
-      } else {
-        row.Null(column);
-      }
-    };
-    row.Int(1, static_cast<int64_t>(s));
-    row.Int(2, t.origin_ns + ev.ts(e));
-    row.Int(3, ev.dur(e));
-    row.Text(4, t.str(ev.name(e)));
-    row.Text(5, EventKindName(k));
-    optional_int(6, kDevice);
-    optional_int(7, kStream);
-    int64_t correlation = 0;
-    const bool has_correlation = reader.GetInt(ref, kCorrelation, &correlation);
-    row.OptionalInt(8, has_correlation, correlation);
-    auto launch = has_correlation ? launch_of.find(correlation) : launch_of.end();
-    const int64_t launch_slice = launch != launch_of.end() ? launch->second : kNoSlice;
-    row.OptionalInt(9, launch_slice != kNoSlice, launch_slice);
-    const int64_t op = launch_slice != kNoSlice ? slices.parent[launch_slice] : kNoSlice;
-    row.OptionalInt(10, op != kNoSlice, op);
-    optional_text(11, kGrid);
-    optional_text(12, kBlock);
-    optional_int(13, kRegisters);
-    optional_int(14, kSharedMemory);
-    row.Int(15, ev.track(e));
-    row.Insert();
-  }
-  return row.status();
-}
-
-// torch's memory records ("[memory]" instants: what was allocated or freed, where, and the
-// totals after it).
-Status WriteMemory(const Trace& t, const Slices& slices, const Database& db) {
-  const std::optional<uint32_t> memory_name = t.strings.Find("[memory]");
-  if (!memory_name) return Status::Ok();
-  const EventTable& ev = t.events;
-  ArgReader reader(
-      t, {"Device Type", "Device Id", "Addr", "Bytes", "Total Allocated", "Total Reserved"});
-  Inserter row(db, "INSERT INTO memory VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  for (size_t s = 0; s < slices.event.size(); ++s) {
-    const uint64_t e = slices.event[s];
-    if (ev.name(e) != *memory_name) continue;
-    row.Int(1, static_cast<int64_t>(s));
-    row.Int(2, t.origin_ns + ev.ts(e));
-    row.Int(3, ev.track(e));
-    for (size_t key = 0; key < 6; ++key) {
-      int64_t v = 0;
-      const bool present = reader.GetInt(ev.args(e), key, &v);
-      row.OptionalInt(4 + static_cast<int>(key), present, v);
-    }
-    row.Insert();
-  }
-  return row.status();
-}
-
-// 'C' events: one track per process, event name and argument key, named "NAME KEY" as
-// Perfetto's JSON importer names them.
-Status WriteCounters(const Trace& t, const Database& db) {
-  const EventTable& ev = t.events;
-  std::unordered_map<uint32_t, int64_t> upid_of_track;
-  for (size_t p = 0; p < t.processes().size(); ++p)
-    for (uint32_t tr : t.processes()[p].tracks) upid_of_track[tr] = static_cast<int64_t>(p);
-  std::map<std::pair<int64_t, std::string>, int64_t> tracks;
-  Inserter track(db, "INSERT INTO counter_track VALUES (?, ?, ?)");
-  Inserter value(db, "INSERT INTO counter (ts, track_id, value) VALUES (?, ?, ?)");
-  for (size_t e = 0; e < ev.size(); ++e) {
-    if (ev.phase(e) != 'C' || ev.args(e).empty()) continue;
-    auto upid = upid_of_track.find(ev.track(e));
-    const int64_t process = upid != upid_of_track.end() ? upid->second : -1;
-    for (const ArgStore::View::Item item : ArgStore::View(&t.args, ev.args(e))) {
-      if (item.top_level || !item.value.is_number()) continue;
-      std::string name = std::string(t.str(ev.name(e))) + " " + std::string(t.str(item.key));
-      auto [at, inserted] = tracks.try_emplace({process, name}, tracks.size());
-      if (inserted) {
-        track.Int(1, at->second);
-        track.Text(2, at->first.second);
-        track.OptionalInt(3, process >= 0, process);
-        track.Insert();
-      }
-      value.Int(1, t.origin_ns + ev.ts(e));
-      value.Int(2, at->second);
-      value.Real(3, item.value.AsDouble());
-      value.Insert();
-    }
-  }
-  if (Status s = track.status(); !s.ok()) return s;
   return value.status();
 }
 
 Status WriteMetadata(const Trace& t, const Database& db) {
-  Inserter row(db, "INSERT INTO metadata (name, int_value, str_value) VALUES (?, ?, ?)");
+  Inserter row(db,
+               "INSERT INTO metadata (name, key_type, int_value, str_value) "
+               "VALUES (?, 'single', ?, ?)");
   auto add_int = [&](const char* name, int64_t v) {
     row.Text(1, name);
     row.Int(2, v);
     row.Null(3);
     row.Insert();
   };
+  auto add_text = [&](std::string_view name, std::string_view v) {
+    row.Text(1, name);
+    row.Null(2);
+    row.Text(3, v);
+    row.Insert();
+  };
+  if (t.source_format.find("json") != std::string::npos) add_text("trace_type", "json");
   if (t.has_origin) add_int("trace_origin_ns", t.origin_ns);
   add_int("trace_begin_ns", t.origin_ns + t.begin_ns());
   add_int("trace_end_ns", t.origin_ns + t.end_ns());
-  row.Text(1, "source_format");
-  row.Null(2);
-  row.Text(3, t.source_format);
-  row.Insert();
+  add_text("source_format", t.source_format);
   // The trace's own top-level members, as their JSON text.
-  for (const auto& [key, json] : t.metadata) {
-    row.Text(1, key);
-    row.Null(2);
-    row.Text(3, json);
-    row.Insert();
-  }
+  for (const auto& [key, json] : t.metadata) add_text(key, json);
   return row.status();
 }
 
-// torch's key_averages() rows (trace:key_averages() in Lua), one per operator name.
-Status WriteOperators(const Trace& t, const Database& db) {
-  KeyAverages averages = ComputeKeyAverages(BuildFunctionEvents(t), false, 0);
-  Inserter row(db, "INSERT INTO op VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  for (const AverageRow& a : averages.rows) {
-    row.Text(1, averages.events->strings.Get(a.key));
-    row.Int(2, a.count);
-    row.Int(3, a.cpu_time_total_ns);
-    row.Int(4, a.self_cpu_time_total_ns);
-    row.Int(5, a.cuda_time_total_ns);
-    row.Int(6, a.self_cuda_time_total_ns);
-    row.Int(7, a.cpu_memory_usage);
-    row.Int(8, a.self_cpu_memory_usage);
-    row.Int(9, a.cuda_memory_usage);
-    row.Int(10, a.self_cuda_memory_usage);
-    row.Int(11, a.flops);
-    row.Text(12, a.device == DeviceType::kCuda ? "cuda" : "cpu");
-    row.Text(13, EventKindName(a.kind));
+// Perfetto's name, severity and source for the import's kinds it also counts; profsh's own
+// kinds are errors found in the trace, as Perfetto files its JSON repairs.
+struct StatInfo {
+  const char* name;
+  const char* severity;
+  const char* source;
+};
+constexpr StatInfo kPerfettoStats[] = {
+    {"json_tokenizer_failure", "error", "trace"},
+    {"json_parser_failure", "error", "trace"},
+    {"json_display_time_unit", "info", "trace"},
+    {"misplaced_end_event", "data_loss", "analysis"},
+    {"flow_duplicate_id", "error", "trace"},
+    {"flow_no_enclosing_slice", "error", "trace"},
+    {"flow_end_without_start", "info", "trace"},
+    {"flow_invalid_id", "error", "trace"},
+    {"flow_without_direction", "error", "trace"},
+    {"slice_spill_overlapping_complete_event", "error", "analysis"},
+};
+
+Status WriteStats(const Trace& t, const Database& db) {
+  Inserter row(db,
+               "INSERT INTO stats (name, idx, severity, source, value, description) "
+               "VALUES (?, NULL, ?, ?, ?, ?)");
+  for (const Trace::ImportStat& stat : t.import_stats) {
+    StatInfo info{stat.name.c_str(), "error", "trace"};
+    for (const StatInfo& known : kPerfettoStats)
+      if (stat.name == known.name) info = known;
+    row.Text(1, stat.name);
+    row.Text(2, info.severity);
+    row.Text(3, info.source);
+    row.Int(4, stat.count);
+    const std::string description = stat.first_place.empty()
+                                        ? stat.description
+                                        : stat.description + " (first at " + stat.first_place + ")";
+    row.Text(5, description);
     row.Insert();
   }
   return row.status();
@@ -503,25 +337,31 @@ Status WriteOperators(const Trace& t, const Database& db) {
 
 Status WriteTraceTables(const Trace& trace, const Database& db) {
   // Nothing is read back while writing, and a failed write throws the whole database away.
-  if (Status s = db.Execute("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN;"); !s.ok())
+  // The indexes' sorts stay in memory rather than in temporary files.
+  if (Status s = db.Execute("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; "
+                            "PRAGMA temp_store=MEMORY; BEGIN;");
+      !s.ok())
     return s;
   if (Status s = db.Execute(kSchema); !s.ok()) return s;
-  const Slices slices(trace);
-  using Step = Status (*)(const Trace&, const Slices&, const Database&);
+  const PerfettoLayout layout = BuildPerfettoLayout(trace);
+  using Step = Status (*)(const Trace&, const PerfettoLayout&, const Database&);
   const Step steps[] = {
-      [](const Trace& t, const Slices&, const Database& d) { return WriteThreads(t, d); },
+      WriteThreads,
+      [](const Trace&, const PerfettoLayout& l, const Database& d) { return WriteTracks(l, d); },
       WriteSlicesAndArgs,
       WriteFlows,
+      WriteCounters,
       WriteKernels,
       WriteMemory,
-      [](const Trace& t, const Slices&, const Database& d) { return WriteCounters(t, d); },
-      [](const Trace& t, const Slices&, const Database& d) { return WriteMetadata(t, d); },
-      [](const Trace& t, const Slices&, const Database& d) { return WriteOperators(t, d); },
+      [](const Trace& t, const PerfettoLayout&, const Database& d) { return WriteMetadata(t, d); },
+      [](const Trace& t, const PerfettoLayout&, const Database& d) { return WriteStats(t, d); },
+      [](const Trace& t, const PerfettoLayout&, const Database& d) { return WriteOperators(t, d); },
   };
   for (Step step : steps) {
-    if (Status s = step(trace, slices, db); !s.ok()) return s;
+    if (Status s = step(trace, layout, db); !s.ok()) return s;
   }
   if (Status s = db.Execute(kIndexes); !s.ok()) return s;
+  if (Status s = CreateModuleViews(db); !s.ok()) return s;
   return db.Execute("COMMIT;");
 }
 

@@ -111,12 +111,23 @@ def check_trace(path, db):
               name, kernels, linked, device_ns, len(device), launched,
               sum(ns(e["dur"]) for e in device)))
 
-    # Shapes: every "Input Dims" is an args row holding the same JSON.
-    dims = [e["args"]["Input Dims"] for e in slices if "Input Dims" in e.get("args", {})]
-    got_dims = [json.loads(v) for v, in sqlite(
-        db, "SELECT string_value FROM args WHERE key = 'args.Input Dims' ORDER BY arg_set_id")]
-    check(sorted(map(json.dumps, got_dims)) == sorted(map(json.dumps, dims)),
-          "%s: %d Input Dims rows, the trace has %d (or they differ)" % (name, len(got_dims), len(dims)))
+    # Shapes: every "Input Dims" flattened as Perfetto's JSON importer does (one row per number,
+    # key args.Input Dims[i][j], flat_key args.Input Dims), through each slice's shared arg set.
+    def leaves(value, key):
+        if isinstance(value, list):
+            kept = [v for v in value if v is not None]
+            return [leaf for i, v in enumerate(kept) for leaf in leaves(v, "%s[%d]" % (key, i))]
+        if isinstance(value, dict):
+            return [leaf for k, v in value.items() if v is not None
+                    for leaf in leaves(v, key + "." + k)]
+        return [(key, str(value))]
+    dims = sorted(leaf for e in slices if "Input Dims" in e.get("args", {})
+                  for leaf in leaves(e["args"]["Input Dims"], "args.Input Dims"))
+    got_dims = sorted((k, v) for k, v in sqlite(
+        db, "SELECT args.key, args.display_value FROM slice JOIN args "
+            "ON args.arg_set_id = slice.arg_set_id AND args.flat_key = 'args.Input Dims'"))
+    check(got_dims == dims, "%s: %d Input Dims leaves, the trace has %d (or they differ)" %
+          (name, len(got_dims), len(dims)))
 
     # Memory records: count and bytes.
     memory = [e for e in events if e.get("name") == "[memory]"]
@@ -148,6 +159,14 @@ def main():
         check(out.returncode == 0, "t:to_sqlite: " + out.stderr)
         if out.returncode == 0:
             check_trace(golden, db)
+        # t:sql keeps the trace's database: a TEMP table made by one query is there for the next.
+        out = subprocess.run([PROFSH, "-e", "local t = profsh.load(arg[1]); "
+                              "t:sql('CREATE TEMP TABLE mine AS SELECT count(*) AS n FROM slice'); "
+                              "print(t:sql('SELECT n FROM mine')[1].n)", "--", golden],
+                             capture_output=True, text=True)
+        check(out.returncode == 0 and out.stdout.strip() ==
+              str(sum(1 for e in events_of(golden) if e.get("ph") in ("X", "i", "I"))),
+              "t:sql reuses its database: rc %d %r %r" % (out.returncode, out.stdout, out.stderr))
         # The op table is key_averages: its counts are those t:key_averages() gives.
         out = subprocess.run([PROFSH, "-e", "for _, a in ipairs(profsh.load(arg[1]):key_averages()) "
                               "do print(a.key .. '\\t' .. a.count) end", "--", golden],
@@ -173,6 +192,23 @@ def main():
         again = subprocess.run([PROFSH, "sql", exported, query, "--format=csv"], capture_output=True, text=True)
         check(again.stdout == csv_out.stdout, "profsh sql on the database file differs")
 
+        # Perfetto's module, functions and views, in memory and on the exported file alike.
+        perfetto_query = ("INCLUDE PERFETTO MODULE slices.with_context;\n"
+                          "SELECT count(*) AS n, count(extract_arg(arg_set_id, 'args.External id')) AS ext "
+                          "FROM thread_slice WHERE depth = 0")
+        mem = subprocess.run([PROFSH, "sql", alexnet, perfetto_query, "--format", "csv"],
+                             capture_output=True, text=True)
+        onfile = subprocess.run([PROFSH, "sql", exported, perfetto_query, "--format", "csv"],
+                                capture_output=True, text=True)
+        check(mem.returncode == 0 and mem.stdout == onfile.stdout and
+              mem.stdout.startswith("n,ext\n") and int(mem.stdout.split()[1].split(",")[1]) > 0,
+              "Perfetto query: %r %r / %r" % (mem.stdout, mem.stderr, onfile.stderr))
+        missing_module = subprocess.run(
+            [PROFSH, "sql", alexnet, "INCLUDE PERFETTO MODULE android.startup.startups; SELECT 1"],
+            capture_output=True, text=True)
+        check(missing_module.returncode == 1 and "android.startup.startups" in missing_module.stderr
+              and "slices.with_context" in missing_module.stderr,
+              "INCLUDE of a missing module: rc %d %r" % (missing_module.returncode, missing_module.stderr))
         bad = subprocess.run([PROFSH, "sql", alexnet, "SELECT nme FROM slice"], capture_output=True, text=True)
         check(bad.returncode == 1 and "no such column: nme" in bad.stderr and
               "SELECT nme FROM slice" in bad.stderr and bad.stdout == "",
