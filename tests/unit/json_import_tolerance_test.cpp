@@ -364,6 +364,48 @@ TEST(JsonTolerance, RepairsCountOnceWhateverTheChunking) {
   }
 }
 
+TEST(JsonTolerance, DamagedTracesReadTheSameWholeOrChunked) {
+  // Random damage of the kinds the reader repairs (and some it refuses): whole input and input
+  // handed out a few bytes at a time, as gzip is, must give the same trace, warnings and errors
+  // (a unit parsed again after a refill must not count its repairs twice).
+  const std::string whole = kWhole;
+  const std::vector<std::string> damage = {",",  "}",  "]",     "\"",   "\t",   "{}",
+                                           ",]", ",}", "\"5\"", "null", "\x01", "{\"ph\": \"E\"}"};
+  uint32_t seed = 12345;
+  auto next = [&](size_t n) {
+    seed = seed * 1103515245u + 12345u;
+    return static_cast<size_t>((seed >> 8) % n);
+  };
+  size_t loaded = 0;
+  for (int round = 0; round < 400; ++round) {
+    std::string text = whole;
+    for (int k = 0, edits = 1 + static_cast<int>(next(3)); k < edits; ++k) {
+      const size_t at = next(text.size() + 1);
+      switch (next(3)) {
+        case 0:
+          text.insert(at, damage[next(damage.size())]);
+          break;
+        case 1:
+          text.erase(at, 1 + next(6));
+          break;
+        default:
+          text.resize(at);
+      }
+    }
+    auto a = ImportString(text);
+    for (size_t chunk : {1u, 5u}) {
+      TrickleInput input(text, chunk);
+      auto b = LoadTraceFrom(input);
+      ASSERT_EQ(a.ok(), b.ok()) << text << "\n" << (a.ok() ? b.error() : a.error()).message;
+      if (!a.ok()) continue;
+      EXPECT_EQ(a.value()->warnings, b.value()->warnings) << text;
+      EXPECT_EQ(ExportText(*a.value()), ExportText(*b.value())) << text;
+    }
+    loaded += a.ok();
+  }
+  EXPECT_GT(loaded, 100u);  // much of the damage is repaired, not refused
+}
+
 TEST(JsonTolerance, EndMatchesTheInnermostBeginOfItsName) {
   // Perfetto's SliceTracker::End: by name (and category where the 'E' has them); begins still
   // open above the one ended end with it (misplaced_end_event); an 'E' that matches nothing is
