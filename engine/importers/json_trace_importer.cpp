@@ -431,12 +431,19 @@ Status JsonTraceParser::Run() {
                      (state_ == State::kEventsFirst || state_ == State::kEventsNext
                           ? " inside traceEvents[" + std::to_string(event_index_) + "]"
                           : "") +
-                     " (is the file truncated?)");
+                     (input_.CutShort().empty() ? " (is the file truncated?)"
+                                                : " (" + input_.CutShort() + ")"));
       return Error{error_};
     }
   }
   if (!saw_events_) {
     return Error{input_.path() + ": the JSON object has no \"traceEvents\" array"};
+  }
+  // A compressed file cut between two events (a bare array needs no closing bracket) is cut all
+  // the same.
+  if (!input_.CutShort().empty() && builder_.repairs().count(Repair::kTraceCut) == 0) {
+    builder_.repairs().Note(Repair::kTraceCut, ImportRepairs::Place::kByte,
+                            base_offset_ + static_cast<uint64_t>(end_ - buf_));
   }
   return builder_.Finish();
 }
@@ -1464,6 +1471,8 @@ class JsonTraceImporter final : public Importer {
   }
   Result<std::unique_ptr<Trace>> Read(InputSource& input) const override {
     auto trace = std::make_unique<Trace>();
+    // A trace cut short keeps its whole events, compressed or not.
+    input.KeepDataBeforeCut();
     JsonTraceParser parser(input, *trace);
     Status s = parser.Run();
     if (!s.ok()) return Error{s.message()};

@@ -80,7 +80,7 @@ def main():
         case("binary_garbage.bin", ["not a trace profsh can read"], data=bytes(range(256)) * 4)
         case("garbage_after.json", ["unexpected data after the end of the trace"], data=GOOD + "xyz")
         comp = gzip.compress(GOOD.encode() * 1)
-        case("cut_short.json.gz", ["gzip stream cut short"], data=comp[: len(comp) // 2])
+        case("cut_before_data.json.gz", ["gzip stream cut short"], data=comp[:12])
         case("corrupt.json.gz", ["corrupt gzip data"], data=comp[:12] + b"\xff" * 40 + comp[52:])
 
         # A profsh file with another version: write a real one, then patch the version field.
@@ -167,6 +167,8 @@ def main():
               "numbers written as strings")
         loads("missing_ph.json", '{"traceEvents": [{"ph": "i", "ts": 1}, {"name": "x", "ts": 10, "dur": 1}]}', 1,
               "events without a phase ('ph') dropped (first at event 1)")
+        loads("cut_short.json.gz", gzip.compress(GOOD.encode())[: len(gzip.compress(GOOD.encode())) // 2], 0,
+              "trace cut short")
         loads("missing_dur.json", '{"traceEvents": [{"ph": "X", "name": "x", "ts": 10}]}', 0,
               "complete ('X') events without 'dur' dropped")
         loads("control_character.json", '[{"ph": "i", "name": "a\tb", "ts": 1, "pid": 1, "tid": 1}]', 1,

@@ -4,6 +4,11 @@
 // accepts", lists the rules these cases check.
 #include <gtest/gtest.h>
 
+#include <zlib.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -302,6 +307,47 @@ TEST(JsonTolerance, TraceCutAnywhereKeepsEveryWholeEventBeforeTheCut) {
     EXPECT_EQ(chunked.value()->warnings, t.warnings) << "cut at " << cut;
   }
   EXPECT_EQ(last_count, 4u);
+}
+
+TEST(JsonTolerance, GzipFileCutShortKeepsItsWholeEvents) {
+  // A writer killed while it compressed the trace leaves a gzip stream without its end.
+  std::string json = "{\"traceEvents\": [\n";
+  for (int i = 0; i < 2000; ++i) {
+    json += std::string(i ? ",\n" : "") + "{\"ph\": \"X\", \"name\": \"op" +
+            std::to_string(i % 97) +
+            "\", \"pid\": 1, \"tid\": 1, \"ts\": " + std::to_string(i * 10) + ", \"dur\": 5}";
+  }
+  json += "]}";
+  const std::string path = testing::TempPath("cut.json.gz");
+  gzFile gz = gzopen(path.c_str(), "wb");
+  ASSERT_NE(gz, nullptr);
+  ASSERT_EQ(gzwrite(gz, json.data(), static_cast<unsigned>(json.size())),
+            static_cast<int>(json.size()));
+  ASSERT_EQ(gzclose(gz), Z_OK);
+  auto whole = LoadTrace(path);
+  ASSERT_TRUE(whole.ok()) << whole.error().message;
+  EXPECT_EQ(whole.value()->events.size(), 2000u);
+  EXPECT_TRUE(whole.value()->warnings.empty());
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size() * 6 / 10));
+  }
+  auto cut = LoadTrace(path);
+  ASSERT_TRUE(cut.ok()) << cut.error().message;
+  const Trace& t = *cut.value();
+  EXPECT_GT(t.events.size(), 100u);
+  EXPECT_LT(t.events.size(), 2000u);
+  for (size_t i = 0; i < t.events.size(); ++i)
+    ASSERT_EQ(t.events.ts(i), whole.value()->events.ts(i));
+  const Trace::ImportStat* s = FindStat(t, "trace cut short");
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->count, 1);
+  std::remove(path.c_str());
 }
 
 TEST(JsonTolerance, CutInsideAnEventNamesWhereTheLostPartBegins) {
