@@ -5,6 +5,12 @@
 // one event with its separator); when a unit runs past the bytes at hand it rolls back to the
 // unit's start, reads more, and tries again, so gzip input is inflated in fixed-size chunks.
 // Every event is validated (syntax, UTF-8, field types) and turned straight into columns.
+//
+// What Perfetto's and catapult's readers accept beyond the format (numbers written as strings,
+// trailing commas, a file cut short, raw control characters, events without "ph", "ts", "tid",
+// ...) is read too, on paths that only run where the strict reading fails; each repair is counted
+// by kind (engine/trace/import_repairs.h). A unit's repairs count only once the unit is complete,
+// as a unit may be parsed again after a refill.
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -61,7 +67,7 @@ struct RawField {
 // instead of in the interned schema (see args.h).
 bool IsVolatileKey(std::string_view key, bool top_level) {
   using namespace kineto;
-  if (top_level) return key == kFlowId || key == "tts";
+  if (top_level) return key == kFlowId || key == "tts" || key == "tdur";
   // By length first; keys of one length share a case (the compiler rejects a repeated one).
   static_assert(kCorrelation.size() == kExternalId.size());
   static_assert(kTotalAllocated.size() == kSequenceNumber.size());
@@ -89,6 +95,33 @@ bool IsVolatileKey(std::string_view key, bool top_level) {
     default:
       return false;
   }
+}
+
+// Whether [begin, end) is exactly one JSON number (the text of "ts": "5.1" between the quotes).
+bool IsJsonNumber(const char* begin, const char* end, bool* is_integer) {
+  const char* q = begin;
+  if (q < end && *q == '-') ++q;
+  if (q >= end || !IsDigit(*q)) return false;
+  if (*q == '0') {
+    ++q;
+  } else {
+    while (q < end && IsDigit(*q)) ++q;
+  }
+  *is_integer = true;
+  if (q < end && *q == '.') {
+    ++q;
+    if (q >= end || !IsDigit(*q)) return false;
+    while (q < end && IsDigit(*q)) ++q;
+    *is_integer = false;
+  }
+  if (q < end && (*q == 'e' || *q == 'E')) {
+    ++q;
+    if (q < end && (*q == '+' || *q == '-')) ++q;
+    if (q >= end || !IsDigit(*q)) return false;
+    while (q < end && IsDigit(*q)) ++q;
+    *is_integer = false;
+  }
+  return q == end;
 }
 
 class JsonTraceParser {
@@ -120,8 +153,33 @@ class JsonTraceParser {
   Step ParseFieldValue(const Text& key, const char* key_at, bool top_level, bool decode_fields);
   bool IsInline(std::string_view key, bool top_level, bool is_number);
   Step ParseIdent(Ident* out, const char* field);
-  Step ParseTime(int64_t* out, const char* field);
-  Step CommitEvent(bool* committed);
+  // A "ts" or "dur": a number of microseconds, or (repaired) a string holding one. Anything else
+  // leaves *valid false, and the event is dropped.
+  Step ParseTime(int64_t* out, const char* field, bool* valid);
+  Step ParseTimeNumber(int64_t* out, const char* field);
+  // "tts"/"tdur" written as a string of a number: kept as the number, like a number there.
+  Step ParseNumberInString(const Text& key, const char* key_at, bool decode_fields);
+  Step CommitEvent();
+  // Drops the event being committed, counting why.
+  Step DropEvent(Repair why);
+
+  // Repairs of the unit being parsed: counted once the unit is complete (FlushRepairs). In a
+  // template match (in_template_) a repair is refused instead, so that the event goes the full
+  // path, which counts it; while an event is parsed again (reparsing_) it is not counted twice.
+  bool NoteRepair(Repair kind, const char* at);
+  bool NoteEventRepair(Repair kind);
+  void FlushRepairs();
+  struct PendingRepair {
+    Repair kind;
+    ImportRepairs::Place place;
+    uint64_t where;
+  };
+  std::vector<PendingRepair> unit_repairs_;
+  std::vector<uint64_t> unit_drops_;
+  bool in_template_ = false;
+  bool reparsing_ = false;
+  // Where the input ended early, if it did: every whole event before it is kept.
+  bool AcceptCut(const char* unit_start);
 
   // The scanners have an inline fast path for the common shape and an out-of-line general one.
   Step SkipWs() {
@@ -204,6 +262,8 @@ class JsonTraceParser {
   char ph_ = 0;
   bool has_ph_ = false, has_ts_ = false, has_dur_ = false, has_name_ = false, has_cat_ = false;
   bool has_pid_ = false, has_tid_ = false;
+  bool bad_ts_ = false, bad_dur_ = false;  // a "ts"/"dur" that is no number
+  bool saw_field_ = false;                 // the event object was not empty
   int64_t ts_ = 0, dur_ = 0;
   Text name_, cat_;
   Ident pid_, tid_;
@@ -250,6 +310,45 @@ Step JsonTraceParser::Fail(const char* at, std::string message) {
 
 Step JsonTraceParser::FailEvent(const char* at, std::string message) {
   return Fail(at, "traceEvents[" + std::to_string(event_index_) + "]: " + message);
+}
+
+bool JsonTraceParser::NoteRepair(Repair kind, const char* at) {
+  if (in_template_) return false;
+  if (!reparsing_) {
+    unit_repairs_.push_back(
+        {kind, ImportRepairs::Place::kByte, base_offset_ + static_cast<uint64_t>(at - buf_)});
+  }
+  return true;
+}
+
+bool JsonTraceParser::NoteEventRepair(Repair kind) {
+  if (in_template_) return false;
+  if (!reparsing_) unit_repairs_.push_back({kind, ImportRepairs::Place::kEvent, event_index_});
+  return true;
+}
+
+void JsonTraceParser::FlushRepairs() {
+  for (const PendingRepair& r : unit_repairs_) builder_.repairs().Note(r.kind, r.place, r.where);
+  for (uint64_t event : unit_drops_) builder_.NoteDroppedEvent(event);
+  unit_repairs_.clear();
+  unit_drops_.clear();
+}
+
+// The input ended inside a unit. A trace cut short (a writer that was killed) keeps every whole
+// event before the cut, as Perfetto does; with nothing of traceEvents read yet there is nothing
+// to keep.
+bool JsonTraceParser::AcceptCut(const char* unit_start) {
+  unit_repairs_.clear();
+  unit_drops_.clear();
+  if (!saw_events_) return false;
+  const char* q = unit_start;
+  while (q < end_ && IsSpace(*q)) ++q;
+  const bool events = state_ == State::kEventsFirst || state_ == State::kEventsNext;
+  // The Chrome JSON Array Format allows the closing bracket to be missing.
+  if (bare_array_ && events && q == end_) return true;
+  builder_.repairs().Note(Repair::kTraceCut, ImportRepairs::Place::kByte,
+                          base_offset_ + static_cast<uint64_t>(unit_start - buf_));
+  return true;
 }
 
 bool JsonTraceParser::Refill(const char* keep_from) {
@@ -310,6 +409,8 @@ Status JsonTraceParser::Run() {
     const char* unit_start = p_;
     Step step = ParseUnit();
     if (step == Step::kOk) {
+      if (!unit_repairs_.empty() || !unit_drops_.empty()) [[unlikely]]
+        FlushRepairs();
       // A mapped file's pages that were parsed leave the resident set as the parse goes on
       // (they are read from the file again if an error message needs them).
       if (release_mark_ != nullptr && p_ - release_mark_ >= kReleaseStride) {
@@ -320,27 +421,29 @@ Status JsonTraceParser::Run() {
     }
     if (step == Step::kError) return Error{error_};
     p_ = unit_start;
+    unit_repairs_.clear();
+    unit_drops_.clear();
     if (!Refill(unit_start)) {
       if (!error_.empty()) return Error{error_};
       // Out of input in the middle of a unit.
-      const char* q = p_;
-      while (q < end_ && IsSpace(*q)) ++q;
-      bool only_space = q == end_;
-      if (bare_array_ && (state_ == State::kEventsNext || state_ == State::kEventsFirst) &&
-          only_space) {
-        // The Chrome JSON Array Format allows the closing bracket to be missing.
-        break;
-      }
+      if (AcceptCut(p_)) break;
       Fail(end_, std::string("unexpected end of file") +
                      (state_ == State::kEventsFirst || state_ == State::kEventsNext
                           ? " inside traceEvents[" + std::to_string(event_index_) + "]"
                           : "") +
-                     " (is the file truncated?)");
+                     (input_.CutShort().empty() ? " (is the file truncated?)"
+                                                : " (" + input_.CutShort() + ")"));
       return Error{error_};
     }
   }
   if (!saw_events_) {
     return Error{input_.path() + ": the JSON object has no \"traceEvents\" array"};
+  }
+  // A compressed file cut between two events (a bare array needs no closing bracket) is cut all
+  // the same.
+  if (!input_.CutShort().empty() && builder_.repairs().count(Repair::kTraceCut) == 0) {
+    builder_.repairs().Note(Repair::kTraceCut, ImportRepairs::Place::kByte,
+                            base_offset_ + static_cast<uint64_t>(end_ - buf_));
   }
   return builder_.Finish();
 }
@@ -391,6 +494,12 @@ Step JsonTraceParser::ParseUnit() {
 
 Step JsonTraceParser::ParseObjectMember() {
   PROFSH_TRY(SkipWs());
+  if (*p_ == '}' && state_ == State::kObjectMember) [[unlikely]] {
+    NoteRepair(Repair::kTrailingComma, p_);
+    ++p_;
+    state_ = State::kTrailing;
+    return Step::kOk;
+  }
   decode_buf_.clear();
   Text key;
   PROFSH_TRY(ScanString(&key, true));
@@ -455,8 +564,9 @@ Step JsonTraceParser::ParseEventUnit(bool first) {
     return Step::kOk;
   }
   if (*p_ != '{') {
-    if (!first && *p_ == ']' && bare_array_) {
+    if (!first && *p_ == ']') {
       // A trailing comma before the bracket, as streaming writers leave it.
+      NoteRepair(Repair::kTrailingComma, p_);
       ++p_;
       state_ = State::kAfterEvents;
       return Step::kOk;
@@ -466,17 +576,22 @@ Step JsonTraceParser::ParseEventUnit(bool first) {
   event_start_ = p_;
   phase_hint_ = 0;
   matched_shape_ = nullptr;
-  if (!TryEventTemplate()) PROFSH_TRY(ParseEventObject(/*decode_fields=*/false));
+  in_template_ = true;
+  const bool matched = TryEventTemplate();
+  in_template_ = false;
+  if (!matched) PROFSH_TRY(ParseEventObject(/*decode_fields=*/false));
   event_end_ = p_;
   // Resolve everything now (interning is idempotent, so a rollback costs nothing) but append
   // the event only once its separator has been seen.
   while (p_ < end_ && IsSpace(*p_)) ++p_;
   bool at_end_without_separator = p_ == end_;
-  if (at_end_without_separator && !(eof_ && bare_array_)) return Step::kNeedMore;
-  bool committed = false;
-  PROFSH_TRY(CommitEvent(&committed));
+  if (at_end_without_separator && !eof_) return Step::kNeedMore;
+  PROFSH_TRY(CommitEvent());
   ++event_index_;
   if (at_end_without_separator) {
+    // The file ends after a whole event: the array format allows it, the object format's
+    // closing brackets are missing.
+    if (!bare_array_) NoteRepair(Repair::kTraceCut, p_);
     state_ = State::kDone;
     return Step::kOk;
   }
@@ -489,6 +604,11 @@ Step JsonTraceParser::ParseEventUnit(bool first) {
   if (sep == ']') {
     ++p_;
     state_ = State::kAfterEvents;
+    return Step::kOk;
+  }
+  if (sep == '{') {
+    NoteRepair(Repair::kMissingComma, p_);
+    state_ = State::kEventsNext;
     return Step::kOk;
   }
   return Fail(p_,
@@ -506,14 +626,21 @@ Step JsonTraceParser::ParseEventObject(bool decode_fields) {
   holes_.clear();
   made_decisions_ = false;
   has_ph_ = has_ts_ = has_dur_ = has_name_ = has_cat_ = has_pid_ = has_tid_ = false;
+  bad_ts_ = bad_dur_ = saw_field_ = false;
   PROFSH_TRY(SkipWs());
   if (*p_ == '}') {
     ++p_;
     return Step::kOk;
   }
+  saw_field_ = true;
   while (true) {
     PROFSH_TRY(SkipWs());
     const char* key_at = p_;
+    if (*p_ == '}') [[unlikely]] {
+      NoteRepair(Repair::kTrailingComma, p_);
+      ++p_;
+      return Step::kOk;
+    }
     Text key;
     PROFSH_TRY(ScanString(&key, true));
     PROFSH_TRY(SkipWs());
@@ -525,29 +652,37 @@ Step JsonTraceParser::ParseEventObject(bool decode_fields) {
     switch (k.size()) {
       case 2:
         if (k == "ph") {
-          if (*p_ != '"') return FailEvent(value_at, "field 'ph' must be a string");
+          // As Perfetto reads it: the first letter of a string; no letter is no phase.
+          if (*p_ != '"') {
+            PROFSH_TRY(SkipValue(0));
+            break;
+          }
           Text ph;
           PROFSH_TRY(ScanString(&ph, true));
           std::string_view v = View(ph);
-          if (v.size() != 1) {
-            return FailEvent(value_at,
-                             "field 'ph' must be one character, got \"" + std::string(v) + "\"");
-          }
+          if (v.empty()) break;
+          if (v.size() > 1) NoteEventRepair(Repair::kLongPhase);
           ph_ = v[0];
           has_ph_ = true;
         } else if (k == "ts") {
-          PROFSH_TRY(ParseTime(&ts_, "ts"));
-          has_ts_ = true;
-          holes_.push_back({value_at, p_, {HoleKind::kTs, 0}});
+          bool valid;
+          PROFSH_TRY(ParseTime(&ts_, "ts", &valid));
+          has_ts_ = valid;
+          bad_ts_ = !valid;
+          if (valid) holes_.push_back({value_at, p_, {HoleKind::kTs, 0}});
         } else {
           handled = false;
         }
         break;
       case 3:
         if (k == "dur") {
-          PROFSH_TRY(ParseTime(&dur_, "dur"));
-          has_dur_ = true;
-          holes_.push_back({value_at, p_, {HoleKind::kDur, 0}});
+          bool valid;
+          PROFSH_TRY(ParseTime(&dur_, "dur", &valid));
+          has_dur_ = valid;
+          bad_dur_ = !valid;
+          if (valid) holes_.push_back({value_at, p_, {HoleKind::kDur, 0}});
+        } else if (k == "tts" && *p_ == '"') {
+          PROFSH_TRY(ParseNumberInString(key, key_at, decode_fields));
         } else if (k == "pid") {
           PROFSH_TRY(ParseIdent(&pid_, "pid"));
           has_pid_ = true;
@@ -571,6 +706,8 @@ Step JsonTraceParser::ParseEventObject(bool decode_fields) {
         } else if (k == "args") {
           if (*p_ != '{') return FailEvent(value_at, "field 'args' must be an object");
           PROFSH_TRY(ParseArgsObject(decode_fields));
+        } else if (k == "tdur" && *p_ == '"') {
+          PROFSH_TRY(ParseNumberInString(key, key_at, decode_fields));
         } else {
           handled = false;
         }
@@ -602,6 +739,13 @@ Step JsonTraceParser::ParseArgsObject(bool decode_fields) {
   }
   while (true) {
     PROFSH_TRY(SkipWs());
+    if (*p_ == '}') [[unlikely]] {
+      // A trailing comma: the signature keeps the bytes as written.
+      NoteRepair(Repair::kTrailingComma, p_);
+      ++p_;
+      signature_.AddPiece(piece_start_, static_cast<size_t>(p_ - piece_start_));
+      return Step::kOk;
+    }
     Text key;
     PROFSH_TRY(ScanString(&key, true));
     PROFSH_TRY(SkipWs());
@@ -697,10 +841,57 @@ Step JsonTraceParser::ParseFieldValue(const Text& key, const char* key_at, bool 
   return Step::kOk;
 }
 
+Step JsonTraceParser::ParseNumberInString(const Text& key, const char* key_at, bool decode_fields) {
+  const char* value_at = p_;
+  Text t;
+  PROFSH_TRY(ScanString(&t, true));
+  std::string_view v = View(t);
+  bool is_integer;
+  if (!IsJsonNumber(v.data(), v.data() + v.size(), &is_integer)) {
+    // Not a number after all: an ordinary string field.
+    p_ = value_at;
+    return ParseFieldValue(key, key_at, true, decode_fields);
+  }
+  NoteEventRepair(Repair::kNumberAsString);
+  json::Number n = json::ConvertNumber(v.data(), v.data() + v.size(), is_integer);
+  RawField f;
+  f.key = key;
+  f.top_level = true;
+  f.inline_value = true;
+  if (n.kind == json::NumberKind::kDouble) {
+    f.type = ArgType::kDouble;
+    f.double_value = n.d;
+  } else {
+    f.type = n.kind == json::NumberKind::kInt ? ArgType::kInt : ArgType::kUInt;
+    f.int_value = n.i;
+  }
+  ArgValue inline_value;
+  inline_value.type = f.type;
+  inline_value.int_value = f.int_value;
+  inline_value.double_value = f.double_value;
+  signature_.AddPiece(key_at, static_cast<size_t>(value_at - key_at));
+  signature_.AddInline(inline_value);
+  if (decode_fields) fields_.push_back(f);
+  return Step::kOk;
+}
+
 Step JsonTraceParser::ParseIdent(Ident* out, const char* field) {
   if (*p_ == '"') {
     Text t;
     PROFSH_TRY(ScanString(&t, true));
+    std::string_view v = View(t);
+    bool is_integer = false;
+    if (IsJsonNumber(v.data(), v.data() + v.size(), &is_integer) && is_integer) [[unlikely]] {
+      // "pid": "12" is process 12, as catapult reads it (Perfetto would name a process "12").
+      json::Number n = json::ConvertNumber(v.data(), v.data() + v.size(), true);
+      if (n.kind == json::NumberKind::kInt) {
+        NoteEventRepair(Repair::kIdentAsString);
+        out->is_string = false;
+        out->str = 0;
+        out->number = n.i;
+        return Step::kOk;
+      }
+    }
     out->is_string = true;
     out->str = builder_.InternString(View(t));
     out->number = 0;
@@ -757,18 +948,33 @@ bool JsonTraceParser::FastMicros(int64_t* out) {
   return true;
 }
 
-Step JsonTraceParser::ParseTime(int64_t* out, const char* field) {
+Step JsonTraceParser::ParseTime(int64_t* out, const char* field, bool* valid) {
+  *valid = true;
   if (FastMicros(out)) return Step::kOk;
   const char* at = p_;
-  if (*p_ != '-' && !IsDigit(*p_)) {
-    std::string got = *p_ == '"'                   ? "a string"
-                      : *p_ == '{'                 ? "an object"
-                      : *p_ == '['                 ? "an array"
-                      : (*p_ == 't' || *p_ == 'f') ? "a boolean"
-                      : *p_ == 'n'                 ? "null"
-                                                   : "'" + std::string(1, *p_) + "'";
-    return FailEvent(at, std::string("field '") + field + "' must be a number, got " + got);
+  if (*p_ == '-' || IsDigit(*p_)) return ParseTimeNumber(out, field);
+  if (*p_ == '"') {
+    Text t;
+    PROFSH_TRY(ScanString(&t, true));
+    std::string_view v = View(t);
+    bool is_integer;
+    if (IsJsonNumber(v.data(), v.data() + v.size(), &is_integer) &&
+        json::MicrosToNanos(v.data(), v.data() + v.size(), is_integer, out)) {
+      NoteEventRepair(Repair::kNumberAsString);
+      return Step::kOk;
+    }
+  } else if (*p_ == '{' || *p_ == '[' || *p_ == 't' || *p_ == 'f' || *p_ == 'n') {
+    PROFSH_TRY(SkipValue(0));
+  } else {
+    return FailEvent(at, std::string("field '") + field + "' must be a number, got '" +
+                             std::string(1, *p_) + "'");
   }
+  *valid = false;
+  return Step::kOk;
+}
+
+Step JsonTraceParser::ParseTimeNumber(int64_t* out, const char* field) {
+  const char* at = p_;
   const char* begin;
   bool is_integer;
   PROFSH_TRY(ScanNumber(&begin, &is_integer));
@@ -778,7 +984,15 @@ Step JsonTraceParser::ParseTime(int64_t* out, const char* field) {
   return Step::kOk;
 }
 
-Step JsonTraceParser::CommitEvent(bool* committed) {
+Step JsonTraceParser::DropEvent(Repair why) {
+  // What was repaired in the event goes with it: the unit so far is this event alone.
+  if (!reparsing_) unit_repairs_.clear();
+  NoteEventRepair(why);
+  unit_drops_.push_back(event_index_);
+  return Step::kOk;
+}
+
+Step JsonTraceParser::CommitEvent() {
   if (matched_shape_ != nullptr) {
     // Everything but the holes is the template's, which was valid when it was recorded.
     EventShape& shape = *matched_shape_;
@@ -788,7 +1002,6 @@ Step JsonTraceParser::CommitEvent(bool* committed) {
     if (shape.last_event_template != UINT32_MAX && shape.last_name == name) {
       builder_.AddEventWithTemplate(shape.last_event_template, shape.has_ts ? ts_ : 0, dur,
                                     inline_words_);
-      *committed = true;
       return Step::kOk;
     }
     EventFields e;
@@ -802,13 +1015,27 @@ Step JsonTraceParser::CommitEvent(bool* committed) {
     shape.last_event_template = builder_.TemplateOf(e, shape.schema);
     shape.last_name = builder_.TemplateName(shape.last_event_template);
     builder_.AddEventWithTemplate(shape.last_event_template, e.ts, e.dur, inline_words_);
-    *committed = true;
     return Step::kOk;
   }
-  if (!has_ph_) return FailEvent(event_start_, "missing field 'ph'");
-  if (!has_ts_ && ph_ != 'M') return FailEvent(event_start_, "missing field 'ts'");
-  if (ph_ == 'X' && !has_dur_) {
-    return FailEvent(event_start_, "missing field 'dur' in a complete ('X') event");
+  // What Perfetto drops (json_tokenizer_failure, json_parser_failure) is dropped and counted.
+  if (!has_ph_) [[unlikely]]
+    return DropEvent(saw_field_ ? Repair::kMissingPhase : Repair::kEmptyEvent);
+  if (ph_ != 'M') {
+    if (bad_ts_ || bad_dur_) [[unlikely]]
+      return DropEvent(Repair::kBadTime);
+    if (!has_ts_) [[unlikely]]
+      return DropEvent(Repair::kMissingTs);
+    if (ph_ == 'X' && !has_dur_) [[unlikely]]
+      return DropEvent(Repair::kCompleteWithoutDur);
+  }
+  if (!has_pid_) [[unlikely]] {
+    NoteEventRepair(Repair::kMissingPid);
+    pid_ = Ident{};
+  }
+  if (!has_tid_) [[unlikely]] {
+    // Perfetto's rule: the thread of an event without "tid" is tid = pid.
+    NoteEventRepair(Repair::kMissingTid);
+    tid_ = pid_;
   }
   uint32_t schema = TraceBuilder::kNoArgs;
   if (!signature_.empty()) {
@@ -817,7 +1044,10 @@ Step JsonTraceParser::CommitEvent(bool* committed) {
       const char* resume = p_;
       p_ = event_start_;
       phase_hint_ = ph_;
-      PROFSH_TRY(ParseEventObject(false));
+      reparsing_ = true;
+      Step again = ParseEventObject(false);
+      reparsing_ = false;
+      PROFSH_TRY(again);
       p_ = resume;
     }
     uint64_t hash = signature_.Hash();
@@ -829,7 +1059,10 @@ Step JsonTraceParser::CommitEvent(bool* committed) {
       const char* resume = p_;
       p_ = event_start_;
       phase_hint_ = ph_;
-      PROFSH_TRY(ParseEventObject(true));
+      reparsing_ = true;
+      Step again = ParseEventObject(true);
+      reparsing_ = false;
+      PROFSH_TRY(again);
       p_ = resume;
       builder_.BeginArgs();
       for (const RawField& f : fields_) {
@@ -853,10 +1086,9 @@ Step JsonTraceParser::CommitEvent(bool* committed) {
   e.dur = ph_ == 'X' ? dur_ : 0;
   e.name = has_name_ ? View(name_) : std::string_view();
   e.category = has_cat_ ? View(cat_) : std::string_view();
-  e.pid = has_pid_ ? pid_ : Ident{};
-  e.tid = has_tid_ ? tid_ : Ident{};
+  e.pid = pid_;
+  e.tid = tid_;
   builder_.AddEvent(e, schema, inline_words_);
-  *committed = true;
 
   EventShape shape;
   shape.phase = ph_;
@@ -866,7 +1098,9 @@ Step JsonTraceParser::CommitEvent(bool* committed) {
   shape.has_ts = has_ts_;
   shape.has_dur = has_dur_;
   shape.schema = schema;
-  templates_.Remember(event_start_, event_end_, holes_, std::move(shape));
+  // A repaired event is no template: the events that match it would skip the repair's count.
+  if (unit_repairs_.empty())
+    templates_.Remember(event_start_, event_end_, holes_, std::move(shape));
   return Step::kOk;
 }
 
@@ -987,9 +1221,11 @@ Step JsonTraceParser::ParseHole(const Hole& hole, const char* at) {
       if (p_ >= end_ || *p_ != '"') return Step::kError;
       return ScanString(&name_, true);
     case HoleKind::kTs:
-      return FastMicros(&ts_) ? Step::kOk : ParseTime(&ts_, "ts");
+      if (FastMicros(&ts_)) return Step::kOk;
+      return *p_ == '-' || IsDigit(*p_) ? ParseTimeNumber(&ts_, "ts") : Step::kError;
     case HoleKind::kDur:
-      return FastMicros(&dur_) ? Step::kOk : ParseTime(&dur_, "dur");
+      if (FastMicros(&dur_)) return Step::kOk;
+      return *p_ == '-' || IsDigit(*p_) ? ParseTimeNumber(&dur_, "dur") : Step::kError;
     case HoleKind::kInline: {
       if (hole.inline_type == static_cast<uint8_t>(ArgType::kInt) && FastSmallInt(at)) {
         return Step::kOk;
@@ -1054,12 +1290,19 @@ Step JsonTraceParser::ScanStringSlow(Text* out, bool decode) {
       escaped = true;
       continue;
     }
-    if (c < 0x20) return Fail(p_, "control character in string (must be escaped)");
+    if (c < 0x20) [[unlikely]] {
+      // JSON wants it escaped; PyTorch itself writes raw ones (pytorch#130622), and Perfetto
+      // and browsers read them.
+      if (!NoteRepair(Repair::kControlCharacter, p_)) return Step::kError;
+      ++p_;
+      continue;
+    }
     size_t available = static_cast<size_t>(end_ - p_);
     size_t len = Utf8SequenceLength(reinterpret_cast<const unsigned char*>(p_), available);
     if (len == 0) {
       size_t need = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 1;
-      if (available < need && !eof_) return Step::kNeedMore;
+      // At the end of the input too: a file cut inside a character is a file cut short.
+      if (available < need) return Step::kNeedMore;
       return Fail(p_, "invalid UTF-8 in string");
     }
     p_ += len;
@@ -1125,8 +1368,7 @@ Step JsonTraceParser::ScanNumber(const char** begin, bool* is_integer) {
 
 Step JsonTraceParser::ScanLiteral(std::string_view word) {
   if (static_cast<size_t>(end_ - p_) < word.size()) {
-    if (!eof_ && std::memcmp(p_, word.data(), static_cast<size_t>(end_ - p_)) == 0)
-      return Step::kNeedMore;
+    if (std::memcmp(p_, word.data(), static_cast<size_t>(end_ - p_)) == 0) return Step::kNeedMore;
     return Fail(p_, "invalid literal (expected " + std::string(word) + ")");
   }
   if (std::memcmp(p_, word.data(), word.size()) != 0) {
@@ -1161,6 +1403,12 @@ Step JsonTraceParser::SkipValue(int depth) {
       PROFSH_TRY(SkipWs());
       if (*p_ == ',') {
         ++p_;
+        PROFSH_TRY(SkipWs());
+        if (*p_ == '}') [[unlikely]] {
+          if (!NoteRepair(Repair::kTrailingComma, p_)) return Step::kError;
+          ++p_;
+          return Step::kOk;
+        }
         continue;
       }
       if (*p_ == '}') {
@@ -1182,6 +1430,12 @@ Step JsonTraceParser::SkipValue(int depth) {
       PROFSH_TRY(SkipWs());
       if (*p_ == ',') {
         ++p_;
+        PROFSH_TRY(SkipWs());
+        if (*p_ == ']') [[unlikely]] {
+          if (!NoteRepair(Repair::kTrailingComma, p_)) return Step::kError;
+          ++p_;
+          return Step::kOk;
+        }
         continue;
       }
       if (*p_ == ']') {
@@ -1217,6 +1471,8 @@ class JsonTraceImporter final : public Importer {
   }
   Result<std::unique_ptr<Trace>> Read(InputSource& input) const override {
     auto trace = std::make_unique<Trace>();
+    // A trace cut short keeps its whole events, compressed or not.
+    input.KeepDataBeforeCut();
     JsonTraceParser parser(input, *trace);
     Status s = parser.Run();
     if (!s.ok()) return Error{s.message()};

@@ -99,7 +99,7 @@ class GzipInput final : public InputSource {
     auto n = Inflate(head_.data(), head_.size());
     if (!n.ok()) return n.error();
     head_.resize(n.value());
-    if (head_.empty()) return Error{path() + ": gzip stream holds no data"};
+    if (head_.empty()) return Error{cut_.empty() ? path() + ": gzip stream holds no data" : cut_};
     // The gzip trailer's ISIZE is the decompressed size modulo 2^32: a hint only.
     uint32_t isize = 0;
     if (file_size_ >= 4 && pread(fd_, &isize, 4, static_cast<off_t>(file_size_ - 4)) == 4) {
@@ -119,8 +119,13 @@ class GzipInput final : public InputSource {
     }
     auto more = Inflate(dst + produced, max - produced);
     if (!more.ok()) return more.error();
-    return produced + more.value();
+    produced += more.value();
+    // The data ends at a cut: an error unless the reader keeps what came before it.
+    if (produced == 0 && !cut_.empty() && !keep_data_before_cut_) return Error{cut_};
+    return produced;
   }
+  void KeepDataBeforeCut() override { keep_data_before_cut_ = true; }
+  std::string CutShort() const override { return cut_; }
   std::string_view Head() const override { return head_; }
   size_t FileSize() const override { return file_size_; }
   size_t ContentSizeHint() const override { return size_hint_; }
@@ -137,8 +142,10 @@ class GzipInput final : public InputSource {
         if (n < 0) return Error{path() + ": read failed: " + ErrnoText()};
         if (n == 0) {
           if (stream_open_) {
-            return Error{path() + ": gzip stream cut short (compressed byte " +
-                         std::to_string(consumed_) + " of " + std::to_string(file_size_) + ")"};
+            // What was inflated before the cut is handed out; Read() decides whether the cut
+            // is an error.
+            cut_ = path() + ": gzip stream cut short (compressed byte " +
+                   std::to_string(consumed_) + " of " + std::to_string(file_size_) + ")";
           }
           finished_ = true;
           break;
@@ -184,6 +191,8 @@ class GzipInput final : public InputSource {
   bool initialized_ = false;
   bool finished_ = false;
   bool stream_open_ = false;
+  bool keep_data_before_cut_ = false;
+  std::string cut_;  // the error, when the stream was cut short
   std::vector<Bytef> in_;
   std::string head_;
   size_t head_offset_ = 0;

@@ -30,6 +30,11 @@ class InputSource {
   // A hint for how large the decompressed content is; 0 when unknown.
   virtual size_t ContentSizeHint() const = 0;
   virtual bool compressed() const { return false; }
+  // A compressed file cut short (a writer killed mid-write) is an error at the cut, unless the
+  // reader keeps what came before it (the JSON importer does): then Read() ends at the cut and
+  // CutShort() says where it was; empty when the data was whole.
+  virtual void KeepDataBeforeCut() {}
+  virtual std::string CutShort() const { return {}; }
   const std::string& path() const { return path_; }
 
  protected:

@@ -216,6 +216,18 @@ uint32_t TraceBuilder::TemplateOf(const EventFields& e, uint32_t schema) {
                     schema == kNoArgs ? 0 : schema + 1});
 }
 
+uint64_t TraceBuilder::InputIndex(uint64_t event) const {
+  uint64_t input = event;
+  for (uint64_t dropped : dropped_inputs_) {
+    if (dropped > input) break;
+    ++input;
+  }
+  return input;
+}
+
+// Perfetto's rule (SliceTracker::End): an 'E' ends the innermost open 'B' of its thread with the
+// same name and category, where the 'E' gives them; begins still open above that one end with
+// it. Events of one thread are taken by time, those at the same time in file order.
 void TraceBuilder::MatchBeginEnd() {
   EventTable& ev = trace_.events;
   const size_t n = ev.size();
@@ -233,14 +245,16 @@ void TraceBuilder::MatchBeginEnd() {
   std::vector<bool> drop(n, false);
   std::vector<uint32_t> open;
   std::vector<LongDuration> durations;  // set together at the end: one sort, not one insert each
-  size_t unmatched_end = 0, unterminated = 0;
   uint32_t current_track = UINT32_MAX;
+  auto end_at = [&](uint32_t b, int64_t ts) {
+    ev.SetPhase(b, 'X');
+    durations.push_back(LongDuration{b, ts - ev.ts(b)});
+  };
   auto close_open = [&] {
     for (uint32_t b : open) {
-      ev.SetPhase(b, 'X');
-      durations.push_back(LongDuration{b, trace_end - ev.ts(b)});
+      end_at(b, trace_end);
       ev.AddFlags(b, kFlagUnterminated);
-      ++unterminated;
+      repairs_.Note(Repair::kUnterminatedBegin, ImportRepairs::Place::kEvent, InputIndex(b));
     }
     open.clear();
   };
@@ -251,31 +265,37 @@ void TraceBuilder::MatchBeginEnd() {
     }
     if (ev.phase(i) == 'B') {
       open.push_back(i);
-    } else if (!open.empty()) {
-      uint32_t b = open.back();
+      continue;
+    }
+    drop[i] = true;
+    const uint32_t name = ev.name(i);
+    const uint16_t category = ev.category(i);
+    const bool any_name = name == 0;  // string id 0: the empty string
+    size_t k = open.size();
+    while (k > 0 && !((any_name || ev.name(open[k - 1]) == name) &&
+                      (category == 0 || ev.category(open[k - 1]) == category))) {
+      --k;
+    }
+    if (k == 0) {
+      repairs_.Note(Repair::kUnmatchedEnd, ImportRepairs::Place::kEvent, InputIndex(i));
+      continue;
+    }
+    if (k < open.size()) {
+      repairs_.Note(Repair::kMisplacedEnd, ImportRepairs::Place::kEvent, InputIndex(i));
+    }
+    while (open.size() >= k) {
+      end_at(open.back(), ev.ts(i));
       open.pop_back();
-      ev.SetPhase(b, 'X');
-      durations.push_back(LongDuration{b, ev.ts(i) - ev.ts(b)});
-      drop[i] = true;
-    } else {
-      drop[i] = true;
-      ++unmatched_end;
     }
   }
   close_open();
   ev.SetDurations(durations);
-  if (unmatched_end > 0) {
-    trace_.warnings.push_back(std::to_string(unmatched_end) + " end ('E') events had no begin");
-  }
-  if (unterminated > 0) {
-    trace_.warnings.push_back(std::to_string(unterminated) +
-                              " begin ('B') events never ended; they run to the end of the trace");
-  }
   ev.Compact(drop);
 }
 
 Status TraceBuilder::Finish() {
   if (has_begin_end_) MatchBeginEnd();
+  repairs_.Publish(trace_);
   trace_.RebuildDerived();
   // What the columns reserved or outgrew while they filled is not the trace's to keep.
   trace_.events.ReleaseUnusedCapacity();

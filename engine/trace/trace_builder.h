@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/trace/import_repairs.h"
 #include "engine/trace/trace.h"
 #include "engine/util/result.h"
 
@@ -161,6 +162,13 @@ class TraceBuilder {
     return trace_.str(trace_.events.templates()[event_template].name);
   }
 
+  // What the importer repaired or dropped; Finish() publishes it (with what B/E matching adds)
+  // into the trace's import_stats and warnings.
+  ImportRepairs& repairs() { return repairs_; }
+  // An input event the importer dropped, by its index in the input, so that places given as
+  // event indices later (B/E matching) name the input's events.
+  void NoteDroppedEvent(uint64_t input_index) { dropped_inputs_.push_back(input_index); }
+
   // Matches B/E pairs into complete events and builds the derived tables.
   Status Finish();
 
@@ -174,8 +182,11 @@ class TraceBuilder {
   };
   uint32_t InternName(std::string_view name);
   void MatchBeginEnd();
+  uint64_t InputIndex(uint64_t event) const;
 
   Trace& trace_;
+  ImportRepairs repairs_;
+  std::vector<uint64_t> dropped_inputs_;  // ascending
   std::vector<PendingArg> pending_;
   std::string text_;
   std::string minify_buf_;

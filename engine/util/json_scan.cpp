@@ -152,6 +152,14 @@ void AppendMinified(std::string_view json, std::string* out) {
   for (size_t i = 0; i < json.size(); ++i) {
     char c = json[i];
     if (in_string) {
+      if (static_cast<unsigned char>(c) < 0x20) {
+        // A raw control character the reader let through: escaped, so the text is JSON.
+        static constexpr char kHex[] = "0123456789abcdef";
+        out->append("\\u00");
+        out->push_back(kHex[(c >> 4) & 0xf]);
+        out->push_back(kHex[c & 0xf]);
+        continue;
+      }
       out->push_back(c);
       if (c == '\\') {
         out->push_back(json[++i]);
@@ -159,6 +167,8 @@ void AppendMinified(std::string_view json, std::string* out) {
         in_string = false;
       }
     } else if (!IsSpace(c)) {
+      // A trailing comma the reader let through is left out.
+      if ((c == ']' || c == '}') && !out->empty() && out->back() == ',') out->pop_back();
       out->push_back(c);
       if (c == '"') in_string = true;
     }

@@ -90,7 +90,8 @@ bool MicrosToNanos(const char* begin, const char* end, bool is_integer, int64_t*
 // Appends the decoded text of a JSON string body (between the quotes, already validated).
 void DecodeString(const char* begin, const char* end, std::string* out);
 
-// Appends `json` (valid JSON text) without insignificant whitespace.
+// Appends `json` (valid JSON text, or with the repairs the trace reader accepts: trailing
+// commas, raw control characters in strings) as valid JSON without insignificant whitespace.
 void AppendMinified(std::string_view json, std::string* out);
 
 }  // namespace profsh::json

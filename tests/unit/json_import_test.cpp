@@ -202,46 +202,32 @@ TEST_P(JsonImportErrors, ReportsWhereAndWhat) {
 INSTANTIATE_TEST_SUITE_P(
     Cases, JsonImportErrors,
     ::testing::Values(
-        BadCase{
-            R"({"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1})",
-            "unexpected end of file"},
-        BadCase{R"({"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur)",
-                "unexpected end of file"},
-        BadCase{R"({"traceEvents": [{"name": "a", "pid": 1, "tid": 1, "ts": 1}]})",
-                "traceEvents[0]: missing field 'ph'"},
-        BadCase{R"({"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "dur": 1}]})",
-                "missing field 'ts'"},
-        BadCase{R"({"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1}]})",
-                "missing field 'dur'"},
-        BadCase{R"({"traceEvents": [{"ph": "X", "name": "a", "ts": "12", "dur": 1}]})",
-                "field 'ts' must be a number, got a string"},
+        // Cut before the events begin: nothing to keep (json_import_tolerance_test.cpp has the
+        // cuts that keep events).
+        BadCase{R"({"traceEvents")", "unexpected end of file"},
         BadCase{R"({"traceEvents": [{"ph": "X", "name": 5, "ts": 1, "dur": 1}]})",
                 "field 'name' must be a string"},
         BadCase{R"({"traceEvents": [{"ph": "X", "pid": 1.5, "ts": 1, "dur": 1}]})",
                 "field 'pid' must be an integer"},
         BadCase{R"({"traceEvents": [{"ph": "X", "args": [1], "ts": 1, "dur": 1}]})",
                 "field 'args' must be an object"},
-        BadCase{R"({"traceEvents": [{"ph": "XX", "ts": 1}]})", "field 'ph' must be one character"},
         BadCase{"{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\xff\", \"ts\": 1, \"dur\": 1}]}",
                 "invalid UTF-8"},
         BadCase{R"({"traceEvents": [{"ph": "X", "name": "a\q", "ts": 1, "dur": 1}]})",
                 "invalid escape"},
-        BadCase{"{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\tb\", \"ts\": 1, \"dur\": 1}]}",
-                "control character"},
         BadCase{R"({"traceEvents": []} x)", "unexpected data after the end"},
         BadCase{R"({"other": 1})", "no \"traceEvents\" array"},
         BadCase{R"({"traceEvents": [{"ph": "X", "ts": 01, "dur": 1}]})", "invalid number"},
-        BadCase{R"({"traceEvents": [{"ph": "X", "ts": 1, "dur": 1,}]})", "expected a string"},
         BadCase{R"({"traceEvents": [1]})", "expected an event object"},
         BadCase{R"({"traceEvents": {}})", "\"traceEvents\" must be an array"},
         BadCase{R"({"traceEvents": [], "baseTimeNanoseconds": "x"})", "baseTimeNanoseconds"}));
 
 TEST(JsonImport, ErrorNamesLineAndColumn) {
   auto r = ImportString(
-      "{\n  \"traceEvents\": [\n    {\"ph\": \"X\", \"ts\": true, \"dur\": 1}\n  ]\n}");
+      "{\n  \"traceEvents\": [\n    {\"ph\": \"X\", \"name\": true, \"dur\": 1}\n  ]\n}");
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("test.json:3:23"), std::string::npos) << r.error().message;
-  EXPECT_NE(r.error().message.find("field 'ts' must be a number, got a boolean"), std::string::npos)
+  EXPECT_NE(r.error().message.find("test.json:3:25"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("field 'name' must be a string"), std::string::npos)
       << r.error().message;
 }
 
