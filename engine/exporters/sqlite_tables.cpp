@@ -4,6 +4,7 @@
 // nanoseconds, absolute when the trace says when it began.
 #include "engine/exporters/sqlite_tables.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -312,25 +313,44 @@ constexpr StatInfo kPerfettoStats[] = {
     {"slice_spill_overlapping_complete_event", "error", "analysis"},
 };
 
+// One row per stats name, as Perfetto has: kinds of repair that share a name (three are
+// json_tokenizer_failure) are summed, their descriptions joined.
 Status WriteStats(const Trace& t, const Database& db) {
-  Inserter row(db,
-               "INSERT INTO stats (name, idx, severity, source, value, description) "
-               "VALUES (?, NULL, ?, ?, ?, ?)");
+  struct Row {
+    int64_t count = 0;
+    bool data_lost = false;
+    std::string description;
+  };
+  std::vector<std::pair<std::string, Row>> rows;  // in the order of first appearance
   for (const Trace::ImportStat& stat : t.import_stats) {
-    StatInfo info{stat.name.c_str(), "error", "trace"};
-    for (const StatInfo& known : kPerfettoStats)
-      if (stat.name == known.name) info = known;
-    row.Text(1, stat.name);
-    row.Text(2, info.severity);
-    row.Text(3, info.source);
-    row.Int(4, stat.count);
-    const std::string description = stat.first_place.empty()
-                                        ? stat.description
-                                        : stat.description + " (first at " + stat.first_place + ")";
-    row.Text(5, description);
-    row.Insert();
+    auto it =
+        std::find_if(rows.begin(), rows.end(), [&](const auto& r) { return r.first == stat.name; });
+    if (it == rows.end()) it = rows.insert(rows.end(), {stat.name, Row{}});
+    Row& r = it->second;
+    r.count += stat.count;
+    r.data_lost = r.data_lost || stat.data_lost;
+    if (!r.description.empty()) r.description += "; ";
+    r.description += stat.first_place.empty()
+                         ? stat.description
+                         : stat.description + " (first at " + stat.first_place + ")";
   }
-  return row.status();
+  Inserter insert(db,
+                  "INSERT INTO stats (name, idx, severity, source, value, description) "
+                  "VALUES (?, NULL, ?, ?, ?, ?)");
+  for (const auto& [name, r] : rows) {
+    // Perfetto's severity and source where it has the name; profsh's own kinds are data loss
+    // when something was dropped, else information.
+    StatInfo info{name.c_str(), r.data_lost ? "data_loss" : "info", "trace"};
+    for (const StatInfo& known : kPerfettoStats)
+      if (name == known.name) info = known;
+    insert.Text(1, name);
+    insert.Text(2, info.severity);
+    insert.Text(3, info.source);
+    insert.Int(4, r.count);
+    insert.Text(5, r.description);
+    insert.Insert();
+  }
+  return insert.status();
 }
 
 }  // namespace

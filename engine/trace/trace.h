@@ -219,6 +219,7 @@ class Trace {
     int64_t count = 0;
     std::string first_place;
     std::string description;
+    bool data_lost = false;  // events or parts of the file were dropped, not repaired
   };
   std::vector<ImportStat> import_stats;
   // A window of a scheduled recording: the steps it holds (torch's step numbers).

@@ -49,8 +49,14 @@ class SqlPerfetto : public ::testing::Test {
   static void SetUpTestSuite() {
     trace_ = MustImport(kTrace).release();
     // What the JSON importer would have counted for a repaired trace (import helper's rows).
-    trace_->import_stats.push_back({"json_parser_failure", 2, "event 7", "events dropped"});
-    trace_->import_stats.push_back({"string_timestamp", 3, "byte 120", "ts given as a string"});
+    trace_->import_stats.push_back({"json_parser_failure", 2, "event 7", "events dropped", true});
+    trace_->import_stats.push_back(
+        {"json_number_as_string", 3, "byte 120", "ts given as a string", false});
+    // Two kinds under one Perfetto name are one row.
+    trace_->import_stats.push_back(
+        {"json_tokenizer_failure", 1, "event 2", "events without a phase dropped", true});
+    trace_->import_stats.push_back(
+        {"json_tokenizer_failure", 4, "event 5", "events without a timestamp dropped", true});
     auto db = TraceDatabase::Build(*trace_);
     ASSERT_TRUE(db.ok()) << db.error().message;
     db_ = new std::shared_ptr<TraceDatabase>(db.value());
@@ -201,10 +207,14 @@ TEST_F(SqlPerfetto, IncludeOfAModuleProfshLacksNamesItAndTheProvidedOnes) {
 TEST_F(SqlPerfetto, StatsReadTheImportsRepairs) {
   EXPECT_EQ(Rows("SELECT name, idx, severity, source, value FROM stats ORDER BY name"),
             "name,idx,severity,source,value\n"
+            "json_number_as_string,,info,trace,3\n"
             "json_parser_failure,,error,trace,2\n"
-            "string_timestamp,,error,trace,3\n");
-  EXPECT_EQ(Rows("SELECT description FROM stats WHERE name = 'string_timestamp'"),
+            "json_tokenizer_failure,,error,trace,5\n");
+  EXPECT_EQ(Rows("SELECT description FROM stats WHERE name = 'json_number_as_string'"),
             "description\nts given as a string (first at byte 120)\n");
+  EXPECT_EQ(Rows("SELECT description FROM stats WHERE name = 'json_tokenizer_failure'"),
+            "description\nevents without a phase dropped (first at event 2); events without a "
+            "timestamp dropped (first at event 5)\n");
 }
 
 TEST_F(SqlPerfetto, MetadataTable) {
