@@ -11,7 +11,11 @@ set(PROFSH_COLLECTOR_SOURCES
   runtime/itt_source.cpp
   runtime/steps.cpp
   ../stream/pattern.cpp
+  ../stream/step_regex.cpp
   runtime/torch_api.cpp
   runtime/timer_sampler.cpp
   runtime/cupti_source.cpp
 )
+# std::regex reports a malformed expression only by throwing: the one file built with exceptions
+# (the rest of the runtime is built without).
+set(PROFSH_COLLECTOR_EXCEPTION_SOURCES ../stream/step_regex.cpp)

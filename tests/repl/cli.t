@@ -72,6 +72,22 @@ one	two	2
 # A command that cannot start leaves no trace file behind.
 $ profsh run -o t.profsh -- ./no-such-program; ls
 profsh run: cannot run ./no-such-program: No such file or directory
+# An output that cannot be written is refused before the workload starts (it would have made
+# the file "ran"), with status 2; so is a folder, and a report path.
+$ profsh run -o /nonexistent/dir/x.profsh -- touch ran; echo "status $?"; ls
+profsh run: /nonexistent/dir/x.profsh: cannot create output file: No such file or directory (nothing was run)
+status 2
+$ profsh run -o . -- touch ran; echo "status $?"; ls
+profsh run: .: is a folder, not a file name (nothing was run)
+status 2
+$ profsh run -o t.profsh --report /nonexistent/r.html -- touch ran; echo "status $?"; ls
+profsh run: /nonexistent/r.html: cannot create output file: No such file or directory (nothing was run)
+status 2
+# A trace that cannot be saved at the end (the workload removed its folder) fails the run,
+# though the workload succeeded; the recording is kept for a later save.
+$ mkdir out; profsh run --no-table -o out/t.profsh -- rmdir out 2>err; echo "status $?"; grep -c 'the trace was not saved' err; rm -rf "$TMPDIR"/profsh-session-*
+status 1
+1
 # --opt=value as well as --opt value; counts read as people write them.
 $ profsh run --row-limit=2 --sort-by=count --output=t.profsh -- $BUILD/nvtx_pipeline 2>&1 | grep -v '^nvtx_pipeline:'
 -+  -+  -+  -+  -+  -+  -+   (re)

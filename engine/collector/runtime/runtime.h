@@ -107,6 +107,10 @@ enum OffBits : uint8_t {
   kOffCapture = 1 << 2,   // outside every capture range
   kOffStopped = 1 << 3,   // the profiler was stopped
   kOffClosed = 1 << 4,    // the image's final flush is done: later events are only counted
+  // With kOffSchedule, before a step marker first matched: pushes take the slow path, which
+  // counts their names (steps.h CountNameBeforeFirstStep) so that a marker that never matches
+  // can be answered with the names that could have been one. torch_plugin reads this bit too.
+  kOffBeforeFirstStep = 1 << 5,
 };
 
 // Tags carried in the high bits of event name ids: the name is a step marker, or names the
@@ -308,7 +312,8 @@ __attribute__((always_inline)) inline int EmitPushOn(ThreadSlot* s, uint8_t kind
                        0)) {
     // Outside windows and capture ranges (or paused) a push only opens a skipped level: kept
     // inline, since that is every event of a long job between its windows.
-    if (off != 0 && !(off & kOffClosed) && !(name & kTagMask) && level < kMaxLevels) {
+    if (off != 0 && !(off & (kOffClosed | kOffBeforeFirstStep)) && !(name & kTagMask) &&
+        level < kMaxLevels) {
       s->depth = level + 1;
       s->level_marks[level] = kLevelSkipped;
       return static_cast<int>(level);
