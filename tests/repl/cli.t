@@ -66,6 +66,11 @@ $ profsh -e
 profsh: -e needs a Lua chunk
 (profsh --help lists the options)
 [2]
+# Errors name a file in full, however deep its folder (Lua cuts chunk names to 60 characters):
+# a recipe, a file a chunk loads with dofile, a template (tests/report/check_report.py).
+$ d="$PWD/a_folder_deep_enough_that_lua_would_cut_the_name_of_a_file_in_it"; mkdir "$d"; printf 'local x\nprint(x.y)\n' > "$d/broken.lua"; profsh "$d/broken.lua" 2>&1 | head -1 | sed "s|$d|DIR|"; profsh -e "dofile('$d/broken.lua')" 2>&1 | head -1 | sed "s|$d|DIR|"; rm -r "$d"
+DIR/broken.lua:2: attempt to index a nil value (local 'x')
+DIR/broken.lua:2: attempt to index a nil value (local 'x')
 # After -e, what follows -- is the chunk's arg.
 $ profsh -e 'print(arg[1], arg[2], #arg)' -- one two
 one	two	2
@@ -102,10 +107,10 @@ profsh: trace saved to t.profsh (profsh.load("t.profsh"))
 # NVTX ranges are what the user put there to mark their code: their kind is annotation.
 $ profsh -e 'local t = profsh.load(arg[1]); print(t:key_averages()[1].kind, #t:events{kind = "annotation"})' -- t.profsh
 annotation	2520
-# A schedule whose step marker never matched says so.
+# A schedule whose step marker never matched says so, and names the ranges the workload has.
 $ profsh run --schedule wait=1,active=1 --step-marker '^nomatch' -o w.profsh -- $BUILD/nvtx_pipeline
 nvtx_pipeline: 20 iterations, checksum 55740555.800
-profsh: 0 windows: no range or mark matched '\^nomatch' \(see --step-marker\); 1 process, 6 threads, 0 ranges, 0 marks; \d+ bytes of streams; nothing dropped (re)
+profsh: 0 windows: no range or mark matched '\^nomatch' \(see --step-marker\); the range names seen most often: 'matmul_tile' \(2200\)(, 'layer\d\.\w+' \(40\)){4}; 1 process, 6 threads, 0 ranges, 0 marks; \d+ bytes of streams; nothing dropped (re)
 $ profsh run --schedule wait=18,active=1 --step-marker '^iteration' --no-table -o w.profsh -- $BUILD/nvtx_pipeline 2>&1 | grep -v '^nvtx_pipeline:'
 == window 0 of pid \d+ \(steps 18-18\) (re)
 saved w.\d+.0.profsh (re)
