@@ -166,6 +166,13 @@ int EmitPushSlow(ThreadSlot* s, uint8_t kind, uint8_t flags, uint16_t domain, ui
   return static_cast<int>(level);
 }
 
+int SkipCountingName(ThreadSlot* s, uint32_t level, uint32_t name) {
+  CountNameBeforeFirstStep(name);
+  s->depth = level + 1;
+  s->level_marks[level] = kLevelSkipped;
+  return static_cast<int>(level);
+}
+
 int EmitPopSlow(ThreadSlot* s, uint8_t kind, uint16_t domain) {
   if (s == nullptr && (s = CurrentSlot()) == nullptr) return -1;
   if (s->depth == 0) return EmitUnmatchedPop(s, kind, domain);

@@ -37,7 +37,7 @@ uint32_t TagsForName(const char* text, size_t length);
 void StepBoundary();
 
 // A range or mark named `name` (an id, tags cleared) while kOffBeforeFirstStep is set: counted,
-// for the names a marker that never matches could have been. A relaxed increment, no call.
+// for the names a marker that never matches could have been (about: see steps.cpp).
 void CountNameBeforeFirstStep(uint32_t name);
 // The drain thread, after the round's strings are defined: the most frequent of those names,
 // about once a second (and when `final`) while no step has come.
