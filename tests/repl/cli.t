@@ -115,6 +115,11 @@ $ profsh run --schedule wait=18,active=1 --step-marker '^iteration' --no-table -
 == window 0 of pid \d+ \(steps 18-18\) (re)
 saved w.\d+.0.profsh (re)
 profsh: 1 window; 1 process, 6 threads, \d+ ranges, 0 marks; \d+ bytes of streams; nothing dropped (re)
+# A window whose trace cannot be saved (the workload removed the folder) fails the run too.
+$ mkdir out; profsh run --schedule wait=18,active=1 --step-marker '^iteration' --no-table -o out/w.profsh -- sh -c 'rmdir out && exec "$0"' $BUILD/nvtx_pipeline >run.out 2>err; echo "status $?"; grep -c '^not saved: out/w\.[0-9]*\.0\.profsh' run.out; grep -c '^profsh run: 1 window was not saved$' err
+status 1
+1
+1
 # The on-demand message names the workload's own pid, ready to paste.
 $ profsh run --on-demand -- sh -c 'echo $$ > pid' 2> err; grep -c -- "profsh trace --pid $(cat pid) --steps N" err
 1
