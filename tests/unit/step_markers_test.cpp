@@ -28,7 +28,7 @@ TEST(StepRegex, ReadsWhatUsersWrite) {
   EXPECT_FALSE(Finds("^Optimizer\\.step#", "Optimizer.zero_grad#SGD.zero_grad"));
   EXPECT_FALSE(Finds("^Optimizer\\.step#", "xOptimizer.step#SGD.step"));
   EXPECT_FALSE(Finds("^Optimizer\\.step", "OptimizerXstep"));  // \. is a dot, not any character
-  EXPECT_TRUE(Finds("step", "Optimizer.step#SGD.step"));      // searched anywhere
+  EXPECT_TRUE(Finds("step", "Optimizer.step#SGD.step"));       // searched anywhere
   EXPECT_TRUE(Finds("^enumerate\\(DataLoader\\)#",
                     "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"));
   EXPECT_TRUE(Finds("^ProfilerStep#\\d+$", "ProfilerStep#12"));
