@@ -80,6 +80,22 @@ def check_schedule(profsh, nvtx):
               "the window holds exactly its active steps' events: %s" % names)
 
 
+def check_marker_miss_in_lua(profsh, nvtx):
+    # A Lua step marker (a Lua pattern) that never matches: no window, and p.summary names the
+    # ranges the workload has, most frequent first (30 "step" ranges, one "work_N" each).
+    code = r"""
+local p = profsh.profile{activities = {"nvtx"}, schedule = profsh.schedule{wait = 1, active = 1},
+                         step_marker = "^nomatch$", on_trace_ready = function() end}
+p:run{arg[1], "steps", "30", "25"}
+local names = p.summary.names_before_first_step
+print(p.windows, names[1].name, names[1].count, names[2].count)
+"""
+    r = lua(profsh, code, nvtx)
+    out = [l for l in r.stdout.splitlines() if not l.startswith("exit ")]
+    check(out == ["0\tstep\t30\t1"], "a Lua step marker that matches nothing: p.summary.names_before_first_step "
+          "names the workload's ranges, most frequent first (%s %s)" % (out, r.stderr[-300:]))
+
+
 def check_c_api(profsh, nvtx):
     code = r"""
 local p = profsh.profile{schedule = profsh.schedule{wait = 2, warmup = 1, active = 3, ["repeat"] = 1},
@@ -263,6 +279,7 @@ def main():
     profsh, nvtx = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     check_schedule(profsh, nvtx)
     check_c_api(profsh, nvtx)
+    check_marker_miss_in_lua(profsh, nvtx)
     check_capture(profsh, nvtx)
     check_on_demand(profsh, nvtx)
     check_in_process(profsh)
