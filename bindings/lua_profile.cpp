@@ -425,6 +425,22 @@ void PushSummary(lua_State* L, const SessionSummary& s) {
     lua_pushlstring(L, s.sampling_method.data(), s.sampling_method.size());
     lua_setfield(L, -2, "sampling_method");
   }
+  // A step marker that never matched: the range names met most often, to pick one from.
+  if (!s.names_before_first_step.empty()) {
+    auto names = s.names_before_first_step;
+    std::stable_sort(names.begin(), names.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    lua_createtable(L, static_cast<int>(names.size()), 0);
+    for (size_t i = 0; i < names.size(); ++i) {
+      lua_createtable(L, 0, 2);
+      lua_pushlstring(L, names[i].first.data(), names[i].first.size());
+      lua_setfield(L, -2, "name");
+      lua_pushinteger(L, static_cast<lua_Integer>(names[i].second));
+      lua_setfield(L, -2, "count");
+      lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+    }
+    lua_setfield(L, -2, "names_before_first_step");
+  }
 }
 
 // A Trace method called on the profile: the trace takes the place of `self`. Upvalues: the

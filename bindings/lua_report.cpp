@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "bindings/chunk_names.h"
 #include "bindings/lua_api.h"
 #include "bindings/lua_support.h"
 #include "engine/report/document.h"
@@ -250,7 +251,8 @@ int WriteReportFromLua(lua_State* L) {
 }  // namespace
 
 void OpenReport(lua_State* L) {
-  // Stack: profsh. The report library receives profsh, the built-in templates and the writer.
+  // Stack: profsh. The report library receives profsh, the built-in templates, the writer and
+  // the function that puts full file names back into messages (chunk_names.h).
   if (luaL_loadbuffer(L, kReportLibrarySource, std::strlen(kReportLibrarySource),
                       "=[profsh report library]") != LUA_OK) {
     lua_error(L);  // a build defect
@@ -262,7 +264,8 @@ void OpenReport(lua_State* L) {
     lua_setfield(L, -2, kBuiltinTemplates[k].name);
   }
   lua_pushcfunction(L, WriteReportFromLua);
-  lua_call(L, 3, 0);
+  lua_pushcfunction(L, RestoreChunkNamesFromLua);
+  lua_call(L, 4, 0);
 }
 
 }  // namespace profsh::lua

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <set>
 
+#include "bindings/chunk_names.h"
 #include "bindings/lua_api.h"
 #include "bindings/lua_support.h"
 
@@ -29,6 +30,7 @@ int MessageHandler(lua_State* L) {
 
 int OpenAll(lua_State* L) {
   luaL_openlibs(L);
+  OpenChunkNames(L);
   OpenProfsh(L);
   return 0;
 }
@@ -172,7 +174,8 @@ void Session::SetArgs(const std::vector<std::string>& before_script, const std::
 int Session::Report(int status) {
   if (status != LUA_OK) {
     const char* msg = lua_tostring(L_, -1);
-    std::fprintf(stderr, "%s\n", msg ? msg : "(error without a message)");
+    std::fprintf(stderr, "%s\n",
+                 msg ? RestoreChunkNames(L_, msg).c_str() : "(error without a message)");
     std::fflush(stderr);
     lua_pop(L_, 1);
     return 1;
@@ -190,6 +193,7 @@ int Session::Docall(int nargs, int nresults) {
 }
 
 int Session::RunFile(const std::string& path, const std::vector<std::string>& script_args) {
+  if (path != "-") RecordChunkName(L_, ("@" + path).c_str());
   int status = luaL_loadfile(L_, path == "-" ? nullptr : path.c_str());
   if (status != LUA_OK) return Report(status);
   for (const auto& a : script_args) lua_pushstring(L_, a.c_str());
@@ -223,7 +227,7 @@ Session::Eval Session::Evaluate(const std::string& input, std::string* output) {
       }
     }
     if (status != LUA_OK) {
-      *output = lua_tostring(L_, -1);
+      *output = RestoreChunkNames(L_, lua_tostring(L_, -1));
       lua_settop(L_, top);
       return Eval::kError;
     }
@@ -232,7 +236,7 @@ Session::Eval Session::Evaluate(const std::string& input, std::string* output) {
   status = lua_pcall(L_, 0, LUA_MULTRET, 0);
   if (status != LUA_OK) {
     const char* msg = lua_tostring(L_, -1);
-    *output = msg ? msg : "(error without a message)";
+    *output = msg ? RestoreChunkNames(L_, msg) : "(error without a message)";
     lua_settop(L_, top);
     return Eval::kError;
   }

@@ -1,6 +1,7 @@
 #include "repl/run_command.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -10,6 +11,7 @@
 #include "engine/analysis/averages_table.h"
 #include "engine/analysis/function_events.h"
 #include "engine/exporters/exporter.h"
+#include "engine/io/atomic_writer.h"
 #include "engine/io/paths.h"
 #include "engine/session/on_demand.h"
 #include "engine/session/recording.h"
@@ -27,8 +29,10 @@ constexpr char kUsage[] =
     "usage: profsh run [options] [--] CMD [ARGS...]\n"
     "\n"
     "Runs CMD (and every process it starts) with profsh's collector injected, then prints the\n"
-    "operators table of what the processes announced (NVTX ranges, ITT tasks) and saves the\n"
-    "trace. The exit status is CMD's.\n"
+    "operators table of what the processes recorded (PyTorch operators and record_function\n"
+    "ranges, NVTX ranges, ITT tasks, and CUDA kernels with cuda) and saves the trace.\n"
+    "The exit status is CMD's; 2 when the trace (or --report) cannot be written where asked\n"
+    "(checked before CMD starts), and 1 when CMD succeeded but its trace was not saved.\n"
     "\n"
     "options:\n"
     "  -o, --output PATH          save the trace here (default: profsh-DATE-TIME.profsh in the\n"
@@ -62,8 +66,14 @@ constexpr char kUsage[] =
     "the workload runs):\n"
     "  --schedule SPEC            torch's schedule, e.g. "
     "skip_first=10,wait=5,warmup=1,active=3,repeat=2\n"
-    "  --step-marker PATTERN      Lua pattern of the ranges or marks that start a step\n"
-    "                             (default: ^ProfilerStep#%d+)\n"
+    "  --step-marker REGEX|PRESET the ranges or marks that start a step: a regular expression\n"
+    "                             (ECMAScript syntax, as std::regex and JavaScript read it;\n"
+    "                             searched anywhere in the name, e.g. '^Optimizer\\.step#'), or a\n"
+    "                             preset for what torch records in unmodified scripts:\n"
+    "                             optimizer (each optimizer.step(): ^Optimizer\\.step#) or\n"
+    "                             dataloader (each batch: ^enumerate\\(DataLoader\\)#)\n"
+    "                             (default: ^ProfilerStep#\\d+, torch.profiler's prof.step());\n"
+    "                             Lua's profsh.profile{step_marker=} takes a Lua pattern instead\n"
     "  --capture-range NAME       record only while a range of that name is open\n"
     "  --on-demand                record nothing until asked: profsh trace --pid PID --steps N\n"
     "                             (which saves the trace: -o is refused here)\n"
@@ -132,12 +142,58 @@ std::vector<std::string> SplitList(const std::string& s) {
   return out;
 }
 
+// Steps on the command line: regular expressions, and presets for the ranges torch records in
+// every training loop (torch/optim/optimizer.py and torch/utils/data/dataloader.py name them
+// "Optimizer.step#SGD.step" and "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
+// in torch 1.13 and 2.x alike).
+constexpr char kProfilerStepExpression[] = "^ProfilerStep#\\d+";
+struct StepMarkerPreset {
+  const char* name;
+  const char* expression;
+};
+constexpr StepMarkerPreset kStepMarkerPresets[] = {
+    {"optimizer", "^Optimizer\\.step#"},
+    {"dataloader", "^enumerate\\(DataLoader\\)#"},
+};
+
+// The expression a --step-marker value stands for.
+std::string StepMarkerExpression(const std::string& value) {
+  for (const StepMarkerPreset& p : kStepMarkerPresets) {
+    if (value == p.name) return p.expression;
+  }
+  return value;
+}
+
+// "%d" when `marker` holds a Lua character class (a Lua pattern given where a regular
+// expression is read), else "".
+std::string LuaPatternClass(const std::string& marker) {
+  for (size_t i = 0; i + 1 < marker.size(); ++i) {
+    if (marker[i] == '%' && std::strchr("acdglpsuwx", std::tolower(marker[i + 1])) != nullptr)
+      return marker.substr(i, 2);
+  }
+  return "";
+}
+
+// "; the names seen most often: 'A' (40), 'B' (40)": what the processes recorded before any step,
+// for a marker that matched nothing.
+std::string FrequentNames(const SessionSummary& summary) {
+  auto names = summary.names_before_first_step;
+  if (names.empty()) return "";
+  std::stable_sort(names.begin(), names.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string text = "; the range names seen most often: ";
+  for (size_t i = 0; i < names.size() && i < 5; ++i) {
+    text += (i ? ", '" : "'") + names[i].first + "' (" + std::to_string(names[i].second) + ")";
+  }
+  return text;
+}
+
 // Why a long job recorded nothing, when the reason is known: ": no range or mark matched ...".
 std::string WhyNoWindow(const LaunchOptions& launch, const LiveRecording& r) {
   if (r.windows > 0 || launch.on_demand) return "";
   if (launch.schedule && r.summary.steps == 0) {
-    const std::string marker = launch.step_marker.empty() ? kDefaultStepMarker : launch.step_marker;
-    return ": no range or mark matched '" + marker + "' (see --step-marker)";
+    return ": no range or mark matched '" + launch.step_marker + "' (see --step-marker)" +
+           FrequentNames(r.summary);
   }
   if (launch.schedule) {
     return ": the workload ended after " + Plural(r.summary.steps, "step", "steps") +
@@ -145,6 +201,11 @@ std::string WhyNoWindow(const LaunchOptions& launch, const LiveRecording& r) {
   }
   if (!launch.capture_range.empty()) return ": no range named '" + launch.capture_range + "' ended";
   return "";
+}
+
+// A run whose trace was lost fails, keeping the workload's own failure if it had one.
+int ExitStatusWhenNotSaved(int workload_status) {
+  return workload_status != 0 ? workload_status : 1;
 }
 
 // What profsh did with the signals it received while the workload ran.
@@ -156,6 +217,12 @@ void ReportSignals(const LaunchOptions& launch, const LaunchResult& r) {
                  "profsh: %s again: saving what was recorded so far; %s (pid %lld) may still be "
                  "running\n",
                  name.c_str(), launch.argv[0].c_str(), static_cast<long long>(r.pid));
+  } else if (r.signal_from_terminal) {
+    std::fprintf(stderr,
+                 "profsh: %s from the terminal went to %s (pid %lld) and to profsh; %s then "
+                 "ended\n",
+                 name.c_str(), launch.argv[0].c_str(), static_cast<long long>(r.pid),
+                 launch.argv[0].c_str());
   } else {
     std::fprintf(stderr, "profsh: %s passed on to %s (pid %lld), which then ended\n", name.c_str(),
                  launch.argv[0].c_str(), static_cast<long long>(r.pid));
@@ -168,6 +235,7 @@ void ReportSignals(const LaunchOptions& launch, const LaunchResult& r) {
 int RunLive(LaunchOptions& launch, std::string output, const TableOptions& table,
             bool group_by_shape, bool print_table, bool keep_session) {
   if (output.empty()) output = NewTracePath("profsh");
+  uint64_t windows_not_saved = 0;
   std::unique_ptr<OnDemandServer> server;
   LiveCallbacks callbacks;
   callbacks.started = [&](const std::string& session) {
@@ -211,6 +279,7 @@ int RunLive(LaunchOptions& launch, std::string output, const TableOptions& table
     std::string path = WindowPath(output, w.info);
     const bool json = EndsWith(path, ".json") || EndsWith(path, ".json.gz");
     Status saved = ExportTrace(*w.trace, json ? "chrome" : "profsh", path);
+    if (!saved.ok()) ++windows_not_saved;
     std::printf("%s\n",
                 saved.ok() ? ("saved " + path).c_str() : ("not saved: " + saved.message()).c_str());
     std::fflush(stdout);
@@ -231,6 +300,11 @@ int RunLive(LaunchOptions& launch, std::string output, const TableOptions& table
   if (r.launch.term_signal) {
     std::fprintf(stderr, "profsh: %s was killed by %s\n", launch.argv[0].c_str(),
                  SignalName(r.launch.term_signal).c_str());
+  }
+  if (windows_not_saved > 0) {
+    std::fprintf(stderr, "profsh run: %s not saved\n",
+                 Plural(windows_not_saved, "window was", "windows were").c_str());
+    return ExitStatusWhenNotSaved(r.launch.exit_code);
   }
   return r.launch.exit_code;
 }
@@ -343,9 +417,17 @@ int RunRunCommand(int argc, char** argv) {
       if (!s.ok()) cl.Fail(s.error().message);
       launch.schedule = s.value();
     } else if (a == "--step-marker") {
-      launch.step_marker = cl.Value("a Lua pattern");
-      Status st = CheckStepMarker(launch.step_marker);
+      const std::string marker = cl.Value("a regular expression, optimizer or dataloader");
+      launch.step_marker = StepMarkerExpression(marker);
+      launch.step_marker_syntax = StepMarkerSyntax::kRegex;
+      Status st = CheckStepMarker(launch.step_marker, StepMarkerSyntax::kRegex);
       if (!st.ok()) cl.Fail("--step-marker: " + st.message());
+      if (std::string lua = LuaPatternClass(marker); !lua.empty()) {
+        std::fprintf(stderr,
+                     "profsh run: warning: --step-marker takes a regular expression: '%s' is Lua "
+                     "pattern syntax (a regular expression writes \\d, \\s, \\w, [a-z], \\.)\n",
+                     lua.c_str());
+      }
     } else if (a == "--capture-range") {
       launch.capture_range = cl.Value("a range name");
     } else if (a == "--on-demand") {
@@ -371,6 +453,10 @@ int RunRunCommand(int argc, char** argv) {
     for (int i = cl.index(); i < argc; ++i) launch.argv.push_back(argv[i]);
   }
   if (launch.argv.empty()) cl.Fail("no command given (profsh run [options] -- CMD [ARGS...])");
+  if (launch.step_marker.empty() && (launch.schedule || launch.on_demand)) {
+    launch.step_marker = kProfilerStepExpression;
+    launch.step_marker_syntax = StepMarkerSyntax::kRegex;
+  }
   if (!output.empty() && launch.on_demand) {
     // On demand, what is recorded is saved by profsh trace (its -o), not by profsh run.
     cl.Fail(
@@ -383,6 +469,17 @@ int RunRunCommand(int argc, char** argv) {
         "(profsh report WINDOW.profsh reports a window)");
   }
   if (!report_template.empty() && report.empty()) cl.Fail("--report-template needs --report PATH");
+  // Before the workload starts: a run of hours whose trace cannot be saved is lost.
+  if (!launch.on_demand) {
+    if (output.empty()) output = NewTracePath("profsh");
+    for (const std::string* path : {&output, &report}) {
+      if (path->empty()) continue;
+      if (Status writable = CheckWritable(*path); !writable.ok()) {
+        std::fprintf(stderr, "profsh run: %s (nothing was run)\n", writable.message().c_str());
+        return 2;
+      }
+    }
+  }
 
   // Covers the wait, the load and the save: a signal in any of them is passed on or counted,
   // and does not end profsh before the trace is saved.
@@ -422,7 +519,6 @@ int RunRunCommand(int argc, char** argv) {
   }
   for (const std::string& w : trace.warnings)
     std::fprintf(stderr, "profsh: warning: %s\n", w.c_str());
-  if (output.empty()) output = NewTracePath("profsh");
   const bool json = EndsWith(output, ".json") || EndsWith(output, ".json.gz");
   Status saved = ExportTrace(trace, json ? "chrome" : "profsh", output);
   std::fprintf(stderr, "profsh: %s\n", DescribeRecording(r.session.summary).c_str());
@@ -448,7 +544,7 @@ int RunRunCommand(int argc, char** argv) {
     std::fprintf(stderr, "profsh: %s was killed by %s\n", launch.argv[0].c_str(),
                  SignalName(r.launch.term_signal).c_str());
   }
-  return r.launch.exit_code;
+  return saved.ok() ? r.launch.exit_code : ExitStatusWhenNotSaved(r.launch.exit_code);
 }
 
 }  // namespace profsh::repl

@@ -256,7 +256,8 @@ status = p:run{"bash", "launch.sh"}     or  p:run("shell command line")
   Afterwards p answers what a Trace answers: p:key_averages(), p:export_chrome_trace(path),
   p:flamegraph(path), p:save(path), p.duration, p.warnings ... and also
   p.exit_code, p.signal, p.windows, p.summary (ranges, operators, drops, memory_peak, ...;
-  summary.text says it in a line),
+  summary.text says it in a line; when the step marker never matched,
+  summary.names_before_first_step = {{name=, count=}, ...}, the range names met most often),
   p.trace (the Trace itself), p.session (the raw streams' folder, with keep_session=true).
   An injection variable another tool already set is left alone; p.warnings says so.
   Nothing is dropped silently: drops, unbalanced pops and cut streams are counted in

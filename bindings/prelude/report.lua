@@ -3,7 +3,7 @@
 -- the report (`local report = ...`): report.trace, report.traces, and the methods below that
 -- add sections, text, tables, charts, flamegraphs and a timeline. The methods check their
 -- arguments here, in Lua, so a mistake is reported at the template's own file and line.
-local profsh, builtins, write_report = ...
+local profsh, builtins, write_report, restore_chunk_names = ...
 
 profsh.help_topics.report = [[
 profsh.report(traces, {template="summary", output="report.html", title=T}) -> files written
@@ -459,7 +459,7 @@ function profsh.report(traces, options)
   local name = options.template or "summary"
   local source, chunkname = find_template(name)
   local chunk, err = load(source, chunkname, "t")
-  if not chunk then error("report template: " .. err, 0) end
+  if not chunk then error("report template: " .. restore_chunk_names(err), 0) end
   local names = {}
   for i, p in ipairs(paths) do names[i] = basename(p) end
   local report = new_report(traces, paths, options.title or ("profsh report: " .. table.concat(names, " vs ")))
@@ -480,10 +480,10 @@ function profsh.report(traces, options)
     return message
   end
   local ok, failure = xpcall(chunk, locate, report)
-  if not ok then error("report template failed: " .. failure, 0) end
+  if not ok then error("report template failed: " .. restore_chunk_names(failure), 0) end
   for _, link in ipairs(report._links) do
     if not report._ids[link.id] then
-      error("report template failed: " .. link.where .. ": report:link: no section has the id '" .. link.id .. "'", 0)
+      error("report template failed: " .. restore_chunk_names(link.where) .. ": report:link: no section has the id '" .. link.id .. "'", 0)
     end
   end
   if #report._doc.sections == 0 then

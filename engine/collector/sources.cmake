@@ -15,3 +15,8 @@ set(PROFSH_COLLECTOR_SOURCES
   runtime/timer_sampler.cpp
   runtime/cupti_source.cpp
 )
+# Step markers as regular expressions: std::regex reports a malformed expression only by
+# throwing, so these are built with exceptions (the rest of the runtime is built without), into
+# an archive of their own, whose std:: instantiations --exclude-libs,ALL keeps out of the
+# library's exports.
+set(PROFSH_COLLECTOR_EXCEPTION_SOURCES ../stream/step_regex.cpp)

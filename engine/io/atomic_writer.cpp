@@ -140,6 +140,15 @@ Status AtomicWriter::Commit() {
   return Status::Ok();
 }
 
+Status CheckWritable(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    return Error{path + ": is a folder, not a file name"};
+  auto writer = AtomicWriter::Create(path);
+  if (!writer.ok()) return writer.error();
+  return Status::Ok();  // the writer's destructor removes its temporary file
+}
+
 Status WriteFileAtomically(const std::string& path, std::string_view content) {
   auto writer = AtomicWriter::Create(path);
   if (!writer.ok()) return writer.error();

@@ -47,6 +47,10 @@ class AtomicWriter {
   std::unique_ptr<Deflater> deflater_;
 };
 
+// Whether a file can be written at `path` the way AtomicWriter writes it (its temporary file is
+// created beside it and removed again): checked before hours of work whose result goes there.
+Status CheckWritable(const std::string& path);
+
 // Convenience for small files.
 Status WriteFileAtomically(const std::string& path, std::string_view content);
 

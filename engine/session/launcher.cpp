@@ -19,6 +19,7 @@
 #include "engine/session/cpu_sampler.h"
 #include "engine/session/signal_forwarding.h"
 #include "engine/stream/pattern.h"
+#include "engine/stream/step_regex.h"
 #include "engine/stream/stream_format.h"
 
 namespace profsh {
@@ -146,8 +147,15 @@ void RemoveSessionFolder(const std::string& folder) {
   rmdir(folder.c_str());
 }
 
-Status CheckStepMarker(const std::string& pattern) {
+Status CheckStepMarker(const std::string& pattern, StepMarkerSyntax syntax) {
   if (pattern.empty()) return Error{"the step marker pattern is empty"};
+  if (syntax == StepMarkerSyntax::kRegex) {
+    std::string why;
+    const stream::StepRegex* regex = stream::CompileStepRegex(pattern.c_str(), &why);
+    if (regex == nullptr) return Error{"malformed regular expression '" + pattern + "': " + why};
+    stream::FreeStepRegex(regex);
+    return Status::Ok();
+  }
   if (!stream::PatternValid(pattern.c_str()))
     return Error{"malformed step marker pattern '" + pattern + "'"};
   return Status::Ok();
@@ -197,9 +205,13 @@ Result<LaunchResult> RunWorkload(const LaunchOptions& options) {
     return Error{Schedule::kInvalidMessage};
   }
   std::string marker = options.step_marker;
-  if (marker.empty() && (options.schedule || options.on_demand)) marker = kDefaultStepMarker;
+  StepMarkerSyntax syntax = options.step_marker_syntax;
+  if (marker.empty() && (options.schedule || options.on_demand)) {
+    marker = kDefaultStepMarker;
+    syntax = StepMarkerSyntax::kLuaPattern;
+  }
   if (!marker.empty()) {
-    Status s = CheckStepMarker(marker);
+    Status s = CheckStepMarker(marker, syntax);
     if (!s.ok()) return Error{s.message()};
   }
   if (options.buffer_kb > kMaxBufferKb)
@@ -242,7 +254,11 @@ Result<LaunchResult> RunWorkload(const LaunchOptions& options) {
                   std::to_string(sc.active) + "," + std::to_string(sc.repeat) + "," +
                   std::to_string(sc.skip_first_wait));
   }
-  if (!marker.empty()) env.push_back(std::string(stream::kEnvStepMarker) + "=" + marker);
+  if (!marker.empty()) {
+    const char* variable =
+        syntax == StepMarkerSyntax::kRegex ? stream::kEnvStepRegex : stream::kEnvStepMarker;
+    env.push_back(std::string(variable) + "=" + marker);
+  }
   if (!options.capture_range.empty())
     env.push_back(std::string(stream::kEnvCaptureRange) + "=" + options.capture_range);
   if (options.on_demand) env.push_back(std::string(stream::kEnvOnDemand) + "=1");
@@ -348,6 +364,10 @@ Result<LaunchResult> RunWorkload(const LaunchOptions& options) {
     sigaction(SIGQUIT, &old_quit, nullptr);
     SignalForwarding::RestoreInChild(previous_mask);
     close(pipe_fds[0]);
+    // One step marker, in one syntax: not a stale one of the other kind from profsh's own
+    // environment (a profsh run inside another).
+    unsetenv(stream::kEnvStepMarker);
+    unsetenv(stream::kEnvStepRegex);
     for (const std::string& e : env) putenv(const_cast<char*>(e.c_str()));
     if (cpu) {
       close(go_fds[1]);
@@ -433,6 +453,7 @@ Result<LaunchResult> RunWorkload(const LaunchOptions& options) {
   }
   result.signals_received = SignalForwarding::Received() - signals_before;
   result.forwarded_signal = SignalForwarding::LastSignal();
+  result.signal_from_terminal = SignalForwarding::LastFromTerminal();
   sigaction(SIGQUIT, &old_quit, nullptr);
   sigprocmask(SIG_SETMASK, &previous_mask, nullptr);
   if (got == static_cast<ssize_t>(sizeof exec_errno)) {

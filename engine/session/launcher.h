@@ -28,6 +28,10 @@ enum class StackForm {
 // timers).
 std::vector<std::string> DefaultActivities();
 
+// How a step marker is written: a Lua pattern (profsh.profile{step_marker=}, the Lua API) or a
+// regular expression in ECMAScript syntax (profsh run --step-marker, engine/stream/step_regex.h).
+enum class StepMarkerSyntax { kLuaPattern, kRegex };
+
 struct LaunchOptions {
   std::vector<std::string> argv;  // the command; argv[0] is looked up in PATH
   std::vector<std::string> activities = DefaultActivities();
@@ -41,9 +45,10 @@ struct LaunchOptions {
   uint32_t buffer_kb = 0;            // per-thread buffer; 0: the runtime's default
   uint32_t drain_ms = 0;             // drain interval; 0: the runtime's default
   std::optional<Schedule> schedule;  // record chosen windows of steps
-  std::string step_marker;           // Lua pattern of step range/mark names (default below)
-  std::string capture_range;         // record only inside ranges of this name
-  bool on_demand = false;            // start idle; record on request (profsh trace)
+  std::string step_marker;           // step range/mark names, in step_marker_syntax (default below)
+  StepMarkerSyntax step_marker_syntax = StepMarkerSyntax::kLuaPattern;
+  std::string capture_range;  // record only inside ranges of this name
+  bool on_demand = false;     // start idle; record on request (profsh trace)
   // Called about every 20 ms while the workload runs (reading finished windows, serving
   // requests).
   std::function<void()> poll;
@@ -71,6 +76,9 @@ struct LaunchResult {
   // SIGINT, SIGTERM or SIGHUP that profsh received while waiting, passed on to the workload.
   int signals_received = 0;
   int forwarded_signal = 0;  // the last of them
+  // That last one was Ctrl-C from the terminal: the workload got it from the terminal too (the
+  // whole foreground group does), and profsh did not pass it on.
+  bool signal_from_terminal = false;
   // After a second signal profsh stops waiting: the workload may still be running, and its
   // streams are read as they are (exit_code is then 128 + the signal).
   bool still_running = false;
@@ -105,8 +113,10 @@ Result<LaunchResult> RunWorkload(const LaunchOptions& options);
 // Removes a session folder and its streams.
 void RemoveSessionFolder(const std::string& folder);
 
-// Checks a step marker pattern (Lua pattern syntax, the subset the collector implements).
-Status CheckStepMarker(const std::string& pattern);
+// Checks a step marker: a Lua pattern (the subset the collector implements) or a regular
+// expression (what std::regex's ECMAScript grammar accepts, back-references excepted).
+Status CheckStepMarker(const std::string& pattern,
+                       StepMarkerSyntax syntax = StepMarkerSyntax::kLuaPattern);
 
 // The control block of a session (on-demand requests, stop), mapped shared.
 class ControlChannel {

@@ -4,6 +4,7 @@
 
 #include <sys/stat.h>
 
+#include "engine/session/signal_forwarding.h"
 #include "engine/util/human_text.h"
 
 namespace profsh {
@@ -22,6 +23,18 @@ Error Unreadable(const LaunchResult& launch, const std::string& why) {
                launch.session};
 }
 
+// How the workload ended, for a stream it left without an end; its children are looked up.
+ProcessEndings EndingsOf(const LaunchResult& launch) {
+  ProcessEndings endings;
+  endings.just_recorded = true;
+  if (launch.still_running) {
+    endings.known[launch.pid] = "still running when profsh stopped waiting";
+  } else if (launch.term_signal) {
+    endings.known[launch.pid] = "killed by " + SignalName(launch.term_signal);
+  }
+  return endings;
+}
+
 }  // namespace
 
 Result<Recording> RecordWorkload(const LaunchOptions& options, bool keep_session,
@@ -31,7 +44,7 @@ Result<Recording> RecordWorkload(const LaunchOptions& options, bool keep_session
   Recording r;
   r.launch = std::move(launched.value());
   if (ran) *ran = r.launch;
-  auto session = LoadSession(r.launch.session);
+  auto session = LoadSession(r.launch.session, EndingsOf(r.launch));
   if (!session.ok()) return Unreadable(r.launch, session.error().message);
   r.session = std::move(session.value());
   for (const std::string& n : r.launch.notices)

@@ -11,6 +11,7 @@
 #include <queue>
 #include <unordered_map>
 
+#include "engine/session/cut_streams.h"
 #include "engine/session/sample_reader.h"
 #include "engine/session/stream_clock.h"
 #include "engine/session/stream_decoder.h"
@@ -139,7 +140,7 @@ bool IsSessionFolder(const std::string& path) {
   return paths.ok() && folder;
 }
 
-Result<SessionLoad> LoadSession(const std::string& path) {
+Result<SessionLoad> LoadSession(const std::string& path, const ProcessEndings& endings) {
   bool folder = false;
   auto paths = StreamPaths(path, &folder);
   if (!paths.ok()) return paths.error();
@@ -216,6 +217,7 @@ Result<SessionLoad> LoadSession(const std::string& path) {
   if (folder) {
     for (const std::string& samples : SampleFiles(path)) sink.python_calls.NoteSampleTimes(samples);
   }
+  std::vector<CutStream> cut;
   for (StreamFile& f : files) {
     if (f.outline.clocks.empty()) {
       warnings.push_back(f.path + ": no clock block; its events are skipped");
@@ -233,7 +235,11 @@ Result<SessionLoad> LoadSession(const std::string& path) {
     decoder.Finish();
     sum.stream_bytes += data.size();
     ++sum.processes;
-    if (!f.outline.process.ended) ++sum.cut_streams;
+    if (!f.outline.process.ended) {
+      ++sum.cut_streams;
+      const StreamProcess& p = f.outline.process;
+      cut.push_back(CutStream{p.pid, p.cmdline.empty() ? p.exe : p.cmdline});
+    }
     if (f.outline.cut) {
       warnings.push_back(f.path + ": ends in a partial block at byte " +
                          std::to_string(f.outline.cut_at) +
@@ -253,9 +259,11 @@ Result<SessionLoad> LoadSession(const std::string& path) {
     }
   }
   for (const SummaryCount& c : kSummaryCounts) {
+    if (c.count == &SessionSummary::cut_streams) continue;  // named below, with their processes
     if (int64_t n = c.Value(sum); c.IsLoss() && n > 0)
       warnings.push_back(std::to_string(n) + " " + c.Warning(n));
   }
+  if (!cut.empty()) warnings.push_back(CutStreamsWarning(cut, endings));
   for (const std::string& n : sum.notices) warnings.push_back(n);
   Status st = builder.AddMetadata("profsh", ProfshMetadata(files, sum, path));
   if (!st.ok()) return Error{st.message()};

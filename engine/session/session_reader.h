@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engine/importers/importer.h"
+#include "engine/session/cut_streams.h"
 #include "engine/session/session_summary.h"
 #include "engine/trace/trace.h"
 #include "engine/util/result.h"
@@ -28,8 +29,9 @@ struct SessionLoad {
 // True when `path` is a folder holding at least one stream.
 bool IsSessionFolder(const std::string& path);
 
-// Reads a session folder or one stream file.
-Result<SessionLoad> LoadSession(const std::string& path);
+// Reads a session folder or one stream file. `endings`: how the processes ended, where the
+// caller watched them, for the warning that names the streams left without an end.
+Result<SessionLoad> LoadSession(const std::string& path, const ProcessEndings& endings = {});
 
 // The registry's importer for a single stream file.
 std::unique_ptr<Importer> MakeStreamImporter();

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace profsh {
@@ -46,6 +47,19 @@ struct SessionSummary {
   uint64_t gpu_launches_unreported = 0;
   uint64_t gpu_graph_launches_not_awaited = 0;
   std::vector<std::string> notices;
+  // The range and mark names met most often while a step marker was set and had not matched
+  // yet (summed over processes; each process reports its most frequent few): the names a
+  // marker that never matched could have been.
+  std::vector<std::pair<std::string, uint64_t>> names_before_first_step;
+  void AddNameBeforeFirstStep(const std::string& name, uint64_t count) {
+    for (auto& [known, n] : names_before_first_step) {
+      if (known == name) {
+        n += count;
+        return;
+      }
+    }
+    names_before_first_step.emplace_back(name, count);
+  }
   // Which path recorded the PyTorch operators ("profsh operator source (...)", "torch.profiler
   // (fallback: why)"), one text per distinct path (the processes' operators-<pid>.txt notes).
   std::vector<std::string> operator_sources;

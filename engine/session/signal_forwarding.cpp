@@ -13,6 +13,7 @@ constexpr int kCount = sizeof kForwarded / sizeof kForwarded[0];
 volatile sig_atomic_t g_workload = 0;
 volatile sig_atomic_t g_received = 0;
 volatile sig_atomic_t g_last = 0;
+volatile sig_atomic_t g_last_from_terminal = 0;
 int g_depth = 0;  // guards alive; workloads are run from one thread at a time
 struct sigaction g_previous[kCount];
 struct sigaction g_previous_child;
@@ -21,9 +22,11 @@ bool g_installed[kCount];
 void OnSignal(int signal, siginfo_t* info, void*) {
   g_received = g_received + 1;
   g_last = signal;
-  // Ctrl-C from the terminal already went to the whole foreground group, the workload included;
-  // passing it on again would interrupt the workload twice.
-  if (signal == SIGINT && info != nullptr && info->si_code == SI_KERNEL) return;
+  // Ctrl-C from the terminal (the kernel's tty driver sends it: SI_KERNEL, no sender pid)
+  // already went to the whole foreground group, the workload included; passing it on again
+  // would interrupt the workload twice.
+  g_last_from_terminal = signal == SIGINT && info != nullptr && info->si_code == SI_KERNEL;
+  if (g_last_from_terminal) return;
   const pid_t workload = g_workload;
   if (workload > 0) kill(workload, signal);
 }
@@ -37,6 +40,7 @@ SignalForwarding::SignalForwarding() {
   if (g_depth++ > 0) return;
   g_received = 0;
   g_last = 0;
+  g_last_from_terminal = 0;
   g_workload = 0;
   struct sigaction action {};
   action.sa_sigaction = OnSignal;
@@ -73,6 +77,10 @@ int SignalForwarding::Received() {
 
 int SignalForwarding::LastSignal() {
   return g_last;
+}
+
+bool SignalForwarding::LastFromTerminal() {
+  return g_last_from_terminal != 0;
 }
 
 sigset_t SignalForwarding::WaitedSignals() {

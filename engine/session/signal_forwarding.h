@@ -27,6 +27,9 @@ class SignalForwarding {
   // How many of the signals above arrived since the outermost guard was made.
   static int Received();
   static int LastSignal();
+  // Whether that last one was the terminal's Ctrl-C, which the workload got from the terminal
+  // as well (and which was therefore not passed on).
+  static bool LastFromTerminal();
   // The signals handled here, and SIGCHLD (so that a wait can sleep until one of them comes).
   static sigset_t WaitedSignals();
   // In a forked child before exec: the dispositions and mask the process had before the guard.

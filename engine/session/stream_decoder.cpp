@@ -77,6 +77,7 @@ struct StreamDecoder::Impl {
   std::map<uint64_t, std::array<uint64_t, 3>> drops_by_slot;
   uint64_t slot_drops[3] = {};
   st::ProcessDropsBlock process_drops;
+  st::NameCountsBlock name_counts;  // the last one: cumulative
   // Allocations and frees arrive thread by thread; the running total (and so the peak) needs
   // them in time order, which is known for the ones older than the release watermark.
   std::vector<ThreadEvent> memory_events;
@@ -654,6 +655,9 @@ Status StreamDecoder::Impl::HandleBlock(const st::RawBlock& b) {
     case st::kProcessDrops:
       if (!process_drops.Decode(c)) return malformed("process-drops");
       break;
+    case st::kNameCounts:
+      if (!name_counts.Decode(c)) return malformed("name-counts");
+      break;
     case st::kNotice: {
       st::NoticeBlock n;
       if (n.Decode(c))
@@ -867,6 +871,9 @@ void StreamDecoder::Finish() {
   sum.strings_refused += m.process_drops.strings_refused;
   sum.events_after_close += m.process_drops.events_after_close;
   sum.metadata_refused += m.process_drops.metadata_refused;
+  for (uint32_t i = 0; i < m.name_counts.n; ++i)
+    sum.AddNameBeforeFirstStep(std::string(m.names.Text(m.name_counts.names[i])),
+                               m.name_counts.counts[i]);
   sum.memory_peak = SaturatingAdd(sum.memory_peak, m.memory_peak);
   sum.memory_at_end = SaturatingAdd(sum.memory_at_end, m.memory_total);
   const GpuCounts& g = m.gpu.counts;

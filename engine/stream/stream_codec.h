@@ -376,6 +376,32 @@ struct NoticeBlock {
   PROFSH_BLOCK_CODEC
 };
 
+struct NameCountsBlock {
+  static constexpr BlockType kType = kNameCounts;
+  uint32_t n = 0;
+  uint32_t names[kMostFrequentNames] = {};
+  uint64_t counts[kMostFrequentNames] = {};
+
+  template <typename Sink>
+  void Encode(Sink& out) const {
+    PutVarintTo(out, n);
+    for (uint32_t i = 0; i < n; ++i) {
+      PutVarintTo(out, names[i]);
+      PutVarintTo(out, counts[i]);
+    }
+  }
+  bool Decode(Cursor& c) {
+    const uint64_t count = c.Varint();
+    if (count > kMostFrequentNames) return false;
+    n = static_cast<uint32_t>(count);
+    for (uint32_t i = 0; i < n; ++i) {
+      names[i] = static_cast<uint32_t>(c.Varint());
+      counts[i] = c.Varint();
+    }
+    return c.ok;
+  }
+};
+
 // Cumulative for the process image.
 struct ProcessDropsBlock {
   static constexpr BlockType kType = kProcessDrops;

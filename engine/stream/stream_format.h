@@ -90,7 +90,13 @@ enum BlockType : uint32_t {
   // n varints, the kind's fields in the order gpu_records.h lists them). Times are the
   // stream's ticks: CUPTI's timestamp callback is the collector's clock.
   kGpuActivity = 26,
+  // varint n (at most kMostFrequentNames), n × (varint name id, varint count): the range and
+  // mark names (NVTX, ITT, torch's record_function) met most often while a step marker was set
+  // and none had matched yet, cumulative; written about once a second until a step comes, so
+  // that a run whose marker matches nothing can say which names it could have been
+  kNameCounts = 27,
 };
+inline constexpr uint32_t kMostFrequentNames = 8;
 
 // The CPU samples of a session: written by profsh from perf_event_open's buffers (the samples'
 // times are CLOCK_MONOTONIC ns; a kClock block pairs them with CLOCK_REALTIME).
@@ -207,6 +213,8 @@ inline constexpr char kEnvDrainMs[] = "PROFSH_DRAIN_MS";       // drain interval
 inline constexpr char kEnvSchedule[] =
     "PROFSH_SCHEDULE";  // "skip_first,wait,warmup,active,repeat,skip_first_wait"
 inline constexpr char kEnvStepMarker[] = "PROFSH_STEP_MARKER";  // Lua pattern of step marker names
+// Or, instead, a regular expression (ECMAScript, step_regex.h) of step marker names.
+inline constexpr char kEnvStepRegex[] = "PROFSH_STEP_REGEX";
 inline constexpr char kEnvCaptureRange[] =
     "PROFSH_CAPTURE_RANGE";  // record only inside ranges of this name
 inline constexpr char kEnvOnDemand[] = "PROFSH_ON_DEMAND";  // start idle, record on request

@@ -39,11 +39,13 @@ using profsh_torch::g_python_mutex;
 using InternFn = uint32_t (*)(const char*, size_t);
 using OffFlagFn = const volatile uint8_t* (*)();
 using BeginFn = void (*)(uint32_t, const profsh_op_info*);
+using CountFn = void (*)(uint32_t);
 using EndFn = void (*)();
 using MemoryModeFn = void (*)(int);
 
 InternFn intern_fn;
 BeginFn begin_fn;
+CountFn count_fn;  // optional: a collector without it counts nothing
 EndFn end_fn;
 const volatile uint8_t* off_flag;
 bool record_shapes = false, with_flops = false;
@@ -196,12 +198,22 @@ struct Recorded : at::ObserverContext {};
 // The collector tags the ids of step markers and capture ranges (runtime.h kTag*): those must
 // reach it even while nothing is recorded, since they are what switches recording on.
 constexpr uint32_t kCollectorTags = (1u << 30) | (1u << 29);
+// The off flag's bit for "no step marker has matched yet" (runtime.h kOffBeforeFirstStep).
+constexpr uint8_t kCollectorBeforeFirstStep = 1u << 5;
 
 std::unique_ptr<at::ObserverContext> OnStart(const at::RecordFunction& fn) {
   if (fn.isAsync()) return nullptr;
   const char* name = fn.name();
   const uint32_t name_id = NameId(name);
-  if (*off_flag != 0 && !(name_id & kCollectorTags)) return nullptr;
+  if (*off_flag != 0 && !(name_id & kCollectorTags)) {
+    // Before a step marker first matched, record_function names are counted: the candidates
+    // named when the marker never matches.
+    if ((*off_flag & kCollectorBeforeFirstStep) && count_fn != nullptr &&
+        fn.scope() == at::RecordScope::USER_SCOPE) {
+      count_fn(name_id);
+    }
+    return nullptr;
+  }
   profsh_op_info info{};
   info.scope = static_cast<uint8_t>(fn.scope());
   info.sequence = fn.seqNr();
@@ -235,6 +247,7 @@ struct Attach {
   Attach() {
     intern_fn = reinterpret_cast<InternFn>(dlsym(RTLD_DEFAULT, "profsh_collector_intern"));
     begin_fn = reinterpret_cast<BeginFn>(dlsym(RTLD_DEFAULT, "profsh_collector_op_begin"));
+    count_fn = reinterpret_cast<CountFn>(dlsym(RTLD_DEFAULT, "profsh_collector_count_name"));
     end_fn = reinterpret_cast<EndFn>(dlsym(RTLD_DEFAULT, "profsh_collector_op_end"));
     auto off = reinterpret_cast<OffFlagFn>(dlsym(RTLD_DEFAULT, "profsh_collector_off_flag"));
     if (!intern_fn || !begin_fn || !end_fn || !off) return;  // not under profsh: stay out

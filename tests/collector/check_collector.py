@@ -437,12 +437,17 @@ def check_signals(env):
     if workload:
         os.kill(workload, signal.SIGKILL)
 
-    # When the trace cannot be saved, the recording stays where profsh says, and loads.
-    r = env.run(["--no-table", "--", env.nvtx, "nested", "1", "5"], os.path.join(env.work, "no/such/folder/t.profsh"))
+    # When the trace cannot be saved (its folder, writable when profsh checked it before the
+    # start, is gone by the end), the run fails and the recording stays where profsh says, and
+    # loads.
+    gone = os.path.join(env.work, "gone")
+    os.mkdir(gone)
+    r = env.run(["--no-table", "--", "sh", "-c", 'rmdir "$0" && exec "$@"', gone, env.nvtx, "nested", "1", "5"],
+                os.path.join(gone, "t.profsh"))
     folder = [l.split("the recording stays in ", 1)[1].split(":", 1)[0] for l in r.stderr.splitlines()
               if "the recording stays in " in l]
-    check(r.returncode == 0 and len(folder) == 1 and os.path.isdir(folder[0]),
-          "an unsaved trace: profsh names the session folder that holds it")
+    check(r.returncode == 1 and len(folder) == 1 and os.path.isdir(folder[0]),
+          "an unsaved trace: profsh fails (1: %d) and names the session folder that holds it" % r.returncode)
     if folder and os.path.isdir(folder[0]):
         hint = [l for l in r.stderr.splitlines() if "profsh -e" in l]
         check(hint and "-- " + folder[0] + " OUT.profsh" in hint[0], "and says how to save it: %s" % (hint[0].strip() if hint else r.stderr))

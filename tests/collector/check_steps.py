@@ -2,7 +2,8 @@
 """Long jobs end to end: schedules over a workload's step markers (the handler runs while the
 workload is alive, each window holds exactly its active steps), capture ranges, on-demand
 requests (exactly N steps), in-process profiling with record_function and p:step(), and the
-TensorBoard trace handler.
+TensorBoard trace handler; unmodified PyTorch training loops (train_loop.py) whose steps come from the
+--step-marker presets and regular expressions, on torch 1.13 and, in the Debian 13 root, torch 2.6.
 
 Usage: check_steps.py PROFSH NVTX_WORKLOAD
 """
@@ -77,6 +78,22 @@ def check_schedule(profsh, nvtx):
         check(f[3] == "true", "the handler for steps %d-%d ran while the workload was alive" % (first, last))
         check(names == "step=2,work_%d=1,work_%d=1" % (first, last),
               "the window holds exactly its active steps' events: %s" % names)
+
+
+def check_marker_miss_in_lua(profsh, nvtx):
+    # A Lua step marker (a Lua pattern) that never matches: no window, and p.summary names the
+    # ranges the workload has, most frequent first (30 "step" ranges, one "work_N" each).
+    code = r"""
+local p = profsh.profile{activities = {"nvtx"}, schedule = profsh.schedule{wait = 1, active = 1},
+                         step_marker = "^nomatch$", on_trace_ready = function() end}
+p:run{arg[1], "steps", "30", "25"}
+local names = p.summary.names_before_first_step
+print(p.windows, names[1].name, names[1].count, names[2].count)
+"""
+    r = lua(profsh, code, nvtx)
+    out = [l for l in r.stdout.splitlines() if not l.startswith("exit ")]
+    check(out == ["0\tstep\t30\t1"], "a Lua step marker that matches nothing: p.summary.names_before_first_step "
+          "names the workload's ranges, most frequent first (%s %s)" % (out, r.stderr[-300:]))
 
 
 def check_c_api(profsh, nvtx):
@@ -202,14 +219,83 @@ p:run{arg[1], "steps", "12", "20"}
             check(r.stdout.strip() == "kineto-json\ttrue", "and profsh.load reads them back: %s" % r.stdout.strip())
 
 
+# Counts of the step ranges torch records in a training loop, per name, in a saved window.
+WINDOW_COUNTS = r"""
+local counts = {}
+for _, a in ipairs(profsh.load(arg[1]):key_averages()) do counts[a.key] = a.count end
+print(counts["Optimizer.step#SGD.step"] or 0, counts["enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"] or 0,
+      counts["aten::mse_loss"] or 0)
+"""
+
+
+def check_torch_step_markers(profsh, wrap, label, env):
+    """An unmodified training loop (train_loop.py: a DataLoader, SGD) under a schedule: the
+    regular expression users write and the presets find its steps; a marker that matches nothing
+    names the ranges the loop has."""
+    loop = os.path.join(os.path.dirname(os.path.abspath(__file__)), "train_loop.py")
+    if subprocess.run(wrap + ["/usr/bin/python3", "-c", "import torch"], capture_output=True).returncode != 0:
+        print("skip %s: no torch" % label)
+        return
+    with tempfile.TemporaryDirectory() as d:
+        for marker in ["optimizer", "dataloader", r"^Optimizer\.step#SGD"]:
+            out = os.path.join(d, "w.profsh")
+            r = subprocess.run(wrap + [profsh, "run", "--schedule", "wait=1,warmup=1,active=2,repeat=1",
+                                       "--step-marker", marker, "--no-table", "-o", out, "--",
+                                       "/usr/bin/python3", loop, "12"],
+                               capture_output=True, text=True, timeout=600, env=env)
+            windows = [l for l in r.stdout.splitlines() if l.startswith("== window")]
+            saved = glob.glob(os.path.join(d, "w.*.0.profsh"))
+            check(r.returncode == 0 and len(windows) == 1 and windows[0].endswith("(steps 2-3)") and len(saved) == 1,
+                  "%s: --step-marker %s finds the loop's steps: one window, steps 2-3 (%s; %s)"
+                  % (label, marker, windows, r.stderr[-300:]))
+            if saved:
+                counts = lua(profsh, WINDOW_COUNTS, saved[0]).stdout.split()
+                # Two steps: each is one optimizer step, one batch and one forward pass, wherever
+                # the marker cuts the loop.
+                check(counts == ["2", "2", "2"], "%s: --step-marker %s: the window holds 2 optimizer steps, "
+                      "2 batches and 2 losses (%s)" % (label, marker, counts))
+                os.unlink(saved[0])
+        # A marker that matches nothing: no window, and the names it could have been, most frequent
+        # first (12 steps; the DataLoader's __next__ runs once more, to stop).
+        r = subprocess.run(wrap + [profsh, "run", "--schedule", "wait=1,active=1", "--step-marker",
+                                   r"^Optimizer\.stepp", "--no-table", "-o", os.path.join(d, "m.profsh"), "--",
+                                   "/usr/bin/python3", loop, "12"],
+                           capture_output=True, text=True, timeout=600, env=env)
+        want = ("0 windows: no range or mark matched '^Optimizer\\.stepp' (see --step-marker); the range names "
+                "seen most often: 'enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__' (13), ")
+        check(r.returncode == 0 and want in r.stderr and "'Optimizer.step#SGD.step' (12)" in r.stderr
+              and "'Optimizer.zero_grad#SGD.zero_grad' (12)" in r.stderr,
+              "%s: a step marker that matches nothing names the loop's ranges with their counts (%s)"
+              % (label, r.stderr[-600:]))
+        # A Lua pattern where a regular expression is read: a warning says so.
+        r = subprocess.run(wrap + [profsh, "run", "--schedule", "wait=1,active=1", "--step-marker",
+                                   "^ProfilerStep#%d+", "--no-table", "-o", os.path.join(d, "l.profsh"), "--", "true"],
+                           capture_output=True, text=True, timeout=600, env=env)
+        check("'%d' is Lua pattern syntax" in r.stderr, "%s: a Lua class in --step-marker is pointed out (%s)"
+              % (label, r.stderr[-300:]))
+
+
 def main():
     profsh, nvtx = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     check_schedule(profsh, nvtx)
     check_c_api(profsh, nvtx)
+    check_marker_miss_in_lua(profsh, nvtx)
     check_capture(profsh, nvtx)
     check_on_demand(profsh, nvtx)
     check_in_process(profsh)
     check_tensorboard(profsh, nvtx)
+    check_torch_step_markers(profsh, [], "torch (Debian 12)", os.environ)
+    # torch 2.x in the Debian 13 root (tests/torch2/debian13_root.sh), when it can be made: the
+    # operator source is built there on first use, into the cache torch_plugin_build fills.
+    tests = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = subprocess.run(["sh", os.path.join(tests, "torch2", "debian13_root.sh")], capture_output=True, text=True)
+    if root.returncode == 0:
+        cache = os.path.join(os.path.dirname(profsh), "tests", "torch_plugin_cache", "debian13")
+        env = dict(os.environ, PROFSH_CACHE=cache, PROFSH_TORCH_PREBUILT="0")
+        check_torch_step_markers(profsh, ["sh", os.path.join(tests, "torch2", "in_root.sh"), root.stdout.strip()],
+                                 "torch (Debian 13 root)", env)
+    else:
+        print("skip torch (Debian 13 root): no root")
     print("steps: %d failed" % len(failures))
     return 1 if failures else 0
 

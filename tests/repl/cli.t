@@ -66,12 +66,33 @@ $ profsh -e
 profsh: -e needs a Lua chunk
 (profsh --help lists the options)
 [2]
+# Errors name a file in full, however deep its folder (Lua cuts chunk names to 60 characters):
+# a recipe, a file a chunk loads with dofile, a template (tests/report/check_report.py).
+$ d="$PWD/a_folder_deep_enough_that_lua_would_cut_the_name_of_a_file_in_it"; mkdir "$d"; printf 'local x\nprint(x.y)\n' > "$d/broken.lua"; profsh "$d/broken.lua" 2>&1 | head -1 | sed "s|$d|DIR|"; profsh -e "dofile('$d/broken.lua')" 2>&1 | head -1 | sed "s|$d|DIR|"; rm -r "$d"
+DIR/broken.lua:2: attempt to index a nil value (local 'x')
+DIR/broken.lua:2: attempt to index a nil value (local 'x')
 # After -e, what follows -- is the chunk's arg.
 $ profsh -e 'print(arg[1], arg[2], #arg)' -- one two
 one	two	2
 # A command that cannot start leaves no trace file behind.
 $ profsh run -o t.profsh -- ./no-such-program; ls
 profsh run: cannot run ./no-such-program: No such file or directory
+# An output that cannot be written is refused before the workload starts (it would have made
+# the file "ran"), with status 2; so is a folder, and a report path.
+$ profsh run -o /nonexistent/dir/x.profsh -- touch ran; echo "status $?"; ls
+profsh run: /nonexistent/dir/x.profsh: cannot create output file: No such file or directory (nothing was run)
+status 2
+$ profsh run -o . -- touch ran; echo "status $?"; ls
+profsh run: .: is a folder, not a file name (nothing was run)
+status 2
+$ profsh run -o t.profsh --report /nonexistent/r.html -- touch ran; echo "status $?"; ls
+profsh run: /nonexistent/r.html: cannot create output file: No such file or directory (nothing was run)
+status 2
+# A trace that cannot be saved at the end (the workload removed its folder) fails the run,
+# though the workload succeeded; the recording is kept for a later save.
+$ mkdir out; profsh run --no-table -o out/t.profsh -- rmdir out 2>err; echo "status $?"; grep -c 'the trace was not saved' err; rm -rf "$TMPDIR"/profsh-session-*
+status 1
+1
 # --opt=value as well as --opt value; counts read as people write them.
 $ profsh run --row-limit=2 --sort-by=count --output=t.profsh -- $BUILD/nvtx_pipeline 2>&1 | grep -v '^nvtx_pipeline:'
 -+  -+  -+  -+  -+  -+  -+   (re)
@@ -86,14 +107,19 @@ profsh: trace saved to t.profsh (profsh.load("t.profsh"))
 # NVTX ranges are what the user put there to mark their code: their kind is annotation.
 $ profsh -e 'local t = profsh.load(arg[1]); print(t:key_averages()[1].kind, #t:events{kind = "annotation"})' -- t.profsh
 annotation	2520
-# A schedule whose step marker never matched says so.
+# A schedule whose step marker never matched says so, and names the ranges the workload has.
 $ profsh run --schedule wait=1,active=1 --step-marker '^nomatch' -o w.profsh -- $BUILD/nvtx_pipeline
 nvtx_pipeline: 20 iterations, checksum 55740555.800
-profsh: 0 windows: no range or mark matched '\^nomatch' \(see --step-marker\); 1 process, 6 threads, 0 ranges, 0 marks; \d+ bytes of streams; nothing dropped (re)
+profsh: 0 windows: no range or mark matched '\^nomatch' \(see --step-marker\); the range names seen most often: 'matmul_tile' \(2200\)(, 'layer\d\.\w+' \(40\)){4}; 1 process, 6 threads, 0 ranges, 0 marks; \d+ bytes of streams; nothing dropped (re)
 $ profsh run --schedule wait=18,active=1 --step-marker '^iteration' --no-table -o w.profsh -- $BUILD/nvtx_pipeline 2>&1 | grep -v '^nvtx_pipeline:'
 == window 0 of pid \d+ \(steps 18-18\) (re)
 saved w.\d+.0.profsh (re)
 profsh: 1 window; 1 process, 6 threads, \d+ ranges, 0 marks; \d+ bytes of streams; nothing dropped (re)
+# A window whose trace cannot be saved (the workload removed the folder) fails the run too.
+$ mkdir out; profsh run --schedule wait=18,active=1 --step-marker '^iteration' --no-table -o out/w.profsh -- sh -c 'rmdir out && exec "$0"' $BUILD/nvtx_pipeline >run.out 2>err; echo "status $?"; grep -c '^not saved: out/w\.[0-9]*\.0\.profsh' run.out; grep -c '^profsh run: 1 window was not saved$' err
+status 1
+1
+1
 # The on-demand message names the workload's own pid, ready to paste.
 $ profsh run --on-demand -- sh -c 'echo $$ > pid' 2> err; grep -c -- "profsh trace --pid $(cat pid) --steps N" err
 1

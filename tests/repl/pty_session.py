@@ -17,14 +17,14 @@ ANSI = re.compile(rb"\x1b\[[0-9;]*[A-Za-z]")
 
 
 class Session:
-    def __init__(self, profsh, cwd, home):
+    def __init__(self, profsh, cwd, home, args=()):
         pid, fd = pty.fork()
         if pid == 0:
             os.chdir(cwd)
             os.environ["HOME"] = home
             os.environ["PROFSH_HISTORY"] = os.path.join(home, "history")
             os.environ["TERM"] = "xterm"
-            os.execv(profsh, [profsh])
+            os.execv(profsh, [profsh, *args])
         self.pid, self.fd = pid, fd
         self.screen = b""
 
@@ -61,7 +61,7 @@ def main():
     profsh, tests_dir = os.path.abspath(sys.argv[1]), sys.argv[2]
     home = tempfile.mkdtemp(prefix="profsh_pty_")
     try:
-        return session(profsh, tests_dir, home)
+        return session(profsh, tests_dir, home) or terminal_interrupts_a_run(profsh, home)
     finally:
         shutil.rmtree(home, ignore_errors=True)
 
@@ -185,6 +185,33 @@ def session(profsh, tests_dir, home):
     assert "x = 40 + 2" in saved and "f(5)" in saved, saved
     print("ok   history file written")
     print("pty session: %d steps passed" % (len(steps) + 1))
+    return 0
+
+
+def terminal_interrupts_a_run(profsh, home):
+    """Ctrl-C typed at the terminal during `profsh run` reaches the whole foreground job: profsh
+    says the workload got it from the terminal (not that profsh passed it on), and names the
+    process whose stream was cut and why (Python ends itself with SIGINT after a
+    KeyboardInterrupt, past the collector's exit handlers)."""
+    script = "import time;print('ready',flush=1);time.sleep(60)"
+    s = Session(profsh, home, home, ["run", "--activities", "nvtx", "--no-table", "-o", "ctrl_c.profsh",
+                                     "--", "/usr/bin/python3", "-c", script])
+    s.read_until(r"ready\n")
+    time.sleep(0.3)
+    s.send("\x03")
+    screen = s.read_until(r"trace saved to ctrl_c\.profsh", timeout=30)
+    code = s.wait()
+    pid = re.search(r"python3 \(pid (\d+)\)", screen)
+    assert pid, screen
+    said = "profsh: SIGINT from the terminal went to /usr/bin/python3 (pid %s) and to profsh; " \
+           "/usr/bin/python3 then ended" % pid.group(1)
+    assert said in screen and "passed on" not in screen, screen
+    print("ok   Ctrl-C at the terminal is said to come from the terminal")
+    cut = "1 process did not finish its stream: %s (/usr/bin/python3 -c %s) killed by SIGINT" % (pid.group(1), script)
+    assert cut in screen, screen
+    print("ok   the process whose stream was cut is named, with the signal that ended it")
+    assert code == 130, "exit status %d" % code
+    print("ok   profsh exits as the workload did (130)")
     return 0
 
 

@@ -430,6 +430,15 @@ def main():
             r = run(profsh, ["report", SMALL, "--template", name, "-o", out], tests_dir, env)
             check(r.returncode == 1 and os.path.join(templates, want) in r.stderr and not os.path.exists(out),
                   "%s: fails naming the file and line, writes nothing (%s)" % (name, r.stderr.strip()))
+        # A template in a folder deep enough that Lua cuts its name (60 characters) is named in
+        # full all the same.
+        deep = os.path.join(work, "a_folder_deep_enough_that_lua_would_cut_the_name_of_a_template_in_it")
+        os.mkdir(deep)
+        shutil.copy(os.path.join(templates, "broken_call.lua"), deep)
+        out = os.path.join(work, "deep.html")
+        r = run(profsh, ["report", SMALL, "--template", os.path.join(deep, "broken_call.lua"), "-o", out], tests_dir)
+        check(r.returncode == 1 and os.path.join(deep, "broken_call.lua:4: report:table:") in r.stderr,
+              "a template under a long path is named in full (%s)" % r.stderr.strip())
         # Options a template gets wrong: a side file's name that leaves the folder, a figure
         # named twice, a timeline of -1 buckets.
         for name, body, want in [

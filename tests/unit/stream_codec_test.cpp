@@ -90,6 +90,22 @@ TEST(StreamCodec, EveryBlockReadsBackAsWritten) {
   EXPECT_TRUE(config_back.windowed());
   EXPECT_EQ(config_back.schedule[3], 2);
   EXPECT_EQ(config_back.step_marker, "^step");
+  NameCountsBlock counts;
+  counts.n = 2;
+  counts.names[0] = 7;
+  counts.counts[0] = 1200;
+  counts.names[1] = 300;
+  counts.counts[1] = 1;
+  const NameCountsBlock counts_back = RoundTrip(counts);
+  EXPECT_EQ(counts_back.n, 2u);
+  EXPECT_EQ(counts_back.names[1], 300u);
+  EXPECT_EQ(counts_back.counts[0], 1200u);
+  // More names than a block holds is a malformed block, not an overrun.
+  Sink too_many;
+  PutVarintTo(too_many, kMostFrequentNames + 1);
+  Cursor too_many_cursor(too_many.view());
+  NameCountsBlock too_many_back;
+  EXPECT_FALSE(too_many_back.Decode(too_many_cursor));
   // A step's action must be one torch has.
   Sink bad;
   StepBlock{1, 1, 9}.Encode(bad);

@@ -488,6 +488,7 @@ double DrainOnce(bool yield) {
   DefineStrings(g_out);
   ReportProcessDrops();
   ReportNoticedLosses();
+  DrainNameCounts(!yield);
   if (g_events.used >= (64 << 10)) {
     // A busy round's events are written from the buffer they were encoded in, after the
     // blocks they refer to, instead of being copied behind them.

@@ -10,6 +10,7 @@
 
 #include "engine/collector/runtime/raw_map.h"
 #include "engine/collector/runtime/runtime.h"
+#include "engine/collector/runtime/steps.h"
 
 namespace profsh::runtime {
 
@@ -151,13 +152,24 @@ int EmitPushSlow(ThreadSlot* s, uint8_t kind, uint8_t flags, uint16_t domain, ui
                  const RecordExt* ext) {
   if (s == nullptr && (s = CurrentSlot()) == nullptr) return -1;
   const uint32_t level = s->depth++;
-  if (name & kTagMask) name = OnTaggedName(s, name, level);
+  if (name & kTagMask) {
+    name = OnTaggedName(s, name, level);
+  } else if (g.off.load(std::memory_order_relaxed) & kOffBeforeFirstStep) {
+    CountNameBeforeFirstStep(name);
+  }
   const uint64_t n = ext ? 2 : 1;
   Record* r = ReserveLevel(s, level, n);
   if (r == nullptr) return static_cast<int>(level);
   *r = Record{Now(), kind, static_cast<uint8_t>(flags | (ext ? kHasExt : 0)), domain, name};
   if (ext) WriteExt(s, 1, *ext);
   Commit(s, n);
+  return static_cast<int>(level);
+}
+
+int SkipCountingName(ThreadSlot* s, uint32_t level, uint32_t name) {
+  CountNameBeforeFirstStep(name);
+  s->depth = level + 1;
+  s->level_marks[level] = kLevelSkipped;
   return static_cast<int>(level);
 }
 
@@ -190,7 +202,11 @@ int EmitUnmatchedPop(ThreadSlot* s, uint8_t kind, uint16_t domain) {
 uint64_t EmitRangeStart(uint8_t flags, uint16_t domain, uint32_t name, const RecordExt* ext) {
   ThreadSlot* s = CurrentSlot();
   if (s == nullptr) return 0;
-  if (name & kTagMask) name = OnTaggedName(s, name, -1);
+  if (name & kTagMask) {
+    name = OnTaggedName(s, name, -1);
+  } else if (g.off.load(std::memory_order_relaxed) & kOffBeforeFirstStep) {
+    CountNameBeforeFirstStep(name);
+  }
   // Unique in the process without shared counters: the slot in the high bits. Bit 63 marks a
   // range that was not recorded (paused or dropped), so that its end is skipped too.
   const uint64_t id =

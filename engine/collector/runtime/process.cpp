@@ -160,15 +160,16 @@ std::string_view Clamped(const char* s) {
 void AppendConfig() {
   const StepConfig& c = step_config();
   stream::ConfigBlock config;
-  config.flags = static_cast<uint8_t>(
-      (c.has_schedule ? stream::kConfigSchedule : 0) | (c.capture ? stream::kConfigCapture : 0) |
-      (c.on_demand ? stream::kConfigOnDemand : 0) | (c.marker ? stream::kConfigMarker : 0) |
-      (g.cuda ? stream::kConfigCuda : 0));
+  config.flags = static_cast<uint8_t>((c.has_schedule ? stream::kConfigSchedule : 0) |
+                                      (c.capture ? stream::kConfigCapture : 0) |
+                                      (c.on_demand ? stream::kConfigOnDemand : 0) |
+                                      (c.marker || c.marker_regex ? stream::kConfigMarker : 0) |
+                                      (g.cuda ? stream::kConfigCuda : 0));
   const int64_t schedule[6] = {c.schedule.skip_first, c.schedule.wait,
                                c.schedule.warmup,     c.schedule.active,
                                c.schedule.repeat,     c.schedule.skip_first_wait};
   memcpy(config.schedule, schedule, sizeof schedule);
-  config.step_marker = Clamped(c.marker);
+  config.step_marker = Clamped(c.marker ? c.marker : c.marker_regex_text);
   config.capture_range = Clamped(c.capture);
   stream::AppendBlockTo(PendingBlocks(), config);
 }

@@ -107,6 +107,10 @@ enum OffBits : uint8_t {
   kOffCapture = 1 << 2,   // outside every capture range
   kOffStopped = 1 << 3,   // the profiler was stopped
   kOffClosed = 1 << 4,    // the image's final flush is done: later events are only counted
+  // With kOffSchedule, before a step marker first matched: skipped pushes count their names
+  // (steps.h CountNameBeforeFirstStep) so that a marker that never matches can be answered with
+  // the names that could have been one. torch_plugin reads this bit too.
+  kOffBeforeFirstStep = 1 << 5,
 };
 
 // Tags carried in the high bits of event name ids: the name is a step marker, or names the
@@ -292,6 +296,10 @@ int EmitPushSlow(ThreadSlot* s, uint8_t kind, uint8_t flags, uint16_t domain, ui
                  const RecordExt* ext);
 int EmitPopSlow(ThreadSlot* s, uint8_t kind, uint16_t domain);
 
+// A push outside windows before any step marker matched (kOffBeforeFirstStep): its level is
+// skipped and its name counted (steps.h CountNameBeforeFirstStep).
+int SkipCountingName(ThreadSlot* s, uint32_t level, uint32_t name);
+
 // Opens a nesting level (NVTX push, ITT task) on slot `s`. Returns the new level's index
 // (0-based). The per-event path of every range: what an application pays besides the clock
 // read is this function, so its fast path is a few loads, one branch per condition and no
@@ -309,6 +317,9 @@ __attribute__((always_inline)) inline int EmitPushOn(ThreadSlot* s, uint8_t kind
     // Outside windows and capture ranges (or paused) a push only opens a skipped level: kept
     // inline, since that is every event of a long job between its windows.
     if (off != 0 && !(off & kOffClosed) && !(name & kTagMask) && level < kMaxLevels) {
+      // Before a step marker first matched, the name is counted too (a tail call: the fast
+      // path saves no registers for it).
+      if (__builtin_expect(off & kOffBeforeFirstStep, 0)) return SkipCountingName(s, level, name);
       s->depth = level + 1;
       s->level_marks[level] = kLevelSkipped;
       return static_cast<int>(level);

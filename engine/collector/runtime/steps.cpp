@@ -4,10 +4,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <atomic>
 
 #include "engine/collector/runtime/drain.h"
+#include "engine/collector/runtime/raw_map.h"
+#include "engine/collector/runtime/registry.h"
 #include "engine/collector/runtime/runtime.h"
 #include "engine/stream/pattern.h"
 
@@ -87,7 +90,52 @@ bool ParseSchedule(const char* text, Schedule* s) {
   return s->Valid();
 }
 
+// Names counted before the first step, by id (ids beyond are not counted): reserved address
+// space, touched only where names are counted.
+constexpr uint32_t kCountedNames = 1u << 20;
+std::atomic<uint32_t>* g_name_counts = nullptr;
+uint64_t g_name_count_rounds = 0;
+uint64_t g_name_counts_written = 0;  // the sum of the counts last written
+
 }  // namespace
+
+void CountNameBeforeFirstStep(uint32_t name) {
+  // A load and a store, not an atomic add: threads counting one name at once may lose a few
+  // counts, which a hint can afford, and no locked instruction is paid per event.
+  if (g_name_counts && name < kCountedNames) {
+    std::atomic<uint32_t>& count = g_name_counts[name];
+    count.store(count.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+}
+
+void DrainNameCounts(bool final) {
+  if (!g_name_counts || !(g.off.load(std::memory_order_relaxed) & kOffBeforeFirstStep)) return;
+  // About once a second at the default 20 ms rounds.
+  if (!final && ++g_name_count_rounds % 50 != 0) return;
+  stream::NameCountsBlock block;
+  uint64_t total = 0;
+  const uint32_t allocated = registry().strings().allocated();
+  for (uint32_t id = 0; id < allocated && id < kCountedNames; ++id) {
+    const uint32_t count = g_name_counts[id].load(std::memory_order_relaxed);
+    if (count == 0) continue;
+    total += count;
+    // Insertion into the short list, most frequent first.
+    uint32_t at = block.n;
+    while (at > 0 && block.counts[at - 1] < count) --at;
+    if (at >= stream::kMostFrequentNames) continue;
+    const uint32_t kept = block.n < stream::kMostFrequentNames ? block.n : block.n - 1;
+    for (uint32_t i = kept; i > at; --i) {
+      block.names[i] = block.names[i - 1];
+      block.counts[i] = block.counts[i - 1];
+    }
+    block.names[at] = id;
+    block.counts[at] = count;
+    if (block.n < stream::kMostFrequentNames) ++block.n;
+  }
+  if (total == g_name_counts_written) return;
+  g_name_counts_written = total;
+  stream::AppendBlockTo(PendingBlocks(), block);
+}
 
 const StepConfig& step_config() {
   return g_config;
@@ -101,6 +149,11 @@ bool ConfigureSteps() {
   if (const char* m = getenv(stream::kEnvStepMarker); m && *m) {
     if (!stream::PatternValid(m)) return false;
     g_config.marker = m;
+  } else if (const char* r = getenv(stream::kEnvStepRegex); r && *r) {
+    // Compiled once and kept for the life of the process: names are tagged until it ends.
+    g_config.marker_regex = stream::CompileStepRegex(r, nullptr);
+    if (g_config.marker_regex == nullptr) return false;
+    g_config.marker_regex_text = r;
   }
   if (const char* c = getenv(stream::kEnvCaptureRange); c && *c) {
     g_config.capture = c;
@@ -109,7 +162,16 @@ bool ConfigureSteps() {
   g_config.on_demand = getenv(stream::kEnvOnDemand) != nullptr;
   // Before the first step, a schedule (or an idle on-demand session) records nothing; outside
   // capture ranges nothing is recorded either.
-  if (g_config.has_schedule || g_config.on_demand) SetOff(kOffSchedule, true);
+  if (g_config.has_schedule || g_config.on_demand) {
+    SetOff(kOffSchedule, true);
+    if (g_config.marker || g_config.marker_regex) {
+      g_name_counts = static_cast<std::atomic<uint32_t>*>(
+          RawMap(kCountedNames * sizeof(std::atomic<uint32_t>), PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE));
+      if (g_name_counts == MAP_FAILED) g_name_counts = nullptr;
+      if (g_name_counts) SetOff(kOffBeforeFirstStep, true);
+    }
+  }
   if (g_config.capture) SetOff(kOffCapture, true);
   return true;
 }
@@ -117,6 +179,8 @@ bool ConfigureSteps() {
 uint32_t TagsForName(const char* text, size_t length) {
   uint32_t tags = 0;
   if (g_config.marker && stream::PatternFind(g_config.marker, text, length)) tags |= kTagStepMarker;
+  if (g_config.marker_regex && stream::StepRegexFind(g_config.marker_regex, text, length))
+    tags |= kTagStepMarker;
   if (g_config.capture && length == g_capture_length &&
       memcmp(text, g_config.capture, length) == 0) {
     tags |= kTagCaptureRange;
@@ -144,6 +208,7 @@ void StepBoundary() {
   Lock();
   const uint64_t ticks = Now();
   ++g_step;
+  SetOff(kOffBeforeFirstStep, false);
   StartWaitingDemand(g_step);
   ProfilerAction action = ProfilerAction::kRecord;
   if (g_config.has_schedule) {
@@ -230,6 +295,16 @@ uint64_t LostStepRecords() {
 void ResetStepLog() {
   g_read.store(g_written.load(std::memory_order_relaxed), std::memory_order_relaxed);
   g_lost.store(0, std::memory_order_relaxed);  // the child reports its own
+  // Its own names too (a DataLoader worker would report its parent's counts again).
+  if (g_name_counts) {
+    const uint32_t allocated = registry().strings().allocated();
+    for (uint32_t id = 0; id < allocated && id < kCountedNames; ++id) {
+      // Read first: a page never counted in stays unwritten.
+      if (g_name_counts[id].load(std::memory_order_relaxed) != 0)
+        g_name_counts[id].store(0, std::memory_order_relaxed);
+    }
+  }
+  g_name_counts_written = 0;
 }
 void LockStepsForFork() {
   Lock();

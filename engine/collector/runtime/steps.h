@@ -10,18 +10,22 @@
 #include <cstdint>
 
 #include "engine/stream/schedule.h"
+#include "engine/stream/step_regex.h"
 
 namespace profsh::runtime {
 
 struct StepConfig {
   bool has_schedule = false;
   Schedule schedule;
-  bool on_demand = false;         // idle until a request arrives through the control block
-  const char* marker = nullptr;   // Lua pattern; null: no markers
-  const char* capture = nullptr;  // exact range name; null: no capture ranges
+  bool on_demand = false;        // idle until a request arrives through the control block
+  const char* marker = nullptr;  // Lua pattern; null: no markers (or a regex below)
+  const stream::StepRegex* marker_regex = nullptr;  // regular expression; null: none
+  const char* marker_regex_text = nullptr;          // its text
+  const char* capture = nullptr;                    // exact range name; null: no capture ranges
 };
 
-// Reads PROFSH_SCHEDULE, PROFSH_STEP_MARKER, PROFSH_CAPTURE_RANGE, PROFSH_ON_DEMAND and sets
+// Reads PROFSH_SCHEDULE, PROFSH_STEP_MARKER or PROFSH_STEP_REGEX, PROFSH_CAPTURE_RANGE,
+// PROFSH_ON_DEMAND and sets
 // the initial recording flags. Returns false for a malformed configuration.
 bool ConfigureSteps();
 const StepConfig& step_config();
@@ -31,6 +35,13 @@ uint32_t TagsForName(const char* text, size_t length);
 
 // One step boundary, now.
 void StepBoundary();
+
+// A range or mark named `name` (an id, tags cleared) while kOffBeforeFirstStep is set: counted,
+// for the names a marker that never matches could have been (about: see steps.cpp).
+void CountNameBeforeFirstStep(uint32_t name);
+// The drain thread, after the round's strings are defined: the most frequent of those names,
+// about once a second (and when `final`) while no step has come.
+void DrainNameCounts(bool final);
 
 // The drain thread: step, capture and on-demand records since the last call, as stream blocks.
 void DrainStepEvents();

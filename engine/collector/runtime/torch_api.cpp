@@ -4,6 +4,7 @@
 
 #include "engine/collector/runtime/registry.h"
 #include "engine/collector/runtime/runtime.h"
+#include "engine/collector/runtime/steps.h"
 
 using namespace profsh::runtime;
 namespace stream = profsh::stream;
@@ -20,6 +21,10 @@ __attribute__((visibility("default"))) const volatile uint8_t* profsh_collector_
   static const volatile uint8_t always_off = 1;
   if (!g.active) return &always_off;
   return reinterpret_cast<const volatile uint8_t*>(&g.off);
+}
+
+__attribute__((visibility("default"))) void profsh_collector_count_name(uint32_t name) {
+  if (!(name & kTagMask)) CountNameBeforeFirstStep(name);
 }
 
 __attribute__((visibility("default"))) void profsh_collector_op_begin(

@@ -25,6 +25,9 @@ uint32_t profsh_collector_intern(const char* text, size_t length);
 // Non-zero while nothing is recorded (outside a schedule's windows, paused...): the plugin
 // skips building shapes and stacks then.
 const volatile uint8_t* profsh_collector_off_flag(void);
+// While the off flag has bit 5 set (no step marker has matched yet): a record_function range
+// of this name was skipped; counted, to name candidates if the marker never matches.
+void profsh_collector_count_name(uint32_t name);
 // An operator begins on this thread; it ends with profsh_collector_op_end().
 void profsh_collector_op_begin(uint32_t name, const struct profsh_op_info* info);
 void profsh_collector_op_end(void);
