@@ -1055,7 +1055,7 @@ void FunctionEventsBuilder::MarkBackwardFunctions() {
 }
 
 void FunctionEventsBuilder::AttachDeviceWork() {
-  const bool annotations = f_.torch_format == TorchFormat::k2 && AnyDeviceAnnotation();
+  const bool annotations = AnyDeviceAnnotation();
   if (links_.empty() && !annotations) return;
   kernel_ns_.assign(f_.start_.size(), 0);
   if (f_.torch_format == TorchFormat::k2) kernel_us_.assign(f_.start_.size(), 0.0);
@@ -1080,11 +1080,12 @@ bool FunctionEventsBuilder::AnyDeviceAnnotation() const {
   return false;
 }
 
-// torch 2.x attaches every CUDA-typed event linked to an op as one of its kernels, and a
-// gpu_user_annotation span is linked (its "External id") to the CPU range it mirrors: the span's
-// length counts in that range's device time, on top of the kernels inside it (2.x's tables show
-// ProfilerStep* with its step's GPU span as self device time, over 100 %; only the footer's
-// total leaves annotations out).
+// torch (1.13 and 2.x) attaches every CUDA-typed event linked to an op as one of its kernels,
+// and a gpu_user_annotation span is linked (its "External id") to the CPU range it mirrors: the
+// span's length counts in that range's device time, on top of the kernels inside it. So a range
+// around an op whose kernels the span covers (record_param_comms around nccl:all_reduce) counts
+// that device time twice, in torch as here; ProfilerStep* shows its step's GPU span as self
+// device time, over 100 %.
 void FunctionEventsBuilder::AttachDeviceAnnotations() {
   std::unordered_map<int64_t, int32_t> op_of_external;
   for (size_t c = 0; c < f_.start_.size(); ++c) {

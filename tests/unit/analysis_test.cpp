@@ -402,6 +402,36 @@ TEST(TorchFormat, Torch2CountsAGpuAnnotationSpanAsItsRangesDeviceTime) {
   EXPECT_NE(text.value().find("200.00%"), std::string::npos);
 }
 
+// torch 1.13's _parse_kineto_results attaches the span as 2.x's does (issue 27: the NCCL trace's
+// record_param_comms counts its kernel and the nccl:all_reduce span under it), and 1.13's footer
+// counts every CUDA row, the span's among them.
+TEST(TorchFormat, Torch113CountsAGpuAnnotationSpanAndItsFooterToo) {
+  auto trace = testing::MustImport(Trace(
+      {X("record_param_comms", 0, 100, 1, R"({"External id": 1})"),
+       X("nccl:all_reduce", 10, 20, 1, R"({"External id": 2})", "user_annotation"),
+       X("cudaLaunchKernel", 12, 5, 1, R"({"External id": 1, "correlation": 9})", "cuda_runtime"),
+       X("nccl:all_reduce", 40, 30, 7, R"({"External id": 2})", "gpu_user_annotation"),
+       X("ncclKernel", 40, 30, 7, R"({"External id": 1, "correlation": 9})", "kernel")}));
+  std::shared_ptr<const FunctionEvents> fe = BuildFunctionEvents(*trace);
+  ASSERT_EQ(fe->torch_format, TorchFormat::k113);
+  KeyAverages avg = ComputeKeyAverages(fe, false, 0);
+  const AverageRow* comms = nullptr;
+  for (const AverageRow& r : avg.rows) {
+    if (avg.events->strings.Get(r.key) == "record_param_comms") comms = &r;
+  }
+  ASSERT_NE(comms, nullptr);
+  EXPECT_EQ(comms->self_cuda_time_total_ns, 30000);  // the kernel
+  EXPECT_EQ(comms->cuda_time_total_ns, 60000);       // and the span, through nccl:all_reduce
+  auto text = BuildAveragesTable(avg, TableOptions{});
+  ASSERT_TRUE(text.ok());
+  EXPECT_NE(text.value().find("Self CUDA time total: 60.000us\n"), std::string::npos);
+  TableOptions as_torch2;
+  as_torch2.torch_format = TorchFormat::k2;
+  auto text2 = BuildAveragesTable(avg, as_torch2);
+  ASSERT_TRUE(text2.ok());
+  EXPECT_NE(text2.value().find("Self CUDA time total: 30.000us\n"), std::string::npos);
+}
+
 TEST(AveragesTable, UnknownSortKeyListsValidOnes) {
   auto trace = testing::MustImport(Trace({X("op", 0, 1)}));
   KeyAverages avg = ComputeKeyAverages(BuildFunctionEvents(*trace), false, 0);
