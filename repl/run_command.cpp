@@ -45,7 +45,10 @@ constexpr char kUsage[] =
     "                             form: functions at their def line, C functions as frames,\n"
     "                             so group_by_stack_n groups as torch's; costs a profile hook)\n"
     "  --with-flops               FLOPs of the operators torch has formulas for\n"
-    "  --profile-memory           allocations and frees, attributed to the innermost range\n"
+    "  --profile-memory[=SCOPE]   allocations and frees, attributed to the innermost range, of\n"
+    "                             the processes in SCOPE: workload (the default: the command,\n"
+    "                             Python and torch processes; not the compilers and tools they\n"
+    "                             run, which the summary counts) or all (every process)\n"
     "  --sort-by KEY              the table's order (default: cpu_time_total)\n"
     "  --row-limit N              rows in the table (default: 25)\n"
     "  --group-by-input-shape     one row per operator and input shapes\n"
@@ -316,8 +319,11 @@ int RunRunCommand(int argc, char** argv) {
       cl.Flag();
       launch.with_flops = true;
     } else if (a == "--profile-memory") {
-      cl.Flag();
+      const std::string scope = cl.HasInlineValue() ? cl.Value("a memory scope") : "workload";
+      if (scope != "workload" && scope != "all")
+        cl.Fail("--profile-memory=" + scope + ": the scopes are 'workload' and 'all'");
       launch.profile_memory = true;
+      launch.profile_memory_all = scope == "all";
     } else if (a == "--no-table") {
       cl.Flag();
       print_table = false;

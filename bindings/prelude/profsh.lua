@@ -264,7 +264,9 @@ PyTorch scripts, unchanged:   profsh run --record-shapes --with-stack -- python3
                           address differing per process); only the thread that imported torch,
                           as torch's tracer; costs a profile hook on that thread's every call
     with_flops=true       FLOPs of the operators torch counts (conv, mm, addmm, bmm, mul, add)
-    profile_memory=true   c10's CPU tensor allocations, attributed as torch does
+    profile_memory=true   c10's CPU tensor allocations, attributed as torch does (and every
+                          allocation of the command and torch programs; profile_memory="all":
+                          of every process, below)
   Operators announced through emit_itt/emit_nvtx in builds that have them are ITT/NVTX ranges.
   Recipes: scripts/resnet18_*.lua (the PyTorch profiler recipe), scripts/itt_sample.lua.]]
 
@@ -296,6 +298,10 @@ p = profsh.profile{profile_memory=true}   |   profsh run --profile-memory -- CMD
   torch's meaning; allocations outside any range are "[memory]" events. In Python processes
   profiled with the torch activity (the default) only c10's tensor storage counts, as in
   torch.profiler; a script without torch gets every allocation with activities={"nvtx","itt"}.
+  Recorded processes: the command, Python processes and programs linked with torch; the
+  compilers and tools they run (torch.compile's cc1plus, a shell's sed) are left out, and
+  p.summary.memory_processes_left_out and the summary line count them and name their programs.
+  profile_memory="all" (--profile-memory=all) records every process.
 trace:memory_timeline() -> {{ts=, pid=, tid=, bytes=, total=, device=}, ..., peak=, at_end=,
                    processes={[pid]={peak=, peak_ts=, at_end=, devices={["cuda:0"]={...}}}}}
   Every allocation (bytes > 0) and free (bytes < 0) in time order with the process's running
