@@ -37,7 +37,10 @@ profsh.load(path) -> Trace
   Any of them may be gzip-compressed. Errors name the file and the line/column or field.]]
 
 topics.key_averages = [[
-trace:key_averages{group_by_input_shape=false, group_by_stack_n=0} -> averages list
+trace:key_averages{group_by_input_shape=false, group_by_stack_n=0, itt_domains=nil} -> averages list
+  itt_domains: ITT tasks as rows (oneDNN's nest in torch's operators and take their self time):
+  nil (all of them in a trace without PyTorch operators, none in one with them, as torch's
+  table; avgs.itt_tasks_left_out counts those left out), true, false, or {"domain", ...}
   Groups operator events by name (and input shapes, and the top N stack frames), as
   torch.profiler's key_averages() does. The list supports #avgs, avgs[i], ipairs(avgs),
   avgs:table{...}, avgs:sorted(key) and avgs:total_average(). See :help avg for the fields.

@@ -432,6 +432,43 @@ TEST(TorchFormat, Torch113CountsAGpuAnnotationSpanAndItsFooterToo) {
   EXPECT_NE(text2.value().find("Self CUDA time total: 30.000us\n"), std::string::npos);
 }
 
+// Library ITT tasks (oneDNN's) nest inside torch's operators: by default a trace with PyTorch
+// operators leaves them out of the view, so the operator keeps its self time (issue 34).
+TEST(FunctionEvents, IttTasksJoinOnlyWithoutTorchOperatorsOrWhenAsked) {
+  const std::string dnnl = R"({"domain": "dnnl::primitive::execute"})";
+  const std::string mine = R"({"domain": "mine"})";
+  auto torch = testing::MustImport(
+      Trace({X("aten::mkldnn_convolution", 0, 100, 1, R"({"External id": 1})", "cpu_op"),
+             X("convolution", 10, 80, 1, dnnl, "itt"), X("step", 200, 50, 1, mine, "itt")}));
+  auto self_of = [](const FunctionEvents& fe, std::string_view name) {
+    int64_t self = -1;
+    for (size_t i = 0; i < fe.size(); ++i) {
+      if (fe.strings.Get(fe.name(i)) == name) self = fe.self_cpu_ns(i);
+    }
+    return self;
+  };
+  auto fe = BuildFunctionEvents(*torch);
+  EXPECT_EQ(self_of(*fe, "aten::mkldnn_convolution"), 100000);
+  EXPECT_EQ(self_of(*fe, "convolution"), -1);
+  EXPECT_EQ(fe->itt_tasks_left_out, 2u);
+  EXPECT_EQ(fe->itt_domains_left_out,
+            (std::vector<std::string>{"dnnl::primitive::execute", "mine"}));
+  IttSelection all{IttSelection::Mode::kAll, {}};
+  fe = BuildFunctionEvents(*torch, all);
+  EXPECT_EQ(self_of(*fe, "aten::mkldnn_convolution"), 20000);
+  EXPECT_EQ(fe->itt_tasks_left_out, 0u);
+  IttSelection only_mine{IttSelection::Mode::kDomains, {"mine"}};
+  fe = BuildFunctionEvents(*torch, only_mine);
+  EXPECT_EQ(self_of(*fe, "aten::mkldnn_convolution"), 100000);
+  EXPECT_EQ(self_of(*fe, "step"), 50000);
+  EXPECT_EQ(fe->itt_tasks_left_out, 1u);
+  // An ITT-only workload keeps its tasks.
+  auto itt_only = testing::MustImport(Trace({X("convolution", 10, 80, 1, dnnl, "itt")}));
+  fe = BuildFunctionEvents(*itt_only);
+  EXPECT_EQ(self_of(*fe, "convolution"), 80000);
+  EXPECT_EQ(fe->itt_tasks_left_out, 0u);
+}
+
 TEST(AveragesTable, UnknownSortKeyListsValidOnes) {
   auto trace = testing::MustImport(Trace({X("op", 0, 1)}));
   KeyAverages avg = ComputeKeyAverages(BuildFunctionEvents(*trace), false, 0);
