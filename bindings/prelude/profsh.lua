@@ -45,8 +45,9 @@ trace:key_averages{group_by_input_shape=false, group_by_stack_n=0, itt_domains=n
   op's rows by input shape. avgs["aten::mm"] is the row when exactly one has that name, and
   an error otherwise; avgs:find(name [, kind]) returns every row of the name (maybe none).
   itt_domains: ITT tasks as rows (oneDNN's nest in torch's operators and take their self time):
-  nil (all of them in a trace without PyTorch operators, none in one with them, as torch's
-  table; avgs.itt_tasks_left_out counts those left out), true, false, or {"domain", ...}]]
+  nil (all of them in a trace without PyTorch operators; in one with them, as torch's table,
+  only torch's own domain "PyTorch"; avgs.itt_tasks_left_out counts those left out), true,
+  false, or {"domain", ...}]]
 
 topics.table = [[
 avgs:table{sort_by=nil, row_limit=100, max_name_column_width=55, max_shapes_column_width=80,

@@ -516,8 +516,9 @@ void FunctionEventsBuilder::Scan() {
     if (name == "privateuse1_runtime" || name == "privateuse1_driver")
       f_.device_name = "PRIVATEUSE1";
   }
-  if (itt_.mode == IttSelection::Mode::kAuto)
-    itt_.mode = has_operators ? IttSelection::Mode::kNone : IttSelection::Mode::kAll;
+  if (itt_.mode == IttSelection::Mode::kAuto && !has_operators)
+    itt_.mode = IttSelection::Mode::kAll;
+  if (itt_.mode == IttSelection::Mode::kAuto) itt_ = {IttSelection::Mode::kDomains, {"PyTorch"}};
   f_.torch_format = DetectTorchFormat(trace_);
   if (f_.torch_format == TorchFormat::k2) trace_start_ns_ = TraceStartNs();
   name_map_.assign(trace_.strings.size(), 0);

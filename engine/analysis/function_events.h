@@ -57,8 +57,9 @@ class StackTable {
 // inside torch's operators; as rows of the operator tree they would take the operators' self
 // time (aten::mkldnn_convolution 0.63 % of self CPU where torch.profiler shows 9.33 %), and
 // torch.profiler never shows them. So by default a trace with PyTorch operators (category
-// cpu_op) leaves every ITT task out, and a trace without them (an ITT-only workload) keeps
-// them all. The trace itself keeps them either way (events, exports, timelines).
+// cpu_op) keeps only the ITT tasks of torch's own domain, "PyTorch" (torch.profiler.itt's
+// ranges, emit_itt: what the user asked torch to mark), and a trace without operators (an
+// ITT-only workload) keeps them all. The trace itself keeps every task (events, exports).
 struct IttSelection {
   enum class Mode : uint8_t { kAuto, kAll, kNone, kDomains };
   Mode mode = Mode::kAuto;

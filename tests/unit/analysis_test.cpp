@@ -433,13 +433,16 @@ TEST(TorchFormat, Torch113CountsAGpuAnnotationSpanAndItsFooterToo) {
 }
 
 // Library ITT tasks (oneDNN's) nest inside torch's operators: by default a trace with PyTorch
-// operators leaves them out of the view, so the operator keeps its self time (issue 34).
+// operators leaves them out of the view, so the operator keeps its self time (issue 34); torch's
+// own domain (torch.profiler.itt's ranges) stays.
 TEST(FunctionEvents, IttTasksJoinOnlyWithoutTorchOperatorsOrWhenAsked) {
   const std::string dnnl = R"({"domain": "dnnl::primitive::execute"})";
   const std::string mine = R"({"domain": "mine"})";
+  const std::string torch_domain = R"({"domain": "PyTorch"})";
   auto torch = testing::MustImport(
       Trace({X("aten::mkldnn_convolution", 0, 100, 1, R"({"External id": 1})", "cpu_op"),
-             X("convolution", 10, 80, 1, dnnl, "itt"), X("step", 200, 50, 1, mine, "itt")}));
+             X("convolution", 10, 80, 1, dnnl, "itt"), X("step", 200, 50, 1, mine, "itt"),
+             X("iteration_0", 300, 50, 1, torch_domain, "itt")}));
   auto self_of = [](const FunctionEvents& fe, std::string_view name) {
     int64_t self = -1;
     for (size_t i = 0; i < fe.size(); ++i) {
@@ -450,6 +453,7 @@ TEST(FunctionEvents, IttTasksJoinOnlyWithoutTorchOperatorsOrWhenAsked) {
   auto fe = BuildFunctionEvents(*torch);
   EXPECT_EQ(self_of(*fe, "aten::mkldnn_convolution"), 100000);
   EXPECT_EQ(self_of(*fe, "convolution"), -1);
+  EXPECT_EQ(self_of(*fe, "iteration_0"), 50000);  // torch.profiler.itt's domain stays
   EXPECT_EQ(fe->itt_tasks_left_out, 2u);
   EXPECT_EQ(fe->itt_domains_left_out,
             (std::vector<std::string>{"dnnl::primitive::execute", "mine"}));
@@ -461,7 +465,7 @@ TEST(FunctionEvents, IttTasksJoinOnlyWithoutTorchOperatorsOrWhenAsked) {
   fe = BuildFunctionEvents(*torch, only_mine);
   EXPECT_EQ(self_of(*fe, "aten::mkldnn_convolution"), 100000);
   EXPECT_EQ(self_of(*fe, "step"), 50000);
-  EXPECT_EQ(fe->itt_tasks_left_out, 1u);
+  EXPECT_EQ(fe->itt_tasks_left_out, 2u);
   // An ITT-only workload keeps its tasks.
   auto itt_only = testing::MustImport(Trace({X("convolution", 10, 80, 1, dnnl, "itt")}));
   fe = BuildFunctionEvents(*itt_only);
