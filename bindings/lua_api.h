@@ -31,12 +31,18 @@ struct TraceHandle {
   std::shared_ptr<const LaunchIndex> launches;    // built by the first t:launcher / t:kernels
   std::shared_ptr<const TraceDatabase> database;  // built by the first t:sql, then reused
   std::shared_ptr<const FunctionEvents> Events();
+  // The operator view with another choice of ITT tasks (key_averages{itt_domains=...}), the
+  // last one asked for.
+  std::shared_ptr<const FunctionEvents> Events(const IttSelection& itt);
   // The device-side model, per include_last_profiler_step (+1) and exact_rounding (+2).
   std::shared_ptr<const GpuEvents> gpu_events[4];
   // A job's ranks (profsh.load_ranks): where each came from and its alignment; null otherwise.
   std::shared_ptr<const RankLoadInfo> rank_info;
   // Each rank's part of a multi-rank trace, made by the first per-rank analysis (lua_ranks.cpp).
   std::shared_ptr<const std::vector<RankPart>> rank_parts;
+  // Events(itt)'s last view and its selection.
+  std::shared_ptr<const FunctionEvents> events_by_itt;
+  IttSelection events_by_itt_selection;
 };
 
 void OpenProfsh(lua_State* L);

@@ -165,6 +165,20 @@ int AveragesIndex(lua_State* L) {
         lua_pushboolean(L, a.with_flops);
         return 1;
       }
+      // The ITT tasks the view left out (key_averages{itt_domains=...} brings them in).
+      if (key == "itt_tasks_left_out") {
+        lua_pushinteger(L, static_cast<lua_Integer>(a.events->itt_tasks_left_out));
+        return 1;
+      }
+      if (key == "itt_domains_left_out") {
+        const auto& domains = a.events->itt_domains_left_out;
+        lua_createtable(L, static_cast<int>(domains.size()), 0);
+        for (size_t i = 0; i < domains.size(); ++i) {
+          lua_pushlstring(L, domains[i].data(), domains[i].size());
+          lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+        }
+        return 1;
+      }
       // A row by its name, when exactly one row has it: keys are not unique (a CPU range and
       // its GPU-side annotation share a name; so do an op's rows by input shape), and a nil
       // would hide the row that was not picked.
@@ -388,16 +402,34 @@ void RegisterAverages(lua_State* L) {
   RegisterType(
       L, kAveragesType,
       {{"table", TableMethod}, {"sorted", Sorted}, {"total_average", TotalAverage}, {"find", Find}},
-      AveragesIndex, {"group_by_input_shape", "group_by_stack_n", "profile_memory", "with_flops"},
+      AveragesIndex,
+      {"group_by_input_shape", "group_by_stack_n", "profile_memory", "with_flops",
+       "itt_tasks_left_out", "itt_domains_left_out"},
       {{"__gc", GcUserdata<AveragesHandle>},
        {"__len", AveragesLen},
        {"__tostring", AveragesToString}});
   RegisterType(L, kAvgType, {}, AvgField,
-               {"key", "count", "cpu_time_total", "self_cpu_time_total", "cpu_time",
-                "cuda_time_total", "self_cuda_time_total", "cuda_time", "cpu_memory_usage",
-                "self_cpu_memory_usage", "cuda_memory_usage", "self_cuda_memory_usage",
-                "input_shapes", "stack", "flops", "device_type", "kind", "is_async", "node_id",
-                "self_cpu_samples", "cpu_samples"},
+               {"key",
+                "count",
+                "cpu_time_total",
+                "self_cpu_time_total",
+                "cpu_time",
+                "cuda_time_total",
+                "self_cuda_time_total",
+                "cuda_time",
+                "cpu_memory_usage",
+                "self_cpu_memory_usage",
+                "cuda_memory_usage",
+                "self_cuda_memory_usage",
+                "input_shapes",
+                "stack",
+                "flops",
+                "device_type",
+                "kind",
+                "is_async",
+                "node_id",
+                "self_cpu_samples",
+                "cpu_samples"},
                {{"__gc", GcUserdata<AvgHandle>}, {"__tostring", AvgToString}});
 }
 

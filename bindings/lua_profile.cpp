@@ -72,6 +72,25 @@ StackForm ReadStackForm(const Options& opts) {
       (type == LUA_TSTRING ? "\"" + form + "\"" : got) + ")");
 }
 
+// profile_memory = true (the workload's processes: the command, Python and torch ones) or "all".
+void ReadProfileMemory(const Options& opts, LaunchOptions* launch) {
+  lua_State* L = opts.state();
+  opts.Push("profile_memory");
+  const int type = lua_type(L, -1);
+  const std::string scope = type == LUA_TSTRING ? lua_tostring(L, -1) : "";
+  const std::string got = TypeName(L, -1);
+  const bool on = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  if (type == LUA_TNIL || type == LUA_TBOOLEAN || scope == "workload" || scope == "all") {
+    launch->profile_memory = on;
+    launch->profile_memory_all = scope == "all";
+    return;
+  }
+  throw LuaError(
+      "bad option 'profile_memory' to 'profile' (true, \"workload\" or \"all\" expected, got " +
+      (type == LUA_TSTRING ? "\"" + scope + "\"" : got) + ")");
+}
+
 std::vector<std::string> ReadActivities(lua_State* L, const Options& opts) {
   opts.Push("activities");
   std::vector<std::string> out;
@@ -133,7 +152,7 @@ int Profile(lua_State* L) {
     h.options.record_shapes = opts.Bool("record_shapes", false);
     h.options.with_stack = ReadStackForm(opts);
     h.options.with_flops = opts.Bool("with_flops", false);
-    h.options.profile_memory = opts.Bool("profile_memory", false);
+    ReadProfileMemory(opts, &h.options);
     const int64_t rate = opts.Int("sample_rate", 999);
     if (rate < 1 || rate > 100000)
       throw LuaError("bad option 'sample_rate' to 'profile' (1..100000 Hz expected)");

@@ -179,16 +179,49 @@ int Load(lua_State* L) {
   });
 }
 
+// itt_domains: nil (ITT tasks join only where the trace has no PyTorch operators), true (all),
+// false (none) or a list of domain names.
+IttSelection ReadIttDomains(const Options& opts) {
+  lua_State* L = opts.state();
+  IttSelection out;
+  opts.Push("itt_domains");
+  const int type = lua_type(L, -1);
+  if (type == LUA_TBOOLEAN) {
+    out.mode = lua_toboolean(L, -1) ? IttSelection::Mode::kAll : IttSelection::Mode::kNone;
+  } else if (type == LUA_TTABLE) {
+    out.mode = IttSelection::Mode::kDomains;
+    for (lua_Integer i = 1, n = static_cast<lua_Integer>(lua_rawlen(L, -1)); i <= n; ++i) {
+      if (lua_rawgeti(L, -1, i) != LUA_TSTRING) {
+        const std::string got = TypeName(L, -1);
+        lua_pop(L, 2);
+        throw LuaError("bad option 'itt_domains' to 'key_averages' (domain names expected, item " +
+                       std::to_string(i) + " is " + got + ")");
+      }
+      out.domains.emplace_back(lua_tostring(L, -1));
+      lua_pop(L, 1);
+    }
+  } else if (type != LUA_TNIL) {
+    const std::string got = TypeName(L, -1);
+    lua_pop(L, 1);
+    throw LuaError(
+        "bad option 'itt_domains' to 'key_averages' (true, false or a list of domain "
+        "names expected, got " +
+        got + ")");
+  }
+  lua_pop(L, 1);
+  return out;
+}
+
 int KeyAveragesMethod(lua_State* L) {
   return Protect(L, [&] {
     TraceHandle* h = CheckTrace(L, 1, "key_averages");
     Options opts(L, 2, "key_averages",
-                 {"group_by_input_shape", "group_by_stack_n", "torch_format"});
+                 {"group_by_input_shape", "group_by_stack_n", "torch_format", "itt_domains"});
     bool by_shape = opts.Bool("group_by_input_shape", false);
     int64_t stack_n = opts.Int("group_by_stack_n", 0);
     if (stack_n < 0)
       throw LuaError("bad option 'group_by_stack_n' to 'key_averages' (must be >= 0)");
-    auto events = h->Events();
+    auto events = h->Events(ReadIttDomains(opts));
     const EventSampleCounts samples = CountSamplesPerEvent(*h->trace, *events);
     PushKeyAverages(L, ComputeKeyAverages(events, by_shape, static_cast<int>(stack_n),
                                           ReadTorchFormat(opts, "key_averages"), &samples));
@@ -621,6 +654,15 @@ std::shared_ptr<const FunctionEvents> TraceHandle::Events() {
   return events;
 }
 
+std::shared_ptr<const FunctionEvents> TraceHandle::Events(const IttSelection& itt) {
+  if (itt.mode == IttSelection::Mode::kAuto) return Events();
+  if (!events_by_itt || !(events_by_itt_selection == itt)) {
+    events_by_itt = BuildFunctionEvents(*trace, itt);
+    events_by_itt_selection = itt;
+  }
+  return events_by_itt;
+}
+
 std::string FormatDuration(int64_t ns) {
   char buf[64];
   double v = static_cast<double>(ns);
@@ -636,7 +678,7 @@ std::string FormatDuration(int64_t ns) {
 
 void PushTrace(lua_State* L, std::shared_ptr<Trace> trace) {
   NewUserdata(L, kTraceType,
-              TraceHandle{std::move(trace), nullptr, nullptr, nullptr, {}, nullptr, nullptr});
+              TraceHandle{.trace = std::move(trace)});
 }
 
 TraceHandle* TestTrace(lua_State* L, int index) {

@@ -49,7 +49,15 @@ constexpr char kUsage[] =
     "                             form: functions at their def line, C functions as frames,\n"
     "                             so group_by_stack_n groups as torch's; costs a profile hook)\n"
     "  --with-flops               FLOPs of the operators torch has formulas for\n"
-    "  --profile-memory           allocations and frees, attributed to the innermost range\n"
+    "  --profile-memory[=SCOPE]   allocations and frees, attributed to the innermost range, of\n"
+    "                             the processes in SCOPE: workload (the default: the command,\n"
+    "                             Python and torch processes; not the compilers and tools they\n"
+    "                             run, which the summary counts) or all (every process)\n"
+    "  --itt-domains[=D1,D2]      the table's ITT tasks: of every domain, or of those named\n"
+    "                             (library tasks such as oneDNN's dnnl::primitive::execute\n"
+    "                             nest in torch's operators; by default a run with PyTorch\n"
+    "                             operators shows only torch's own domain, PyTorch, and\n"
+    "                             says what it left out)\n"
     "  --sort-by KEY              the table's order (default: cpu_time_total)\n"
     "  --row-limit N              rows in the table (default: 25)\n"
     "  --group-by-input-shape     one row per operator and input shapes\n"
@@ -188,6 +196,18 @@ std::string FrequentNames(const SessionSummary& summary) {
   return text;
 }
 
+// A PyTorch trace's table leaves library ITT tasks out (FunctionEvents' IttSelection): say so.
+void NoteIttTasksLeftOut(const FunctionEvents& events) {
+  if (events.itt_tasks_left_out == 0) return;
+  std::string domains;
+  for (const std::string& d : events.itt_domains_left_out)
+    domains += (domains.empty() ? "" : ", ") + d;
+  std::fprintf(stderr,
+               "profsh: %s (%s) not in the table: they nest in torch's operators, which "
+               "torch.profiler shows without them; --itt-domains adds them\n",
+               Plural(events.itt_tasks_left_out, "ITT task", "ITT tasks").c_str(), domains.c_str());
+}
+
 // Why a long job recorded nothing, when the reason is known: ": no range or mark matched ...".
 std::string WhyNoWindow(const LaunchOptions& launch, const LiveRecording& r) {
   if (r.windows > 0 || launch.on_demand) return "";
@@ -233,7 +253,7 @@ void ReportSignals(const LaunchOptions& launch, const LaunchResult& r) {
 
 // Windows are reported while the workload runs: each one's table, and its trace saved.
 int RunLive(LaunchOptions& launch, std::string output, const TableOptions& table,
-            bool group_by_shape, bool print_table, bool keep_session) {
+            const IttSelection& itt, bool group_by_shape, bool print_table, bool keep_session) {
   if (output.empty()) output = NewTracePath("profsh");
   uint64_t windows_not_saved = 0;
   std::unique_ptr<OnDemandServer> server;
@@ -269,7 +289,9 @@ int RunLive(LaunchOptions& launch, std::string output, const TableOptions& table
                    static_cast<unsigned long long>(w.info.index),
                    static_cast<long long>(w.info.pid), warning.c_str());
     if (print_table) {
-      auto averages = ComputeKeyAverages(BuildFunctionEvents(*w.trace), group_by_shape, 0);
+      std::shared_ptr<const FunctionEvents> events = BuildFunctionEvents(*w.trace, itt);
+      NoteIttTasksLeftOut(*events);
+      auto averages = ComputeKeyAverages(events, group_by_shape, 0);
       if (averages.rows.empty()) {
         std::printf("(nothing recorded in this window)\n");
       } else if (auto text = BuildAveragesTable(averages, table); text.ok()) {
@@ -316,6 +338,7 @@ int RunRunCommand(int argc, char** argv) {
   table.sort_by = "cpu_time_total";
   table.row_limit = 25;
   bool group_by_shape = false, print_table = true, keep_session = false;
+  IttSelection itt;
   CommandLine cl("profsh run", argc, argv, {"--help",          "--output",
                                             "--activities",    "--sort-by",
                                             "--row-limit",     "--group-by-input-shape",
@@ -328,7 +351,7 @@ int RunRunCommand(int argc, char** argv) {
                                             "--report",        "--report-template",
                                             "--sample-rate",   "--sample-stack-bytes",
                                             "--sample-event",  "--cupti",
-                                            "--gpu-wait-ms"});
+                                            "--gpu-wait-ms",   "--itt-domains"});
   bool command_started = false;
   while (cl.Next()) {
     const std::string& a = cl.arg();
@@ -374,6 +397,12 @@ int RunRunCommand(int argc, char** argv) {
     } else if (a == "--group-by-input-shape") {
       cl.Flag();
       group_by_shape = true;
+    } else if (a == "--itt-domains") {
+      itt.mode = IttSelection::Mode::kAll;
+      if (cl.HasInlineValue()) {
+        itt.mode = IttSelection::Mode::kDomains;
+        itt.domains = SplitList(cl.Value("ITT domain names"));
+      }
     } else if (a == "--record-shapes") {
       cl.Flag();
       launch.record_shapes = true;
@@ -390,8 +419,11 @@ int RunRunCommand(int argc, char** argv) {
       cl.Flag();
       launch.with_flops = true;
     } else if (a == "--profile-memory") {
-      cl.Flag();
+      const std::string scope = cl.HasInlineValue() ? cl.Value("a memory scope") : "workload";
+      if (scope != "workload" && scope != "all")
+        cl.Fail("--profile-memory=" + scope + ": the scopes are 'workload' and 'all'");
       launch.profile_memory = true;
+      launch.profile_memory_all = scope == "all";
     } else if (a == "--no-table") {
       cl.Flag();
       print_table = false;
@@ -485,7 +517,7 @@ int RunRunCommand(int argc, char** argv) {
   // and does not end profsh before the trace is saved.
   SignalForwarding forwarding;
   if (launch.schedule || !launch.capture_range.empty() || launch.on_demand) {
-    return RunLive(launch, output, table, group_by_shape, print_table, keep_session);
+    return RunLive(launch, output, table, itt, group_by_shape, print_table, keep_session);
   }
   // The folder is removed once the trace is saved, not before: if saving fails, it is all
   // there is.
@@ -501,7 +533,8 @@ int RunRunCommand(int argc, char** argv) {
   Trace& trace = *r.session.trace;
   trace.source_path = "profsh run";
   if (print_table) {
-    std::shared_ptr<const FunctionEvents> events = BuildFunctionEvents(trace);
+    std::shared_ptr<const FunctionEvents> events = BuildFunctionEvents(trace, itt);
+    NoteIttTasksLeftOut(*events);
     const EventSampleCounts samples = CountSamplesPerEvent(trace, *events);
     auto averages = ComputeKeyAverages(events, group_by_shape, 0, std::nullopt, &samples);
     if (averages.rows.empty()) {

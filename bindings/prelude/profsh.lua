@@ -37,13 +37,17 @@ profsh.load(path) -> Trace
   Any of them may be gzip-compressed. Errors name the file and the line/column or field.]]
 
 topics.key_averages = [[
-trace:key_averages{group_by_input_shape=false, group_by_stack_n=0} -> averages list
+trace:key_averages{group_by_input_shape=false, group_by_stack_n=0, itt_domains=nil} -> averages list
   Groups operator events by name (and input shapes, and the top N stack frames), as
   torch.profiler's key_averages() does. The list supports #avgs, avgs[i], ipairs(avgs),
   avgs:table{...}, avgs:sorted(key) and avgs:total_average(). See :help avg for the fields.
   Names are not unique keys: a CPU range and its GPU-side annotation share one, and so do an
   op's rows by input shape. avgs["aten::mm"] is the row when exactly one has that name, and
-  an error otherwise; avgs:find(name [, kind]) returns every row of the name (maybe none).]]
+  an error otherwise; avgs:find(name [, kind]) returns every row of the name (maybe none).
+  itt_domains: ITT tasks as rows (oneDNN's nest in torch's operators and take their self time):
+  nil (all of them in a trace without PyTorch operators; in one with them, as torch's table,
+  only torch's own domain "PyTorch"; avgs.itt_tasks_left_out counts those left out), true,
+  false, or {"domain", ...}]]
 
 topics.table = [[
 avgs:table{sort_by=nil, row_limit=100, max_name_column_width=55, max_shapes_column_width=80,
@@ -281,7 +285,9 @@ PyTorch scripts, unchanged:   profsh run --record-shapes --with-stack -- python3
                           address differing per process); only the thread that imported torch,
                           as torch's tracer; costs a profile hook on that thread's every call
     with_flops=true       FLOPs of the operators torch counts (conv, mm, addmm, bmm, mul, add)
-    profile_memory=true   c10's CPU tensor allocations, attributed as torch does
+    profile_memory=true   c10's CPU tensor allocations, attributed as torch does (and every
+                          allocation of the command and torch programs; profile_memory="all":
+                          of every process, below)
   Operators announced through emit_itt/emit_nvtx in builds that have them are ITT/NVTX ranges.
   Recipes: scripts/resnet18_*.lua (the PyTorch profiler recipe), scripts/itt_sample.lua.]]
 
@@ -313,6 +319,10 @@ p = profsh.profile{profile_memory=true}   |   profsh run --profile-memory -- CMD
   torch's meaning; allocations outside any range are "[memory]" events. In Python processes
   profiled with the torch activity (the default) only c10's tensor storage counts, as in
   torch.profiler; a script without torch gets every allocation with activities={"nvtx","itt"}.
+  Recorded processes: the command, Python processes and programs linked with torch; the
+  compilers and tools they run (torch.compile's cc1plus, a shell's sed) are left out, and
+  p.summary.memory_processes_left_out and the summary line count them and name their programs.
+  profile_memory="all" (--profile-memory=all) records every process.
 trace:memory_timeline() -> {{ts=, pid=, tid=, bytes=, total=, device=}, ..., peak=, at_end=,
                    processes={[pid]={peak=, peak_ts=, at_end=, devices={["cuda:0"]={...}}}}}
   Every allocation (bytes > 0) and free (bytes < 0) in time order with the process's running

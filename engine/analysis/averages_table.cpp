@@ -308,20 +308,23 @@ Result<std::string> BuildAveragesTable(const KeyAverages& averages, const TableO
 
   // torch sums in the printed (sorted) order; with 2.x's float times the order shows in the
   // last bits. Exact times are summed exactly, as 1.13's integers are.
+  // 2.x's footer leaves gpu_user_annotation rows out of the device total; 1.13's counts them.
+  const bool annotations_in_total = format == TorchFormat::k113;
+  auto in_device_total = [&](const AverageRow& r) {
+    return r.device == DeviceType::kCuda && (annotations_in_total || !r.is_user_annotation);
+  };
   double sum_self_cpu = 0, sum_self_cuda = 0;
   if (averages.events->has_float_times()) {
     for (uint32_t index : order) {
       const AverageRow& r = all[index];
       sum_self_cpu += r.self_cpu_time_total_us;
-      if (r.device == DeviceType::kCuda && !r.is_user_annotation)
-        sum_self_cuda += r.self_cuda_time_total_us;
+      if (in_device_total(r)) sum_self_cuda += r.self_cuda_time_total_us;
     }
   } else {
     int64_t cpu_ns = 0, cuda_ns = 0;
     for (const AverageRow& r : all) {
       cpu_ns = SaturatingAdd(cpu_ns, r.self_cpu_time_total_ns);
-      if (r.device == DeviceType::kCuda && !r.is_user_annotation)
-        cuda_ns = SaturatingAdd(cuda_ns, r.self_cuda_time_total_ns);
+      if (in_device_total(r)) cuda_ns = SaturatingAdd(cuda_ns, r.self_cuda_time_total_ns);
     }
     sum_self_cpu = static_cast<double>(cpu_ns) / 1000.0;
     sum_self_cuda = static_cast<double>(cuda_ns) / 1000.0;

@@ -326,11 +326,12 @@ void StackTable::Grow() {
 
 class FunctionEventsBuilder {
  public:
-  explicit FunctionEventsBuilder(const Trace& trace)
+  FunctionEventsBuilder(const Trace& trace, const IttSelection& itt)
       : trace_(trace),
-        reader_(trace,
-                {kineto::kExternalId, kineto::kCorrelation, kineto::kInputDims, kineto::kCallStack,
-                 kineto::kSequenceNumber, kineto::kBytes, kineto::kDeviceType, kineto::kFlops}),
+        reader_(trace, {kineto::kExternalId, kineto::kCorrelation, kineto::kInputDims,
+                        kineto::kCallStack, kineto::kSequenceNumber, kineto::kBytes,
+                        kineto::kDeviceType, kineto::kFlops, "domain"}),
+        itt_(itt),
         out_(std::make_unique<FunctionEvents>()),
         f_(*out_) {}
 
@@ -345,7 +346,8 @@ class FunctionEventsBuilder {
     kSequence,
     kBytes,
     kDeviceType,
-    kFlops
+    kFlops,
+    kDomain
   };
   struct MemoryRecord {
     int64_t ts;
@@ -360,6 +362,7 @@ class FunctionEventsBuilder {
   };
 
   void Scan();
+  bool IttTaskJoins(uint32_t schema_plus_one);
   void LinkDeviceWork(const IdIndex& op_by_external, const IdIndex& runtime_by_correlation);
   void AttributeMemory();
   void Order();
@@ -388,6 +391,7 @@ class FunctionEventsBuilder {
 
   const Trace& trace_;
   ArgReader reader_;
+  IttSelection itt_;  // kAuto resolved in Scan
   std::unique_ptr<FunctionEvents> out_;
   FunctionEvents& f_;  // the columns are built in place, one entry per candidate
   bool want_shapes_ = false, want_stacks_ = false, want_flops_ = false;
@@ -476,13 +480,33 @@ void FunctionEventsBuilder::ResolveSchemaConstants() {
   }
 }
 
+// Whether the ITT tasks of a template (one domain: the domain is an argument of the schema)
+// join the operator view; notes the domains left out.
+bool FunctionEventsBuilder::IttTaskJoins(uint32_t schema_plus_one) {
+  std::string domain;
+  ArgValue v;
+  if (schema_plus_one != 0 && reader_.GetSchemaConstant(schema_plus_one - 1, kDomain, &v) &&
+      v.type == ArgType::kString)
+    domain = trace_.str(v.str);
+  const bool joins =
+      itt_.mode == IttSelection::Mode::kAll ||
+      (itt_.mode == IttSelection::Mode::kDomains &&
+       std::find(itt_.domains.begin(), itt_.domains.end(), domain) != itt_.domains.end());
+  if (!joins) f_.itt_domains_left_out.push_back(std::move(domain));
+  return joins;
+}
+
 void FunctionEventsBuilder::Scan() {
   const EventTable& ev = trace_.events;
   const size_t n = ev.size();
   std::vector<CategoryClass> category_class(trace_.categories.size());
   std::vector<uint8_t> kind_bits(trace_.categories.size());
+  std::vector<uint8_t> itt_category(trace_.categories.size(), 0);
+  bool has_operators = false;
   for (size_t c = 0; c < trace_.categories.size(); ++c) {
     const std::string_view name = trace_.category_name(static_cast<uint16_t>(c));
+    itt_category[c] = name == "itt";
+    has_operators |= name == kineto::kCpuOp;
     const EventKind kind = KindOfCategory(name);
     category_class[c] = Classify(name, kind);
     kind_bits[c] = KindBits(kind);
@@ -492,6 +516,9 @@ void FunctionEventsBuilder::Scan() {
     if (name == "privateuse1_runtime" || name == "privateuse1_driver")
       f_.device_name = "PRIVATEUSE1";
   }
+  if (itt_.mode == IttSelection::Mode::kAuto && !has_operators)
+    itt_.mode = IttSelection::Mode::kAll;
+  if (itt_.mode == IttSelection::Mode::kAuto) itt_ = {IttSelection::Mode::kDomains, {"PyTorch"}};
   f_.torch_format = DetectTorchFormat(trace_);
   if (f_.torch_format == TorchFormat::k2) trace_start_ns_ = TraceStartNs();
   name_map_.assign(trace_.strings.size(), 0);
@@ -526,6 +553,8 @@ void FunctionEventsBuilder::Scan() {
   };
   const auto& templates = ev.templates();
   std::vector<TemplateInfo> info(templates.size());
+  std::vector<uint8_t> itt_left_out(templates.size(), 0);
+  bool any_itt_left_out = false;
   for (size_t t = 0; t < templates.size(); ++t) {
     const EventTemplate& tp = templates[t];
     TemplateInfo& ti = info[t];
@@ -534,6 +563,11 @@ void FunctionEventsBuilder::Scan() {
       const auto category = EventTable::CategoryOf(tp.kind);
       CategoryClass cls = category_class[category];
       if (cls == CategoryClass::kSkip) continue;
+      if (itt_category[category] && !IttTaskJoins(tp.schema_plus_one)) {
+        itt_left_out[t] = 1;
+        any_itt_left_out = true;
+        continue;
+      }
       bool filtered;
       ti.name = NameOf(tp.name, &filtered);
       if (filtered) continue;
@@ -598,6 +632,13 @@ void FunctionEventsBuilder::Scan() {
     kind[t] = ti.role == kOperator ? (ti.IsDeviceWork() ? 3 : 1) : ti.role == kIgnored ? 0 : 4;
   }
   const uint32_t* event_template = ev.template_column().data();
+  if (any_itt_left_out) {
+    for (size_t i = 0; i < n; ++i) f_.itt_tasks_left_out += itt_left_out[event_template[i]];
+    std::sort(f_.itt_domains_left_out.begin(), f_.itt_domains_left_out.end());
+    f_.itt_domains_left_out.erase(
+        std::unique(f_.itt_domains_left_out.begin(), f_.itt_domains_left_out.end()),
+        f_.itt_domains_left_out.end());
+  }
   const size_t parts = PartsFor(n);
   // Each part counts its ops and records and lists its device work with part-local op
   // numbers; the offsets of the parts then make them global.
@@ -1055,7 +1096,7 @@ void FunctionEventsBuilder::MarkBackwardFunctions() {
 }
 
 void FunctionEventsBuilder::AttachDeviceWork() {
-  const bool annotations = f_.torch_format == TorchFormat::k2 && AnyDeviceAnnotation();
+  const bool annotations = AnyDeviceAnnotation();
   if (links_.empty() && !annotations) return;
   kernel_ns_.assign(f_.start_.size(), 0);
   if (f_.torch_format == TorchFormat::k2) kernel_us_.assign(f_.start_.size(), 0.0);
@@ -1080,11 +1121,12 @@ bool FunctionEventsBuilder::AnyDeviceAnnotation() const {
   return false;
 }
 
-// torch 2.x attaches every CUDA-typed event linked to an op as one of its kernels, and a
-// gpu_user_annotation span is linked (its "External id") to the CPU range it mirrors: the span's
-// length counts in that range's device time, on top of the kernels inside it (2.x's tables show
-// ProfilerStep* with its step's GPU span as self device time, over 100 %; only the footer's
-// total leaves annotations out).
+// torch (1.13 and 2.x) attaches every CUDA-typed event linked to an op as one of its kernels,
+// and a gpu_user_annotation span is linked (its "External id") to the CPU range it mirrors: the
+// span's length counts in that range's device time, on top of the kernels inside it. So a range
+// around an op whose kernels the span covers (record_param_comms around nccl:all_reduce) counts
+// that device time twice, in torch as here; ProfilerStep* shows its step's GPU span as self
+// device time, over 100 %.
 void FunctionEventsBuilder::AttachDeviceAnnotations() {
   std::unordered_map<int64_t, int32_t> op_of_external;
   for (size_t c = 0; c < f_.start_.size(); ++c) {
@@ -1312,8 +1354,8 @@ std::unique_ptr<FunctionEvents> FunctionEventsBuilder::Build() {
   return std::move(out_);
 }
 
-std::unique_ptr<FunctionEvents> BuildFunctionEvents(const Trace& trace) {
-  return FunctionEventsBuilder(trace).Build();
+std::unique_ptr<FunctionEvents> BuildFunctionEvents(const Trace& trace, const IttSelection& itt) {
+  return FunctionEventsBuilder(trace, itt).Build();
 }
 
 }  // namespace profsh

@@ -52,6 +52,21 @@ class StackTable {
   std::vector<uint32_t> slots_ = std::vector<uint32_t>(64, 0);
 };
 
+// Which ITT tasks join the operator view (its rows and its nesting). oneDNN and other libraries
+// report their work as ITT tasks ("convolution", "reorder" in domain dnnl::primitive::execute)
+// inside torch's operators; as rows of the operator tree they would take the operators' self
+// time (aten::mkldnn_convolution 0.63 % of self CPU where torch.profiler shows 9.33 %), and
+// torch.profiler never shows them. So by default a trace with PyTorch operators (category
+// cpu_op) keeps only the ITT tasks of torch's own domain, "PyTorch" (torch.profiler.itt's
+// ranges, emit_itt: what the user asked torch to mark), and a trace without operators (an
+// ITT-only workload) keeps them all. The trace itself keeps every task (events, exports).
+struct IttSelection {
+  enum class Mode : uint8_t { kAuto, kAll, kNone, kDomains };
+  Mode mode = Mode::kAuto;
+  std::vector<std::string> domains;  // kDomains: the domains whose tasks join
+  bool operator==(const IttSelection&) const = default;
+};
+
 class FunctionEvents {
  public:
   // Flags of an event. kind(): kCopy and kSet tell device work apart, kUserRange is a CPU
@@ -158,6 +173,9 @@ class FunctionEvents {
   // Detected from the trace; it decides how memory records meet ops (2.x: nanoseconds, 1.13:
   // whole microseconds) and is the default format of key_averages() and table().
   TorchFormat torch_format = TorchFormat::k113;
+  // ITT tasks the selection left out of the view, and their domains (sorted, each once).
+  uint64_t itt_tasks_left_out = 0;
+  std::vector<std::string> itt_domains_left_out;
 
  private:
   friend class FunctionEventsBuilder;
@@ -178,7 +196,8 @@ class FunctionEvents {
 };
 
 // Builds the operator view; the trace is only read.
-std::unique_ptr<FunctionEvents> BuildFunctionEvents(const Trace& trace);
+std::unique_ptr<FunctionEvents> BuildFunctionEvents(const Trace& trace,
+                                                    const IttSelection& itt = {});
 
 // Python's str() of a JSON value, as torch prints input shapes: "[[5, 64, 56, 56], []]".
 std::string JsonToPythonRepr(std::string_view json);

@@ -6,6 +6,7 @@ set(PROFSH_COLLECTOR_SOURCES
   runtime/registry.cpp
   runtime/drain.cpp
   runtime/process.cpp
+  runtime/memory_scope.cpp
   runtime/interpose.cpp
   runtime/nvtx_source.cpp
   runtime/itt_source.cpp

@@ -269,7 +269,9 @@ Result<LaunchResult> RunWorkload(const LaunchOptions& options) {
     std::string memory = dir + "/libprofsh_memory.so";
     if (!IsFile(memory)) return Error{"profile_memory needs " + memory + ", which is missing"};
     ours += " " + memory;
-    env.push_back("PROFSH_PROFILE_MEMORY=1");
+    env.push_back(std::string(stream::kEnvProfileMemory) +
+                  (options.profile_memory_all ? "=all" : "=1"));
+    env.push_back(std::string(stream::kEnvLauncherPid) + "=" + std::to_string(getpid()));
   }
   const char* preload = getenv("LD_PRELOAD");
   // Appended, not chained with +: gcc 12 warns falsely (-Wrestrict) on the chained form here.

@@ -41,6 +41,9 @@ struct LaunchOptions {
   StackForm with_stack = StackForm::kNone;
   bool with_flops = false;
   bool profile_memory = false;
+  // With profile_memory: every process's allocations, not only the command's and those of its
+  // Python and torch processes (engine/collector/runtime/memory_scope.h).
+  bool profile_memory_all = false;
   std::string collector;             // the runtime library; FindCollector() when empty
   uint32_t buffer_kb = 0;            // per-thread buffer; 0: the runtime's default
   uint32_t drain_ms = 0;             // drain interval; 0: the runtime's default

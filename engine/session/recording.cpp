@@ -11,6 +11,26 @@ namespace profsh {
 
 namespace {
 
+// "2 cc1plus, 1 as": how many left-out process images ran each program, the most first.
+std::string CountPrograms(const std::vector<std::string>& programs) {
+  std::vector<std::pair<std::string, uint64_t>> counts;
+  for (const std::string& p : programs) {
+    auto it =
+        std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == p; });
+    if (it == counts.end()) {
+      counts.emplace_back(p, 1);
+    } else {
+      ++it->second;
+    }
+  }
+  std::stable_sort(counts.begin(), counts.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string out;
+  for (const auto& [program, n] : counts)
+    out += (out.empty() ? "" : ", ") + std::to_string(n) + " " + program;
+  return out;
+}
+
 // Why a recording the workload made cannot be read, and where what is left of it lies.
 Error Unreadable(const LaunchResult& launch, const std::string& why) {
   std::string ran = "the workload ran (exit status " + std::to_string(launch.exit_code) + ")";
@@ -124,6 +144,11 @@ std::string DescribeRecording(const SessionSummary& s) {
                     std::to_string(s.dropped_events + s.events_without_slot) +
                     " other events dropped"
               : "; nothing dropped";
+  if (s.memory_processes_left_out) {
+    out += "; memory of " + Plural(s.memory_processes_left_out, "process", "processes") +
+           " not recorded (" + CountPrograms(s.memory_left_out_programs) +
+           "; not the command, Python or torch; --profile-memory=all records them)";
+  }
   for (size_t i = 0; i < s.operator_sources.size(); ++i)
     out += (i == 0 ? "; operators: " : ", ") + s.operator_sources[i];
   if (!s.sampling_method.empty()) {

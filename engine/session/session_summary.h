@@ -20,6 +20,10 @@ struct SessionSummary {
   uint64_t memory_events = 0;  // allocations and frees recorded
   int64_t memory_peak = 0;     // bytes, summed over processes
   int64_t memory_at_end = 0;   // bytes still allocated when the streams ended
+  // profile_memory left these process images out (not the command, Python or torch): their
+  // count, and their executables' names, one per process image.
+  uint64_t memory_processes_left_out = 0;
+  std::vector<std::string> memory_left_out_programs;
   uint64_t counter_values = 0;
   uint64_t dropped_ranges = 0;  // not recorded: the thread's buffer was full
   uint64_t dropped_events = 0;
@@ -110,6 +114,7 @@ inline constexpr SummaryCount kSummaryCounts[] = {
     {"memory_events", &SessionSummary::memory_events},
     {"memory_peak", &SessionSummary::memory_peak},
     {"memory_at_end", &SessionSummary::memory_at_end},
+    {"memory_processes_left_out", &SessionSummary::memory_processes_left_out},
     {"cpu_samples", &SessionSummary::cpu_samples},
     {"samples_with_python", &SessionSummary::samples_with_python},
     {"samples_outside_windows", &SessionSummary::samples_outside_windows},

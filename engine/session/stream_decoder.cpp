@@ -54,6 +54,7 @@ struct StreamDecoder::Impl {
 
   StreamProcess process;
   bool has_process = false;
+  bool memory_left_out_counted = false;
   bool last_image = true;
   bool windowed = false;   // a schedule, capture ranges or on-demand requests cut windows
   bool preloaded = false;  // every boundary is known: events are processed as they come
@@ -587,6 +588,14 @@ Status StreamDecoder::Impl::HandleBlock(const st::RawBlock& b) {
       if (!config.Decode(c)) return malformed("configuration");
       windowed = config.windowed();
       cuda = cuda || (config.flags & st::kConfigCuda) != 0;
+      // Preload reads the configuration before Feed does: the image counts once.
+      if ((config.flags & st::kConfigMemoryLeftOut) && !memory_left_out_counted) {
+        memory_left_out_counted = true;
+        ++summary.memory_processes_left_out;
+        const size_t slash = process.exe.rfind('/');
+        summary.memory_left_out_programs.push_back(
+            slash == std::string::npos ? process.exe : process.exe.substr(slash + 1));
+      }
       break;
     }
     case st::kClock: {

@@ -110,6 +110,9 @@ enum ConfigFlags : uint8_t {
   kConfigOnDemand = 4,
   kConfigMarker = 8,
   kConfigCuda = 16,  // the cuda activity is on: GPU records may follow (kGpuActivity)
+  // profile_memory is on, but this process's allocations are not recorded: it is neither the
+  // command, nor Python, nor linked with torch (a compiler torch.compile runs, a shell tool).
+  kConfigMemoryLeftOut = 32,
 };
 
 // The control block: a file "control" in the session folder that profsh and every collected
@@ -218,6 +221,10 @@ inline constexpr char kEnvStepRegex[] = "PROFSH_STEP_REGEX";
 inline constexpr char kEnvCaptureRange[] =
     "PROFSH_CAPTURE_RANGE";  // record only inside ranges of this name
 inline constexpr char kEnvOnDemand[] = "PROFSH_ON_DEMAND";  // start idle, record on request
+// profile_memory: "1" (the command, Python and torch processes) or "all" (every process).
+inline constexpr char kEnvProfileMemory[] = "PROFSH_PROFILE_MEMORY";
+// The launcher's pid: the process it started (the command) is its child.
+inline constexpr char kEnvLauncherPid[] = "PROFSH_LAUNCHER_PID";
 // Tests: act as if perf_event_open were denied (the cpu activity's fallback).
 inline constexpr char kEnvSampleDenyPerf[] = "PROFSH_SAMPLE_DENY_PERF";
 // "rate,stack_bytes": the collector samples its threads on CPU-time timers (perf_event_open

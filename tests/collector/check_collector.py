@@ -6,6 +6,7 @@ Usage: check_collector.py PROFSH NVTX_WORKLOAD ITT_WORKLOAD COLLECTOR_TESTS_DIR 
 """
 import collections
 import os
+import re
 import shutil
 import signal
 import stat
@@ -554,11 +555,75 @@ def check_memory(env):
           "an ITT workload runs with --profile-memory (%d %s)" % (r.returncode, r.stderr[-300:]))
 
 
+MEMORY_SCOPE = r"""
+local p = profsh.profile{activities = {"nvtx", "itt"}, profile_memory = load("return " .. arg[1])()}
+assert(p:run{"/bin/sh", "-c", arg[2]} == 0)
+local keep = 0
+for _, a in ipairs(p:key_averages()) do if a.key == "keep" then keep = a.cpu_memory_usage end end
+local by_pid = {}
+for _, point in ipairs(p:memory_timeline()) do by_pid[point.pid] = true end
+local recorded = 0
+for _ in pairs(by_pid) do recorded = recorded + 1 end
+print("M", keep, p.summary.memory_processes_left_out, p.summary.processes, recorded)
+"""
+
+
+def check_memory_scope(env):
+    """--profile-memory records the command and its Python and torch processes, not the programs
+    they run (a compiler under torch.compile made 12 times Python's allocations); =all does."""
+    script = os.path.join(env.work, "memory_scope.lua")
+    with open(script, "w") as f:
+        f.write(MEMORY_SCOPE)
+    # The command is a shell; it runs the NVTX workload (1 MiB kept in range "keep") and, where
+    # there is one, the C compiler (gcc's cc1 and as are more processes).
+    source = os.path.join(env.work, "scope.c")
+    with open(source, "w") as f:
+        f.write("int main(void) { return 0; }\n")
+    compiler = shutil.which("cc")
+    command = "%s memory" % env.nvtx
+    if compiler:
+        command += " && %s -c %s -o %s" % (compiler, source, os.path.join(env.work, "scope.o"))
+    command += " && :"  # a builtin last: the shell execs no program in its own process
+    results = {}
+    for scope in ("true", '"all"'):
+        r = subprocess.run([env.profsh, script, scope, command], capture_output=True, text=True,
+                           cwd=env.work, timeout=300)
+        line = [l for l in r.stdout.splitlines() if l.startswith("M\t")]
+        check(r.returncode == 0 and line, "profile_memory=%s runs (%d %s)" % (scope, r.returncode, r.stderr[-300:]))
+        results[scope] = [int(x) for x in line[0].split("\t")[1:]] if line else [0, 0, 0, 0]
+    keep, left_out, processes, recorded = results["true"]
+    check(keep == 0 and left_out == processes - 1 and left_out >= (3 if compiler else 1) and recorded == 1,
+          "profile_memory=true: only the command's allocations, the %d programs it ran left out "
+          "(keep %d bytes, %d left out of %d processes, %d recorded)" % (processes - 1, keep, left_out, processes, recorded))
+    keep, left_out, processes, recorded = results['"all"']
+    check(keep >= 1024 * 1024 and left_out == 0 and recorded >= 2,
+          'profile_memory="all": every process (keep %d bytes, %d left out, %d of %d processes recorded)'
+          % (keep, left_out, recorded, processes))
+    # The run summary names what was left out; --profile-memory=all has nothing to name.
+    for flag, named in (("--profile-memory", True), ("--profile-memory=all", False)):
+        r = subprocess.run([env.profsh, "run", flag, "--activities", "nvtx,itt", "--no-table", "-o",
+                            os.path.join(env.work, "scope.profsh"), "--", "/bin/sh", "-c", command],
+                           capture_output=True, text=True, cwd=env.work, timeout=300)
+        said = re.search(r"memory of (\d+) process(?:es)? not recorded \(([^;]*);", r.stderr)
+        if named:
+            programs = said.group(2) if said else ""
+            check(r.returncode == 0 and said and "1 nvtx_workload" in programs
+                  and (not compiler or "cc1" in programs),
+                  "%s: the summary counts and names the left-out programs (%s)" % (flag, r.stderr[-400:]))
+        else:
+            check(r.returncode == 0 and not said, "%s: nothing left out (%s)" % (flag, r.stderr[-400:]))
+    r = subprocess.run([env.profsh, "run", "--profile-memory=some", "--", "true"], capture_output=True, text=True,
+                       timeout=60)
+    check(r.returncode == 2 and "'workload' and 'all'" in r.stderr,
+          "--profile-memory=some is refused, naming the scopes (%d %s)" % (r.returncode, r.stderr.strip()))
+
+
 CHECKS = {"nested": check_nested, "messages": check_messages, "processes": check_processes, "two_objects": check_two_objects, "ranks": check_ranks, "startend": check_start_end,
           "attributes": check_attributes, "unbalanced": check_unbalanced, "itt": check_itt,
           "exit_codes": check_exit_codes, "injection_owned": check_injection_owned,
           "session": check_session_privacy, "without_session": check_without_session,
-          "sigkill": check_sigkill, "signals": check_signals, "stress": check_stress, "memory": check_memory}
+          "sigkill": check_sigkill, "signals": check_signals, "stress": check_stress, "memory": check_memory,
+          "memory_scope": check_memory_scope}
 
 
 def main():

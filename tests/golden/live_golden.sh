@@ -9,5 +9,7 @@ if ! /usr/bin/python3 -c "import torch, torchvision" 2>/dev/null; then
 fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-/usr/bin/python3 "$here/record_torch.py" "$out" >/dev/null 2>&1 || { echo "recording failed"; /usr/bin/python3 "$here/record_torch.py" "$out"; exit 1; }
+for script in record_torch.py record_torch_events.py; do
+  /usr/bin/python3 "$here/$script" "$out" >/dev/null 2>&1 || { echo "recording with $script failed"; /usr/bin/python3 "$here/$script" "$out"; exit 1; }
+done
 python3 "$here/run_golden.py" "$profsh" "$out"

@@ -44,14 +44,20 @@ SORT_KEYS = ["cpu_time", "cpu_time_total", "self_cpu_time_total", "count", "key"
 MEMORY_SORT_KEYS = ["cpu_memory_usage", "self_cpu_memory_usage"]
 
 
+def _device_attr(evt, name, name_113):
+    return getattr(evt, name) if hasattr(evt, name) else getattr(evt, name_113)
+
+
 def row_json(evt):
     return {
         "key": evt.key,
         "count": evt.count,
         "cpu_time_total": evt.cpu_time_total,
         "self_cpu_time_total": evt.self_cpu_time_total,
-        "cuda_time_total": evt.device_time_total,
-        "self_cuda_time_total": evt.self_device_time_total,
+        # 1.13's names, for record_torch_events.py
+        "cuda_time_total": _device_attr(evt, "device_time_total", "cuda_time_total"),
+        "self_cuda_time_total": _device_attr(evt, "self_device_time_total",
+                                             "self_cuda_time_total"),
         "cpu_memory_usage": evt.cpu_memory_usage,
         "self_cpu_memory_usage": evt.self_cpu_memory_usage,
         "flops": evt.flops,

@@ -38,6 +38,10 @@ Traces (from ../shared/traces, and one of the 1.13 cases):
     (ROCm torch names its device "cuda"): 70 operators, 21 runtime calls, 14 kernels, 2 copies,
     2 gpu_user_annotation spans; a 2.x trace, so profsh finds its format by itself;
   * triton_example_triton_example: torch 2.x, a Triton kernel launched through cuda_driver;
+  * nccl_parser_config_nccl_data: torch 2.x, a two-rank DDP training step on A100s: every NCCL
+    kernel belongs to record_param_comms, and a gpu_user_annotation span (nccl:all_reduce)
+    covers it on the device, linked to the CPU nccl:all_reduce range under record_param_comms
+    (issue 27: torch counts that device time twice in record_param_comms' total);
   * tests/golden/cases/mlp_training_stack_flops: torch 1.13 with stacks, FLOPs and memory, to
     show 2.6's stack printing (every grouped frame) and FLOPs column; profsh is told
     torch_format="2" for it, since the trace is 1.13's.
@@ -47,12 +51,13 @@ which the op a kernel belongs to (what 2.6 held in memory) is not in the trace's
 ones holding cuda_sync events, whose place in 2.6's ProfilerResult (a CUDA event attached like a
 kernel, or none) cannot be checked without a GPU.
 
-Usage: record_torch26_events.py OUT_DIR
+Usage: record_torch26_events.py OUT_DIR [case ...]   (no case: all of them)
 """
 import gzip
 import json
 import os
 import sys
+from decimal import ROUND_HALF_EVEN, Decimal
 
 import torch
 from torch.autograd import DeviceType
@@ -63,7 +68,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from record_torch26 import MEMORY_SORT_KEYS, SORT_KEYS, record_tables  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SHARED = os.path.join(HERE, "..", "..", "..", "shared", "traces")
+# The shared traces beside the checkout; PROFSH_SHARED_TRACES names them from a worktree elsewhere.
+SHARED = os.environ.get("PROFSH_SHARED_TRACES",
+                        os.path.join(HERE, "..", "..", "..", "shared", "traces"))
 CPU_CATEGORIES = {"cpu_op", "user_annotation", "cuda_runtime", "cuda_driver"}
 DEVICE_CATEGORIES = {"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation"}
 BACKWARD_WRAPPER = "autograd::engine::evaluate_function: "
@@ -124,8 +131,10 @@ class ParserSelf:
 
 
 def us_to_ns(value):
-    # Kineto writes microseconds with at most three decimals; keep them exact.
-    return int(round(float(value) * 1000)) if isinstance(value, float) else int(value) * 1000
+    # Kineto writes microseconds with at most three decimals; keep them exact. float(ts) * 1000
+    # is not: near 4.4e12 us (the NCCL trace) a double's step is 0.5 ns, and the product lands a
+    # nanosecond off. repr() gives back the digits the trace wrote.
+    return int((Decimal(repr(value)) * 1000).to_integral_value(rounding=ROUND_HALF_EVEN))
 
 
 def stand_ins(trace):
@@ -201,12 +210,22 @@ def record(out_dir, name, trace_path, use_device, profile_memory, with_flops, gr
 
 
 def main():
-    if len(sys.argv) != 2:
+    if len(sys.argv) < 2:
         print(__doc__)
         return 2
-    out = sys.argv[1]
+    out, wanted = sys.argv[1], set(sys.argv[2:])
     device_keys = ["device_time", "device_time_total", "self_device_time_total",
                    "cuda_time_total", "self_cuda_time_total"]
+    if not wanted or "nccl_allreduce_eventlist" in wanted:
+        record(out, "nccl_allreduce_eventlist",
+               os.path.join(SHARED, "nccl_parser_config_nccl_data.json.gz"),
+               use_device="cuda", profile_memory=False, with_flops=False, groupings=[{}],
+               sort_keys=SORT_KEYS + device_keys,
+               table_options=[{"sort_by": "device_time_total", "row_limit": 8,
+                               "max_name_column_width": 40, "header": "DDP all-reduce, torch 2.6"}])
+        print("recorded nccl_allreduce_eventlist")
+    if wanted:
+        return 0
     record(out, "rocm_training_eventlist",
            os.path.join(SHARED, "amd_trace_mi250_minitoy_train_ROCm6_2_kineto.json.gz"),
            use_device="cuda", profile_memory=False, with_flops=False,

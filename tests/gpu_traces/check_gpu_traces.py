@@ -10,9 +10,8 @@ documented in docs/ANALYSIS.md:
     that contains the runtime call with the same "correlation" (older Kineto)
   - self CUDA of an op = its own kernels; CUDA total = own + children's, after torch's merge of
     lone same-name children.
-  - on a torch 2.x trace (an event has "Record function id", "Concrete Inputs" or "Input
-    Strides"), a gpu_user_annotation span counts as a kernel of the CPU range its "External id"
-    names, as torch's _parse_kineto_results attaches every linked CUDA event.
+  - a gpu_user_annotation span counts as a kernel of the CPU range its "External id" names, as
+    torch's _parse_kineto_results (1.13's and 2.x's) attaches every linked CUDA event.
 Then profsh loads the same file and its key_averages() rows must agree, and so must what Lua
 sees: each row's and event's kind (kernel, copy, set; gpu_user_annotation spans are
 annotations, not device work), and trace:launcher(kernel), the op found above, on every
@@ -54,15 +53,12 @@ def ns(value):
 
 
 KIND = {"kernel": "kernel", "gpu_memcpy": "copy", "gpu_memset": "set"}
-TORCH2_ARGS = ("Record function id", "Concrete Inputs", "Input Strides")
 
 
 def expected(trace_path):
     with gzip.open(trace_path, "rt") as f:
         doc = json.load(f, parse_float=str)
     cpu, kernels, spans = [], [], []
-    torch2 = any(k in e.get("args", {}) for e in doc["traceEvents"] if isinstance(e, dict)
-                 for k in TORCH2_ARGS)
     for e in doc["traceEvents"]:
         if e.get("ph") != "X":
             continue
@@ -116,15 +112,14 @@ def expected(trace_path):
         k["launcher"] = op["name"] if op is not None else "?"
         if op is not None:
             op["kernels"] += dur
-    if torch2:
-        first_by_ext = {}
-        for e in sorted(cpu, key=lambda x: x["index"]):
-            if e["cat"] not in RUNTIME and "External id" in e["args"]:
-                first_by_ext.setdefault(e["args"]["External id"], e)
-        for span in spans:
-            op = first_by_ext.get(span["args"].get("External id"))
-            if op is not None:
-                op["kernels"] += span["end"] - span["start"]
+    first_by_ext = {}
+    for e in sorted(cpu, key=lambda x: x["index"]):
+        if e["cat"] not in RUNTIME and "External id" in e["args"]:
+            first_by_ext.setdefault(e["args"]["External id"], e)
+    for span in spans:
+        op = first_by_ext.get(span["args"].get("External id"))
+        if op is not None:
+            op["kernels"] += span["end"] - span["start"]
     # torch's merge of a lone child that has its parent's name.
     alive = set(id(e) for e in cpu)
     changed = True

@@ -23,7 +23,7 @@ Self CPU time total: 15.287ms
 profsh> profsh.load("no_such_trace.json")
 stdin:1: no_such_trace.json: cannot open: No such file or directory
 profsh> t:key_averages{group_by_shape=true}
-stdin:1: unknown option 'group_by_shape' to 'key_averages' (valid options: group_by_input_shape, group_by_stack_n, torch_format)
+stdin:1: unknown option 'group_by_shape' to 'key_averages' (valid options: group_by_input_shape, group_by_stack_n, torch_format, itt_domains)
 profsh> avgs:table{sort_by="cpu_tme"}
 stdin:1: unknown sort_by key 'cpu_tme' (valid keys: cpu_time, cuda_time, cpu_time_total, cuda_time_total, self_cpu_time_total, self_cuda_time_total, cpu_memory_usage, cuda_memory_usage, self_cpu_memory_usage, self_cuda_memory_usage, count, flops, self_cpu_samples, cpu_samples, node_id, key, device_time, device_time_total, self_device_time_total, device_memory_usage, self_device_memory_usage, xpu_time, xpu_time_total, self_xpu_time_total, xpu_memory_usage, self_xpu_memory_usage)
 profsh> avgs:table{row_limit="ten"}
@@ -38,13 +38,17 @@ profsh> for _, a in ipairs(avgs) do n = n + a.count end
 profsh> n
 490
 profsh> :help key_averages
-trace:key_averages{group_by_input_shape=false, group_by_stack_n=0} -> averages list
+trace:key_averages{group_by_input_shape=false, group_by_stack_n=0, itt_domains=nil} -> averages list
   Groups operator events by name (and input shapes, and the top N stack frames), as
   torch.profiler's key_averages() does. The list supports #avgs, avgs[i], ipairs(avgs),
   avgs:table{...}, avgs:sorted(key) and avgs:total_average(). See :help avg for the fields.
   Names are not unique keys: a CPU range and its GPU-side annotation share one, and so do an
   op's rows by input shape. avgs["aten::mm"] is the row when exactly one has that name, and
   an error otherwise; avgs:find(name [, kind]) returns every row of the name (maybe none).
+  itt_domains: ITT tasks as rows (oneDNN's nest in torch's operators and take their self time):
+  nil (all of them in a trace without PyTorch operators; in one with them, as torch's table,
+  only torch's own domain "PyTorch"; avgs.itt_tasks_left_out counts those left out), true,
+  false, or {"domain", ...}
 profsh> :help nothing
 no help on 'nothing'; topics: avg, compile, diff, events, export_chrome_trace, export_stacks, flamegraph, flamegraph_diff, gpu, gpu_events, key_averages, load, memory_timeline, on_demand, processes, profile, pytorch, ranks, record_function, repl, report, run, samples, save, schedule, speedscope, sql, table, tensorboard_trace_handler, threads, to_sqlite, trace
 profsh> :quit

@@ -402,6 +402,77 @@ TEST(TorchFormat, Torch2CountsAGpuAnnotationSpanAsItsRangesDeviceTime) {
   EXPECT_NE(text.value().find("200.00%"), std::string::npos);
 }
 
+// torch 1.13's _parse_kineto_results attaches the span as 2.x's does (issue 27: the NCCL trace's
+// record_param_comms counts its kernel and the nccl:all_reduce span under it), and 1.13's footer
+// counts every CUDA row, the span's among them.
+TEST(TorchFormat, Torch113CountsAGpuAnnotationSpanAndItsFooterToo) {
+  auto trace = testing::MustImport(Trace(
+      {X("record_param_comms", 0, 100, 1, R"({"External id": 1})"),
+       X("nccl:all_reduce", 10, 20, 1, R"({"External id": 2})", "user_annotation"),
+       X("cudaLaunchKernel", 12, 5, 1, R"({"External id": 1, "correlation": 9})", "cuda_runtime"),
+       X("nccl:all_reduce", 40, 30, 7, R"({"External id": 2})", "gpu_user_annotation"),
+       X("ncclKernel", 40, 30, 7, R"({"External id": 1, "correlation": 9})", "kernel")}));
+  std::shared_ptr<const FunctionEvents> fe = BuildFunctionEvents(*trace);
+  ASSERT_EQ(fe->torch_format, TorchFormat::k113);
+  KeyAverages avg = ComputeKeyAverages(fe, false, 0);
+  const AverageRow* comms = nullptr;
+  for (const AverageRow& r : avg.rows) {
+    if (avg.events->strings.Get(r.key) == "record_param_comms") comms = &r;
+  }
+  ASSERT_NE(comms, nullptr);
+  EXPECT_EQ(comms->self_cuda_time_total_ns, 30000);  // the kernel
+  EXPECT_EQ(comms->cuda_time_total_ns, 60000);       // and the span, through nccl:all_reduce
+  auto text = BuildAveragesTable(avg, TableOptions{});
+  ASSERT_TRUE(text.ok());
+  EXPECT_NE(text.value().find("Self CUDA time total: 60.000us\n"), std::string::npos);
+  TableOptions as_torch2;
+  as_torch2.torch_format = TorchFormat::k2;
+  auto text2 = BuildAveragesTable(avg, as_torch2);
+  ASSERT_TRUE(text2.ok());
+  EXPECT_NE(text2.value().find("Self CUDA time total: 30.000us\n"), std::string::npos);
+}
+
+// Library ITT tasks (oneDNN's) nest inside torch's operators: by default a trace with PyTorch
+// operators leaves them out of the view, so the operator keeps its self time (issue 34); torch's
+// own domain (torch.profiler.itt's ranges) stays.
+TEST(FunctionEvents, IttTasksJoinOnlyWithoutTorchOperatorsOrWhenAsked) {
+  const std::string dnnl = R"({"domain": "dnnl::primitive::execute"})";
+  const std::string mine = R"({"domain": "mine"})";
+  const std::string torch_domain = R"({"domain": "PyTorch"})";
+  auto torch = testing::MustImport(
+      Trace({X("aten::mkldnn_convolution", 0, 100, 1, R"({"External id": 1})", "cpu_op"),
+             X("convolution", 10, 80, 1, dnnl, "itt"), X("step", 200, 50, 1, mine, "itt"),
+             X("iteration_0", 300, 50, 1, torch_domain, "itt")}));
+  auto self_of = [](const FunctionEvents& fe, std::string_view name) {
+    int64_t self = -1;
+    for (size_t i = 0; i < fe.size(); ++i) {
+      if (fe.strings.Get(fe.name(i)) == name) self = fe.self_cpu_ns(i);
+    }
+    return self;
+  };
+  auto fe = BuildFunctionEvents(*torch);
+  EXPECT_EQ(self_of(*fe, "aten::mkldnn_convolution"), 100000);
+  EXPECT_EQ(self_of(*fe, "convolution"), -1);
+  EXPECT_EQ(self_of(*fe, "iteration_0"), 50000);  // torch.profiler.itt's domain stays
+  EXPECT_EQ(fe->itt_tasks_left_out, 2u);
+  EXPECT_EQ(fe->itt_domains_left_out,
+            (std::vector<std::string>{"dnnl::primitive::execute", "mine"}));
+  IttSelection all{IttSelection::Mode::kAll, {}};
+  fe = BuildFunctionEvents(*torch, all);
+  EXPECT_EQ(self_of(*fe, "aten::mkldnn_convolution"), 20000);
+  EXPECT_EQ(fe->itt_tasks_left_out, 0u);
+  IttSelection only_mine{IttSelection::Mode::kDomains, {"mine"}};
+  fe = BuildFunctionEvents(*torch, only_mine);
+  EXPECT_EQ(self_of(*fe, "aten::mkldnn_convolution"), 100000);
+  EXPECT_EQ(self_of(*fe, "step"), 50000);
+  EXPECT_EQ(fe->itt_tasks_left_out, 2u);
+  // An ITT-only workload keeps its tasks.
+  auto itt_only = testing::MustImport(Trace({X("convolution", 10, 80, 1, dnnl, "itt")}));
+  fe = BuildFunctionEvents(*itt_only);
+  EXPECT_EQ(self_of(*fe, "convolution"), 80000);
+  EXPECT_EQ(fe->itt_tasks_left_out, 0u);
+}
+
 TEST(AveragesTable, UnknownSortKeyListsValidOnes) {
   auto trace = testing::MustImport(Trace({X("op", 0, 1)}));
   KeyAverages avg = ComputeKeyAverages(BuildFunctionEvents(*trace), false, 0);

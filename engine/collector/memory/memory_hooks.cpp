@@ -4,12 +4,13 @@
 // reports each allocation and free to the collector, which records it on the calling thread;
 // the reader attributes it to the innermost open range there.
 //
-// Two modes: every allocation (sizes as malloc_usable_size reports them, so that frees match),
+// Three modes: every allocation (sizes as malloc_usable_size reports them, so that frees match),
 // or only c10's CPU tensor storage (posix_memalign with 64-byte alignment, sizes as requested),
-// which is what torch's profile_memory counts. A Python process profiled with the torch activity
-// starts in the second, so that the interpreter's own allocations (over a million while torch
-// imports) are not recorded; the PyTorch operator source selects it too, for embedded
-// interpreters.
+// which is what torch's profile_memory counts, or none. A Python process profiled with the torch
+// activity starts in the second, so that the interpreter's own allocations (over a million while
+// torch imports) are not recorded; the PyTorch operator source selects it too, for embedded
+// interpreters. The collector selects none in the processes profile_memory leaves out
+// (memory_scope.h: compilers and tools the workload runs), before they allocate much.
 #include <dlfcn.h>
 #include <errno.h>
 #include <malloc.h>
@@ -56,7 +57,9 @@ MemalignFn real_aligned_alloc;
 PosixMemalignFn real_posix_memalign;
 MallocFn real_valloc;
 MallocFn real_pvalloc;
-std::atomic<int> g_mode{0};  // 0: every allocation; 1: c10 tensor storage only
+// 0: every allocation; 1: c10 tensor storage only; 2: none
+constexpr int kModeAll = 0, kModeC10 = 1, kModeNone = 2;
+std::atomic<int> g_mode{kModeAll};
 bool g_ready = false;
 bool g_resolving = false;
 bool g_track_mmap = false;
@@ -185,8 +188,11 @@ void Report(void* p, int64_t bytes) {
   errno = saved_errno;
 }
 
+int Mode() {
+  return g_mode.load(std::memory_order_relaxed);
+}
 bool All() {
-  return g_mode.load(std::memory_order_relaxed) == 0;
+  return Mode() == kModeAll;
 }
 
 // Whether a posix_memalign call comes from libc10 (its CPU allocator): other libraries (oneDNN's
@@ -241,7 +247,7 @@ __attribute__((visibility("default"))) void* PROFSH_HOOK(malloc)(size_t n) {
 __attribute__((visibility("default"))) void PROFSH_HOOK(free)(void* p) {
   if (p == nullptr || FromBootstrap(p)) return;
   EnsureResolved();
-  if (!t_busy) {
+  if (!t_busy && Mode() != kModeNone) {
     uint64_t size;
     if (All()) {
       Report(p, -static_cast<int64_t>(malloc_usable_size(p)));
@@ -300,7 +306,7 @@ __attribute__((visibility("default"))) int PROFSH_HOOK(posix_memalign)(void** ou
   if (r == 0 && !t_busy) {
     if (All()) {
       Report(*out, static_cast<int64_t>(malloc_usable_size(*out)));
-    } else if (align == 64 && FromC10(__builtin_return_address(0))) {
+    } else if (Mode() == kModeC10 && align == 64 && FromC10(__builtin_return_address(0))) {
       // c10's CPU allocator: the size it asked for is the size torch reports.
       if (Remember(*out, n)) Report(*out, static_cast<int64_t>(n));
     }
@@ -363,7 +369,7 @@ __attribute__((visibility("default"))) void* PROFSH_HOOK(mmap64)(void* addr, siz
 
 __attribute__((visibility("default"))) int PROFSH_HOOK(munmap)(void* addr, size_t length) {
   uint64_t size;
-  if (!t_busy && g_ready && length >= (1u << 20) && Forget(addr, &size))
+  if (!t_busy && g_ready && length >= (1u << 20) && Mode() != kModeNone && Forget(addr, &size))
     Report(addr, -static_cast<int64_t>(size));
   return static_cast<int>(syscall(SYS_munmap, addr, length));
 }
@@ -383,6 +389,8 @@ bool IsPythonProcess() {
 __attribute__((constructor)) void ProfshMemoryLoad() {
   EnsureResolved();
   const char* plugin = getenv("PROFSH_TORCH_PLUGIN");
-  if (plugin && *plugin && IsPythonProcess()) g_mode.store(1);
+  // Unless the collector already left this process out.
+  int all = kModeAll;
+  if (plugin && *plugin && IsPythonProcess()) g_mode.compare_exchange_strong(all, kModeC10);
 }
 }  // namespace

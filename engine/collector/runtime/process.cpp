@@ -21,6 +21,7 @@
 
 #include "engine/collector/runtime/cupti_source.h"
 #include "engine/collector/runtime/drain.h"
+#include "engine/collector/runtime/memory_scope.h"
 #include "engine/collector/runtime/process.h"
 #include "engine/collector/runtime/raw_map.h"
 #include "engine/collector/runtime/registry.h"
@@ -160,11 +161,11 @@ std::string_view Clamped(const char* s) {
 void AppendConfig() {
   const StepConfig& c = step_config();
   stream::ConfigBlock config;
-  config.flags = static_cast<uint8_t>((c.has_schedule ? stream::kConfigSchedule : 0) |
-                                      (c.capture ? stream::kConfigCapture : 0) |
-                                      (c.on_demand ? stream::kConfigOnDemand : 0) |
-                                      (c.marker || c.marker_regex ? stream::kConfigMarker : 0) |
-                                      (g.cuda ? stream::kConfigCuda : 0));
+  config.flags = static_cast<uint8_t>(
+      (c.has_schedule ? stream::kConfigSchedule : 0) | (c.capture ? stream::kConfigCapture : 0) |
+      (c.on_demand ? stream::kConfigOnDemand : 0) |
+      (c.marker || c.marker_regex ? stream::kConfigMarker : 0) | (g.cuda ? stream::kConfigCuda : 0) |
+      (g.memory_left_out ? stream::kConfigMemoryLeftOut : 0));
   const int64_t schedule[6] = {c.schedule.skip_first, c.schedule.wait,
                                c.schedule.warmup,     c.schedule.active,
                                c.schedule.repeat,     c.schedule.skip_first_wait};
@@ -443,6 +444,7 @@ bool Initialize() {
   g.nvtx = !activities || strstr(activities, "nvtx") != nullptr;
   g.itt = !activities || strstr(activities, "itt") != nullptr;
   g.cuda = activities && strstr(activities, "cuda") != nullptr;
+  g.memory_left_out = !RecordsMemoryHere();
 #if defined(__x86_64__) || defined(__i386__)
   // The TSC is a usable clock only when it ticks at a constant rate in every power state.
   g.use_tsc = HasCpuFlag("constant_tsc") && HasCpuFlag("nonstop_tsc") && !getenv("PROFSH_NO_TSC");

@@ -126,6 +126,8 @@ struct Globals {
   bool nvtx = false;
   bool itt = false;
   bool cuda = false;  // InitializeInjection starts CUPTI (cupti_source.h)
+  // profile_memory is on and this process image's allocations are not recorded (memory_scope.h).
+  bool memory_left_out = false;
   // Why events are not recorded right now (kOff* bits); 0 means recording. The per-event path
   // reads this one byte.
   std::atomic<uint8_t> off{0};
