@@ -12,12 +12,12 @@
 #include "bindings/lua_api.h"
 #include "bindings/lua_schedule.h"
 #include "bindings/lua_support.h"
+#include "engine/decoding/session_summary.h"
 #include "engine/io/paths.h"
 #include "engine/load/trace_loader.h"
-#include "engine/session/in_process_recorder.h"
+#include "engine/recording/in_process_recorder.h"
 #include "engine/session/on_demand.h"
 #include "engine/session/recording.h"
-#include "engine/session/session_summary.h"
 
 namespace profsh::lua {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "bindings/session.h"
+#include "bindings/interpreter.h"
 #include "repl/command_line.h"
 #include "repl/diff_command.h"
 #include "repl/flamegraph_command.h"
@@ -135,7 +135,7 @@ int main(int argc, char** argv) {
   }
 
   std::string error;
-  auto session = profsh::lua::Session::Create(&error);
+  auto session = profsh::lua::Interpreter::Create(&error);
   if (!session) {
     std::fprintf(stderr, "profsh: %s\n", error.c_str());
     return 1;

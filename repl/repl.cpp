@@ -14,7 +14,7 @@ namespace profsh::repl {
 
 namespace {
 
-lua::Session* g_running_session = nullptr;
+lua::Interpreter* g_running_session = nullptr;
 
 void OnSigint(int) {
   if (g_running_session != nullptr) g_running_session->Interrupt();
@@ -34,8 +34,8 @@ std::string Trim(const std::string& s) {
 }
 
 // Runs `input` with Ctrl-C turned into an "interrupted!" error inside Lua.
-lua::Session::Eval EvaluateInterruptibly(lua::Session& session, const std::string& input,
-                                         std::string* out) {
+lua::Interpreter::Eval EvaluateInterruptibly(lua::Interpreter& session, const std::string& input,
+                                             std::string* out) {
   struct sigaction action = {}, previous = {};
   action.sa_handler = OnSigint;
   sigemptyset(&action.sa_mask);
@@ -49,7 +49,7 @@ lua::Session::Eval EvaluateInterruptibly(lua::Session& session, const std::strin
 
 }  // namespace
 
-int RunRepl(lua::Session& session) {
+int RunRepl(lua::Interpreter& session) {
   const bool terminal = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
   LineEditor editor(STDIN_FILENO, STDOUT_FILENO);
   std::string history_path;
@@ -109,9 +109,9 @@ int RunRepl(lua::Session& session) {
     std::cout.flush();
     auto result = EvaluateInterruptibly(session, pending, &output);
     std::fflush(stdout);
-    if (result == lua::Session::Eval::kIncomplete) continue;
+    if (result == lua::Interpreter::Eval::kIncomplete) continue;
     pending.clear();
-    if (result == lua::Session::Eval::kError) {
+    if (result == lua::Interpreter::Eval::kError) {
       std::cout << output << "\n";
     } else {
       std::cout << output;

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "bindings/session.h"
+#include "bindings/interpreter.h"
 #include "repl/command_line.h"
 
 namespace profsh::repl {
@@ -58,7 +58,7 @@ int RunReportCommand(int argc, char** argv) {
 int WriteReport(const std::vector<std::string>& traces, const std::string& output,
                 const std::string& template_name, const std::string& title) {
   std::string error;
-  auto session = lua::Session::Create(&error);
+  auto session = lua::Interpreter::Create(&error);
   if (!session) return CommandFailed("report", error);
   // The values reach Lua as arguments, never as code: arg[1] is the number of traces.
   std::vector<std::string> args{std::to_string(traces.size())};

@@ -24,9 +24,9 @@
 #include <utility>
 #include <vector>
 
+#include "engine/decoding/session_summary.h"
+#include "engine/decoding/window_tracker.h"
 #include "engine/session/sample_reader.h"
-#include "engine/session/session_summary.h"
-#include "engine/session/window_tracker.h"
 #include "engine/trace/trace_builder.h"
 #include "engine/util/result.h"
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/decoding/stream_decoder.h"
 #include "engine/session/live_samples.h"
-#include "engine/session/stream_decoder.h"
 
 namespace profsh {
 

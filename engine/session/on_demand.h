@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/session/launcher.h"
+#include "engine/recording/launcher.h"
 #include "engine/session/live_session.h"
 
 namespace profsh {

@@ -4,7 +4,7 @@
 
 #include <sys/stat.h>
 
-#include "engine/session/signal_forwarding.h"
+#include "engine/recording/signal_forwarding.h"
 #include "engine/util/human_text.h"
 
 namespace profsh {

@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "engine/session/launcher.h"
+#include "engine/recording/launcher.h"
 #include "engine/session/live_session.h"
 #include "engine/session/session_reader.h"
 

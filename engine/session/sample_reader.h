@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/session/session_summary.h"
+#include "engine/decoding/session_summary.h"
 #include "engine/session/torch_fallback.h"
 #include "engine/stream/sample_codec.h"
 #include "engine/trace/trace_builder.h"

@@ -11,10 +11,10 @@
 #include <queue>
 #include <unordered_map>
 
+#include "engine/decoding/stream_clock.h"
+#include "engine/decoding/stream_decoder.h"
 #include "engine/session/cut_streams.h"
 #include "engine/session/sample_reader.h"
-#include "engine/session/stream_clock.h"
-#include "engine/session/stream_decoder.h"
 #include "engine/session/torch_fallback.h"
 #include "engine/stream/stream_format.h"
 #include "engine/trace/trace_builder.h"

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "engine/decoding/session_summary.h"
 #include "engine/importers/importer.h"
 #include "engine/session/cut_streams.h"
-#include "engine/session/session_summary.h"
 #include "engine/trace/trace.h"
 #include "engine/util/result.h"
 

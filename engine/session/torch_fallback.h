@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/session/session_summary.h"
+#include "engine/decoding/session_summary.h"
 #include "engine/trace/trace_builder.h"
 #include "engine/util/result.h"
 

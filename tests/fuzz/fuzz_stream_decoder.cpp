@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/session/stream_decoder.h"
+#include "engine/decoding/stream_decoder.h"
 #include "engine/stream/stream_codec.h"
 #include "engine/trace/trace_builder.h"
 #include "tests/fuzz/fuzz_common.h"

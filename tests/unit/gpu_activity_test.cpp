@@ -5,7 +5,7 @@
 
 #include <string_view>
 
-#include "engine/session/gpu_emitter.h"
+#include "engine/decoding/gpu_emitter.h"
 #include "engine/stream/gpu_records.h"
 #include "test_util.h"
 

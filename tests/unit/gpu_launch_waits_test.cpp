@@ -1,11 +1,11 @@
-// Which CUDA calls a window waits for (engine/session/gpu_launch_waits.h), on records made here:
+// Which CUDA calls a window waits for (engine/decoding/gpu_launch_waits.h), on records made here:
 // launches wait until their device work comes (in either order), calls that launch nothing,
 // failed calls and launches captured into a graph do not, graph launches are counted.
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "engine/session/gpu_launch_waits.h"
+#include "engine/decoding/gpu_launch_waits.h"
 
 namespace profsh {
 namespace {

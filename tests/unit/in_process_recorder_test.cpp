@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/session/in_process_recorder.h"
+#include "engine/recording/in_process_recorder.h"
 
 namespace profsh {
 namespace {

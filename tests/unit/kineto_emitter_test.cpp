@@ -1,7 +1,7 @@
 // A stream's events as Kineto-shaped trace events, straight into a window's builder: NVTX
 // ranges, torch operators with torch's argument names, the fwdbwd flow from a forward operator
 // to its backward one (Kineto's rule), and memory instants with the running total.
-#include "engine/session/kineto_emitter.h"
+#include "engine/decoding/kineto_emitter.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // What opens and closes in a stream: push/pop levels per thread and domain, start/end ranges by
 // id across threads (an end may come first), and ITT frames.
-#include "engine/session/range_matcher.h"
+#include "engine/decoding/range_matcher.h"
 
 #include <gtest/gtest.h>
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/recording/launcher.h"
 #include "engine/session/cut_streams.h"
-#include "engine/session/launcher.h"
 #include "engine/stream/step_regex.h"
 
 namespace profsh {

@@ -1,6 +1,6 @@
 // The stream's clock: ticks to absolute ns, as a stream is read (TickClock) and over a whole
 // stream (FitClock), for both clock kinds and for clocks no real machine has.
-#include "engine/session/stream_clock.h"
+#include "engine/decoding/stream_clock.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The windows of one stream, from its step, capture and stop boundaries, by torch.profiler's
 // window rule; and which window an event at a given time belongs to.
-#include "engine/session/window_tracker.h"
+#include "engine/decoding/window_tracker.h"
 
 #include <gtest/gtest.h>
 

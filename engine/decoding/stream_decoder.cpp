@@ -1,4 +1,4 @@
-#include "engine/session/stream_decoder.h"
+#include "engine/decoding/stream_decoder.h"
 
 #include <algorithm>
 #include <array>
@@ -7,11 +7,11 @@
 #include <type_traits>
 #include <unordered_map>
 
-#include "engine/session/gpu_emitter.h"
-#include "engine/session/gpu_launch_waits.h"
-#include "engine/session/range_matcher.h"
-#include "engine/session/stream_clock.h"
-#include "engine/session/stream_names.h"
+#include "engine/decoding/gpu_emitter.h"
+#include "engine/decoding/gpu_launch_waits.h"
+#include "engine/decoding/range_matcher.h"
+#include "engine/decoding/stream_clock.h"
+#include "engine/decoding/stream_names.h"
 #include "engine/trace/trace.h"
 #include "engine/util/saturating.h"
 #include "engine/util/utf8.h"

@@ -1,4 +1,4 @@
-#include "engine/session/kineto_emitter.h"
+#include "engine/decoding/kineto_emitter.h"
 
 #include <algorithm>
 #include <cstdio>

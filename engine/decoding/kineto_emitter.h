@@ -14,10 +14,10 @@
 #include <utility>
 #include <vector>
 
-#include "engine/session/range_matcher.h"
-#include "engine/session/stream_clock.h"
-#include "engine/session/stream_names.h"
-#include "engine/session/window_tracker.h"
+#include "engine/decoding/range_matcher.h"
+#include "engine/decoding/stream_clock.h"
+#include "engine/decoding/stream_names.h"
+#include "engine/decoding/window_tracker.h"
 #include "engine/trace/trace_builder.h"
 
 namespace profsh {

@@ -1,4 +1,4 @@
-#include "engine/session/range_matcher.h"
+#include "engine/decoding/range_matcher.h"
 
 #include <algorithm>
 

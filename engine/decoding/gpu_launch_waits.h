@@ -16,7 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "engine/session/stream_names.h"
+#include "engine/decoding/stream_names.h"
 #include "engine/stream/gpu_records.h"
 
 namespace profsh {

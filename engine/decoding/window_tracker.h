@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "engine/session/stream_clock.h"
+#include "engine/decoding/stream_clock.h"
 #include "engine/stream/schedule.h"
 
 namespace profsh {

@@ -1,4 +1,4 @@
-#include "engine/session/cpu_sampler.h"
+#include "engine/recording/cpu_sampler.h"
 
 #include <errno.h>
 #include <fcntl.h>

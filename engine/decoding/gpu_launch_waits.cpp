@@ -1,4 +1,4 @@
-#include "engine/session/gpu_launch_waits.h"
+#include "engine/decoding/gpu_launch_waits.h"
 
 #include <algorithm>
 #include <type_traits>

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/session/cpu_sampler.h"
+#include "engine/recording/cpu_sampler.h"
 #include "engine/stream/schedule.h"
 #include "engine/util/result.h"
 

@@ -1,4 +1,4 @@
-#include "engine/session/in_process_recorder.h"
+#include "engine/recording/in_process_recorder.h"
 
 #include <unistd.h>
 

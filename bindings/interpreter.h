@@ -10,13 +10,13 @@ struct lua_State;
 
 namespace profsh::lua {
 
-class Session {
+class Interpreter {
  public:
   // Returns nullptr and sets *error when the interpreter cannot start.
-  static std::unique_ptr<Session> Create(std::string* error);
-  ~Session();
-  Session(const Session&) = delete;
-  Session& operator=(const Session&) = delete;
+  static std::unique_ptr<Interpreter> Create(std::string* error);
+  ~Interpreter();
+  Interpreter(const Interpreter&) = delete;
+  Interpreter& operator=(const Interpreter&) = delete;
 
   // Sets the global `arg` as the lua interpreter does: arg[0] is the script, arg[1..] its
   // arguments, negative indices the interpreter and its options.
@@ -42,7 +42,7 @@ class Session {
   void Interrupt();
 
  private:
-  Session() = default;
+  Interpreter() = default;
   int Report(int status);
   int Docall(int nargs, int nresults);
 

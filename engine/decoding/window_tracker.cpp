@@ -1,4 +1,4 @@
-#include "engine/session/window_tracker.h"
+#include "engine/decoding/window_tracker.h"
 
 #include <algorithm>
 

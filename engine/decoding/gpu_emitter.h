@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/session/kineto_emitter.h"
+#include "engine/decoding/kineto_emitter.h"
 #include "engine/stream/gpu_records.h"
 
 namespace profsh {

@@ -17,9 +17,9 @@
 #include <utility>
 #include <vector>
 
-#include "engine/session/kineto_emitter.h"
-#include "engine/session/session_summary.h"
-#include "engine/session/window_tracker.h"
+#include "engine/decoding/kineto_emitter.h"
+#include "engine/decoding/session_summary.h"
+#include "engine/decoding/window_tracker.h"
 #include "engine/stream/stream_codec.h"
 #include "engine/util/result.h"
 

@@ -1,4 +1,4 @@
-#include "engine/session/gpu_emitter.h"
+#include "engine/decoding/gpu_emitter.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <initializer_list>
 #include <tuple>
 
-#include "engine/session/kineto_emitter.h"
+#include "engine/decoding/kineto_emitter.h"
 #include "engine/trace/kineto_schema.h"
 
 namespace profsh {

@@ -1,4 +1,4 @@
-#include "engine/session/stream_clock.h"
+#include "engine/decoding/stream_clock.h"
 
 namespace profsh {
 

@@ -1,4 +1,4 @@
-#include "bindings/session.h"
+#include "bindings/interpreter.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -135,8 +135,8 @@ int ToText(lua_State* L) {
 
 }  // namespace
 
-std::unique_ptr<Session> Session::Create(std::string* error) {
-  std::unique_ptr<Session> s(new Session());
+std::unique_ptr<Interpreter> Interpreter::Create(std::string* error) {
+  std::unique_ptr<Interpreter> s(new Interpreter());
   s->L_ = luaL_newstate();
   if (s->L_ == nullptr) {
     *error = "cannot create the Lua state (out of memory)";
@@ -150,12 +150,12 @@ std::unique_ptr<Session> Session::Create(std::string* error) {
   return s;
 }
 
-Session::~Session() {
+Interpreter::~Interpreter() {
   if (L_ != nullptr) lua_close(L_);
 }
 
-void Session::SetArgs(const std::vector<std::string>& before_script, const std::string& script,
-                      const std::vector<std::string>& script_args) {
+void Interpreter::SetArgs(const std::vector<std::string>& before_script, const std::string& script,
+                          const std::vector<std::string>& script_args) {
   lua_createtable(L_, static_cast<int>(script_args.size()),
                   static_cast<int>(before_script.size() + 1));
   for (size_t i = 0; i < before_script.size(); ++i) {
@@ -171,7 +171,7 @@ void Session::SetArgs(const std::vector<std::string>& before_script, const std::
   lua_setglobal(L_, "arg");
 }
 
-int Session::Report(int status) {
+int Interpreter::Report(int status) {
   if (status != LUA_OK) {
     const char* msg = lua_tostring(L_, -1);
     std::fprintf(stderr, "%s\n",
@@ -183,7 +183,7 @@ int Session::Report(int status) {
   return 0;
 }
 
-int Session::Docall(int nargs, int nresults) {
+int Interpreter::Docall(int nargs, int nresults) {
   int base = lua_gettop(L_) - nargs;
   lua_pushcfunction(L_, MessageHandler);
   lua_insert(L_, base);
@@ -192,7 +192,7 @@ int Session::Docall(int nargs, int nresults) {
   return status;
 }
 
-int Session::RunFile(const std::string& path, const std::vector<std::string>& script_args) {
+int Interpreter::RunFile(const std::string& path, const std::vector<std::string>& script_args) {
   if (path != "-") RecordChunkName(L_, ("@" + path).c_str());
   int status = luaL_loadfile(L_, path == "-" ? nullptr : path.c_str());
   if (status != LUA_OK) return Report(status);
@@ -200,13 +200,13 @@ int Session::RunFile(const std::string& path, const std::vector<std::string>& sc
   return Report(Docall(static_cast<int>(script_args.size()), 0));
 }
 
-int Session::RunString(const std::string& chunk, const std::string& chunk_name) {
+int Interpreter::RunString(const std::string& chunk, const std::string& chunk_name) {
   int status = luaL_loadbuffer(L_, chunk.data(), chunk.size(), chunk_name.c_str());
   if (status == LUA_OK) status = Docall(0, 0);
   return Report(status);
 }
 
-Session::Eval Session::Evaluate(const std::string& input, std::string* output) {
+Interpreter::Eval Interpreter::Evaluate(const std::string& input, std::string* output) {
   output->clear();
   int top = lua_gettop(L_);
   // First as an expression whose values are shown, then as statements.
@@ -274,8 +274,8 @@ Session::Eval Session::Evaluate(const std::string& input, std::string* output) {
   return Eval::kOk;
 }
 
-std::vector<std::string> Session::Complete(const std::string& line, size_t cursor,
-                                           size_t* word_start) {
+std::vector<std::string> Interpreter::Complete(const std::string& line, size_t cursor,
+                                               size_t* word_start) {
   // The expression before the cursor: identifiers joined by '.' or ':'.
   size_t begin = cursor;
   while (begin > 0 &&
@@ -322,7 +322,7 @@ std::vector<std::string> Session::Complete(const std::string& line, size_t curso
   return std::vector<std::string>(found.begin(), found.end());
 }
 
-std::string Session::Help(const std::string& topic) {
+std::string Interpreter::Help(const std::string& topic) {
   int top = lua_gettop(L_);
   lua_pushcfunction(L_, CallProfsh);
   lua_pushstring(L_, "help");
@@ -334,7 +334,7 @@ std::string Session::Help(const std::string& topic) {
   return text;
 }
 
-void Session::Interrupt() {
+void Interpreter::Interrupt() {
   lua_sethook(L_, InterruptHook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKLINE | LUA_MASKCOUNT, 1);
 }
 

@@ -1,4 +1,4 @@
-#include "engine/session/launcher.h"
+#include "engine/recording/launcher.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -16,8 +16,8 @@
 
 #include <algorithm>
 
-#include "engine/session/cpu_sampler.h"
-#include "engine/session/signal_forwarding.h"
+#include "engine/recording/cpu_sampler.h"
+#include "engine/recording/signal_forwarding.h"
 #include "engine/stream/pattern.h"
 #include "engine/stream/step_regex.h"
 #include "engine/stream/stream_format.h"

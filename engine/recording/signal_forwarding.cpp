@@ -1,4 +1,4 @@
-#include "engine/session/signal_forwarding.h"
+#include "engine/recording/signal_forwarding.h"
 
 #include <string.h>
 #include <unistd.h>
