@@ -61,6 +61,24 @@ struct RawField {
   int64_t int_value = 0;
   double double_value = 0;
   Text text;  // kString (decoded) or kJson (raw span)
+
+  void SetNumber(const json::Number& n) {
+    if (n.kind == json::NumberKind::kDouble) {
+      type = ArgType::kDouble;
+      double_value = n.d;
+    } else {
+      type = n.kind == json::NumberKind::kInt ? ArgType::kInt : ArgType::kUInt;
+      int_value = n.i;
+    }
+  }
+  // The number as an inline argument value.
+  ArgValue Number() const {
+    ArgValue v;
+    v.type = type;
+    v.int_value = int_value;
+    v.double_value = double_value;
+    return v;
+  }
 };
 
 // Per-event keys whose numeric values differ on almost every event; they are stored inline
@@ -809,21 +827,10 @@ Step JsonTraceParser::ParseFieldValue(const Text& key, const char* key_at, bool 
     is_number = true;
   }
   bool inline_value = IsInline(View(key), top_level, is_number);
-  if (is_number && (inline_value || decode_fields)) {
-    json::Number n = json::ConvertNumber(number_begin, p_, is_integer);
-    if (n.kind == json::NumberKind::kDouble) {
-      f.type = ArgType::kDouble;
-      f.double_value = n.d;
-    } else {
-      f.type = n.kind == json::NumberKind::kInt ? ArgType::kInt : ArgType::kUInt;
-      f.int_value = n.i;
-    }
-  }
+  if (is_number && (inline_value || decode_fields))
+    f.SetNumber(json::ConvertNumber(number_begin, p_, is_integer));
   if (inline_value) {
-    ArgValue v;
-    v.type = f.type;
-    v.int_value = f.int_value;
-    v.double_value = f.double_value;
+    const ArgValue v = f.Number();
     const char* piece_end = top_level ? value_at : number_begin;
     const char* from = top_level ? key_at : piece_start_;
     signature_.AddPiece(from, static_cast<size_t>(piece_end - from));
@@ -853,24 +860,13 @@ Step JsonTraceParser::ParseNumberInString(const Text& key, const char* key_at, b
     return ParseFieldValue(key, key_at, true, decode_fields);
   }
   NoteEventRepair(Repair::kNumberAsString);
-  json::Number n = json::ConvertNumber(v.data(), v.data() + v.size(), is_integer);
   RawField f;
   f.key = key;
   f.top_level = true;
   f.inline_value = true;
-  if (n.kind == json::NumberKind::kDouble) {
-    f.type = ArgType::kDouble;
-    f.double_value = n.d;
-  } else {
-    f.type = n.kind == json::NumberKind::kInt ? ArgType::kInt : ArgType::kUInt;
-    f.int_value = n.i;
-  }
-  ArgValue inline_value;
-  inline_value.type = f.type;
-  inline_value.int_value = f.int_value;
-  inline_value.double_value = f.double_value;
+  f.SetNumber(json::ConvertNumber(v.data(), v.data() + v.size(), is_integer));
   signature_.AddPiece(key_at, static_cast<size_t>(value_at - key_at));
-  signature_.AddInline(inline_value);
+  signature_.AddInline(f.Number());
   if (decode_fields) fields_.push_back(f);
   return Step::kOk;
 }

@@ -395,6 +395,24 @@ uint64_t OsThreadOf(uint32_t cupti_thread) {
 
 using U64 = uint64_t;
 
+// A copy, from CUPTI's record of either kind (a peer copy names its two devices).
+template <typename CuptiCopy>
+st::GpuMemcpy CopyRecord(const CuptiCopy* m, uint64_t src_device, uint64_t dst_device) {
+  return st::GpuMemcpy{.start = m->start,
+                       .end = m->end,
+                       .device = m->deviceId,
+                       .context = m->contextId,
+                       .stream = m->streamId,
+                       .correlation = m->correlationId,
+                       .bytes = m->bytes,
+                       .copy_kind = m->copyKind,
+                       .src_kind = m->srcKind,
+                       .dst_kind = m->dstKind,
+                       .src_device = src_device,
+                       .dst_device = dst_device,
+                       .graph = m->graphId};
+}
+
 // One CUPTI record as a stream record; false for kinds not kept. The designated initialisers
 // must follow gpu_records.h's field order: the compiler checks it.
 bool Translate(const CUpti_Activity* a, st::GpuRecord* r) {
@@ -425,38 +443,12 @@ bool Translate(const CUpti_Activity* a, st::GpuRecord* r) {
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(a);
-      st::GpuMemcpy{.start = m->start,
-                    .end = m->end,
-                    .device = m->deviceId,
-                    .context = m->contextId,
-                    .stream = m->streamId,
-                    .correlation = m->correlationId,
-                    .bytes = m->bytes,
-                    .copy_kind = m->copyKind,
-                    .src_kind = m->srcKind,
-                    .dst_kind = m->dstKind,
-                    .src_device = m->deviceId,
-                    .dst_device = m->deviceId,
-                    .graph = m->graphId}
-          .PackInto(r);
+      CopyRecord(m, m->deviceId, m->deviceId).PackInto(r);
       return true;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY2: {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(a);
-      st::GpuMemcpy{.start = m->start,
-                    .end = m->end,
-                    .device = m->deviceId,
-                    .context = m->contextId,
-                    .stream = m->streamId,
-                    .correlation = m->correlationId,
-                    .bytes = m->bytes,
-                    .copy_kind = m->copyKind,
-                    .src_kind = m->srcKind,
-                    .dst_kind = m->dstKind,
-                    .src_device = m->srcDeviceId,
-                    .dst_device = m->dstDeviceId,
-                    .graph = m->graphId}
-          .PackInto(r);
+      CopyRecord(m, m->srcDeviceId, m->dstDeviceId).PackInto(r);
       return true;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
