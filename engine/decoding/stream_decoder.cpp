@@ -343,19 +343,9 @@ struct StreamDecoder::Impl {
   // When a GPU record happened for the windows: its launch's time when known and earlier, else
   // its own; descriptions and counts at once (0).
   uint64_t GpuTicks(const st::GpuRecord& r) const {
-    uint64_t at = 0;
-    st::VisitGpuRecord(r, [&](const auto& rec) {
-      using Record = std::decay_t<decltype(rec)>;
-      if constexpr (std::is_same_v<Record, st::GpuMemory>) {
-        at = rec.time;
-      } else if constexpr (st::SpanGpuRecord<Record>) {
-        at = rec.start;
-      }
-      // A call is its own launch.
-      if constexpr (!std::is_same_v<Record, st::GpuApi>) {
-        if (const GpuLaunch* l = LaunchOf(r)) at = std::min(at, l->begin);
-      }
-    });
+    uint64_t at = GpuOwnTicks(r);
+    if (r.kind == st::kGpuApi) return at;  // a call is its own launch
+    if (const GpuLaunch* l = LaunchOf(r)) at = std::min(at, l->begin);
     return at;
   }
 

@@ -24,7 +24,7 @@ import subprocess
 import sys
 import tempfile
 
-from compile_report_checks import report_findings
+from compile_report_checks import report_findings, union_length
 
 LUA = r'''
 local path, out = ...
@@ -72,18 +72,6 @@ def load_events(path):
     with opener(path, "rt") as f:
         doc = json.load(f)
     return [e for e in doc["traceEvents"] if e.get("ph") == "X"], doc
-
-
-def union_length(spans):
-    total, cur_start, cur_end = 0.0, None, None
-    for a, b in sorted(spans):
-        if cur_end is None or a > cur_end:
-            if cur_end is not None:
-                total += cur_end - cur_start
-            cur_start, cur_end = a, b
-        else:
-            cur_end = max(cur_end, b)
-    return total + (cur_end - cur_start if cur_end is not None else 0.0)
 
 
 def inside(inner, outer):

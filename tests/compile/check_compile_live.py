@@ -24,7 +24,7 @@ import subprocess
 import sys
 import tempfile
 
-from compile_report_checks import report_findings
+from compile_report_checks import report_findings, union_length
 
 PYTHON = "/usr/bin/python3"
 failures = []
@@ -65,18 +65,6 @@ def close(a, b, tol=0.01):
         return abs(float(a) - float(b)) <= tol
     except ValueError:  # an empty cell
         return False
-
-
-def union_length(spans):
-    total, cur_start, cur_end = 0.0, None, None
-    for a, b in sorted(spans):
-        if cur_end is None or a > cur_end:
-            if cur_end is not None:
-                total += cur_end - cur_start
-            cur_start, cur_end = a, b
-        else:
-            cur_end = max(cur_end, b)
-    return total + (cur_end - cur_start if cur_end is not None else 0.0)
 
 
 def read_csv(path):

@@ -30,6 +30,19 @@ def cell_value(text):
     return float(digits), 0.5 * 10 ** -decimals
 
 
+def union_length(spans):
+    """The length of the union of (start, end) spans: compile time counted once."""
+    total, cur_start, cur_end = 0.0, None, None
+    for a, b in sorted(spans):
+        if cur_end is None or a > cur_end:
+            if cur_end is not None:
+                total += cur_end - cur_start
+            cur_start, cur_end = a, b
+        else:
+            cur_end = max(cur_end, b)
+    return total + (cur_end - cur_start if cur_end is not None else 0.0)
+
+
 def trace_span(profsh, trace):
     r = subprocess.run([profsh, "-e", "print(('%.3f'):format(profsh.load(arg[1]).duration))", "--", trace],
                        capture_output=True, text=True)
