@@ -6,7 +6,7 @@
 // the pthread_create wrapper starts each thread with a CPU-time timer whose signal interrupts
 // it: that does change what the thread sees, as any signal does: poll, select, epoll_wait,
 // nanosleep and the others signal(7) lists are not restarted by SA_RESTART and may return EINTR
-// early (README, docs/ARCHITECTURE.md).
+// early (README, docs/INTERNALS.md).
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
