@@ -310,7 +310,7 @@ torch_checks() {
   t=$(timeout_for 90)
   if [ $profsh_rc -ne 0 ]; then
     result "COULD NOT RUN" "$name" "no whole run of the loop under profsh to compare with"
-  elif [ "$t" -lt 30 ]; then
+  elif [ "$t" -lt 45 ]; then
     result "COULD NOT RUN" "$name" "out of time"
   else
     on_demand "$name" "$t" "$kernels"
@@ -324,7 +324,9 @@ on_demand() {
     "${LOOP[@]}" --mode profsh --pid-file "$FILES/on_demand.pid" --until-file "$FILES/on_demand.stop" \
     --max-seconds $((t - 10)) > "$FILES/on_demand_run.log" 2>&1 &
   local run=$!
-  for ((i = 0; i < (t - 20) * 5; i++)); do
+  # Whatever happens, the run's timeout t bounds this check: the pid waits at most t - 35 s and
+  # the trace request 30 s more.
+  for ((i = 0; i < (t - 35) * 5; i++)); do
     [ -s "$FILES/on_demand.pid" ] && { pid=$(cat "$FILES/on_demand.pid"); break; }
     kill -0 $run 2>/dev/null || break
     sleep 0.2

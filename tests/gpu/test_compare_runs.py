@@ -149,6 +149,17 @@ class PairTest(unittest.TestCase):
         self.assertFalse(r[WINDOWS].ok)
         self.assertIn("is in no operator", r[WINDOWS].details[0])
 
+    def test_launch_between_operators_belongs_to_the_enclosing_range(self):
+        # Launched in the gap after aten::add_ (ended), inside ProfilerStep#1 only.
+        events = trace()
+        launch = next(e for e in events if e["cat"] == "cuda_runtime" and e["args"]["correlation"] == 108)
+        kernel = next(e for e in events if e["cat"] == "kernel" and e["args"]["correlation"] == 108)
+        launch["ts"] += 22.0
+        kernel["ts"] += 20.0
+        times = cr.cuda_time_per_operator(run(events, "profsh"))
+        self.assertEqual((times["ProfilerStep#1"], times["aten::add_"]), (4.0, 8.0))
+        self.assertTrue(pair(events, trace())[WINDOWS].ok)
+
     def test_launch_ending_after_its_operator_fails(self):
         events = trace()
         launch = next(e for e in events if e["cat"] == "cuda_runtime" and e["args"]["correlation"] == 101)
