@@ -26,7 +26,7 @@ while [ $# -gt 0 ]; do
   case $1 in
     --summary) [ $# -ge 2 ] || usage; SUMMARY=$2; shift 2 ;;
     --summary=*) SUMMARY=${1#--summary=}; shift ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "device_check.sh: unknown option $1" >&2; usage ;;
     *) break ;;
   esac
@@ -143,7 +143,7 @@ elif [ ! -e /dev/nvidia0 ]; then
   NO_GPU="no /dev/nvidia0"
 fi
 NO_TORCH=""
-read -r TORCH_VERSION TORCH_CUDA TORCH_HAS_CUDA TORCH_GPU <<< "${TORCH_INFO:-- - 0 -}"
+read -r TORCH_VERSION TORCH_CUDA TORCH_HAS_CUDA _ <<< "${TORCH_INFO:-- - 0 -}"
 if [ "$TORCH_DEVICE" = cuda ] && [ -n "$NO_GPU" ]; then
   NO_TORCH=$NO_GPU
 elif [ -z "$PYTHON" ]; then
