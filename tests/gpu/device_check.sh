@@ -111,7 +111,8 @@ run_summary() { grep -E '^profsh: .*(process|window)' "$1" | tail -n 1; }
 # --- versions -----------------------------------------------------------------------------------
 say "profsh device check, $(date -u +%Y-%m-%dT%H:%M:%SZ), $(uname -n), $(uname -sr)"
 say "script: $HERE/device_check.sh; summary: $SUMMARY; logs and traces: $FILES"
-say "profsh: $PROFSH: $("$PROFSH" --version 2>&1 | head -n 3 | tr '\n' ' ')"
+say "profsh: $PROFSH: $("$PROFSH" --version 2>&1 | head -n 1)"
+"$PROFSH" --version 2>&1 | tail -n +2 | head -n 12 | detail
 if command -v nvidia-smi > /dev/null; then
   say "nvidia-smi: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -n 4 | tr '\n' ';')"
 else
