@@ -223,10 +223,13 @@ def check_launch_windows(run):
     if not run.kernels:
         return Result(name, False, "no kernels recorded")
     problems = kernel_placement_problems(run)
+    # A single process numbers its launches once; a repeated id means the pairing may be wrong.
+    shared = ("; %d launch calls reuse a correlation id (the last one's launch is used)"
+              % run.duplicate_correlations if run.duplicate_correlations else "")
     if problems:
-        return Result(name, False, "%d of %d kernels are not" % (len(problems), len(run.kernels)),
+        return Result(name, False, "%d of %d kernels are not%s" % (len(problems), len(run.kernels), shared),
                       problems)
-    return Result(name, True, "all %d kernels" % len(run.kernels))
+    return Result(name, True, "all %d kernels%s" % (len(run.kernels), shared))
 
 
 def cuda_time_per_operator(run):

@@ -161,6 +161,12 @@ class PairTest(unittest.TestCase):
         self.assertEqual((times["ProfilerStep#1"], times["aten::add_"]), (4.0, 8.0))
         self.assertTrue(pair(events, trace())[WINDOWS].ok)
 
+    def test_reused_correlation_is_said(self):
+        events = trace()
+        events.insert(0, dict(next(e for e in events if e["cat"] == "cuda_runtime"), ts=5.0))
+        r = pair(events, trace())[WINDOWS]
+        self.assertEqual(r.summary, "all 12 kernels; 1 launch calls reuse a correlation id (the last one's launch is used)")
+
     def test_launch_ending_after_its_operator_fails(self):
         events = trace()
         launch = next(e for e in events if e["cat"] == "cuda_runtime" and e["args"]["correlation"] == 101)
