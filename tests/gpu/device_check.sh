@@ -91,12 +91,15 @@ relay() {
   done
 }
 elapsed() { echo $(( $(date +%s) - START )); }
-# timeout_for WANTED: that many seconds, or what is left of the budget (0 when under 10 s).
+# timeout_for WANTED: WANTED seconds (for the default budget; scaled with a larger or smaller
+# one), or what is left of the budget (0 when under 10 s).
 timeout_for() {
-  local left=$(( BUDGET - $(elapsed) - 5 ))
+  local left=$(( BUDGET - $(elapsed) - 5 )) want=$(( $1 * BUDGET / 470 ))
   [ "$left" -lt 10 ] && { echo 0; return; }
-  [ "$1" -lt "$left" ] && echo "$1" || echo "$left"
+  [ "$want" -lt "$left" ] && echo "$want" || echo "$left"
 }
+# ended STATUS SECONDS: how a step ended, for a FAIL line.
+ended() { [ "$1" -eq 124 ] && echo "timed out after $2 s" || echo "exited $1"; }
 # run_step SECONDS LOG CMD...: CMD with its output in LOG; status 124 when it ran out of time.
 run_step() {
   local t=$1 log=$2; shift 2
@@ -222,7 +225,7 @@ torch_checks() {
     torch_could_not_run 0 "profsh run of 'import torch' timed out after $t s (building the operator source?)"
     return
   elif [ $rc -ne 0 ]; then
-    result FAIL "${TORCH_NAMES[0]}" "profsh run of 'import torch' exited $rc (log: $FILES/operator_source.log)"
+    result FAIL "${TORCH_NAMES[0]}" "profsh run of 'import torch' $(ended $rc $t) (log: $FILES/operator_source.log)"
     tail -n 10 "$FILES/operator_source.log" | detail
     torch_could_not_run 1 "profsh cannot run torch here"
     return
@@ -237,40 +240,44 @@ torch_checks() {
 
   t=$(timeout_for 60)
   run_step "$t" "$FILES/none.log" "${LOOP[@]}" --mode none --timings "$FILES/none_timings.json"
-  local none_rc=$?
+  local none_rc=$? none_t=$t
   t=$(timeout_for 90)
   run_step "$t" "$FILES/kineto.log" "${LOOP[@]}" --mode kineto --trace "$FILES/kineto.json" --timings "$FILES/kineto_timings.json"
-  local kineto_rc=$?
+  local kineto_rc=$? kineto_t=$t
   t=$(timeout_for 90)
   run_step "$t" "$FILES/profsh_run.log" "$PROFSH" run --activities "$ACTIVITIES" --record-shapes --no-table \
     -o "$FILES/profsh_run.json" -- "${LOOP[@]}" --mode profsh --timings "$FILES/profsh_timings.json"
-  local profsh_rc=$?
+  local profsh_rc=$? profsh_t=$t
   say "    profsh run: $(run_summary "$FILES/profsh_run.log")"
   grep -i -E 'cupti|cuda' "$FILES/profsh_run.log" | grep '^profsh' | head -n 5 | detail
 
   local why=""
-  [ $kineto_rc -ne 0 ] && why="the loop under torch.profiler exited $kineto_rc (log: $FILES/kineto.log)"
-  [ $profsh_rc -ne 0 ] && why="${why:+$why; }the loop under profsh run exited $profsh_rc (log: $FILES/profsh_run.log)"
+  [ $kineto_rc -ne 0 ] && why="the loop under torch.profiler $(ended $kineto_rc $kineto_t) (log: $FILES/kineto.log)"
+  [ $profsh_rc -ne 0 ] && why="${why:+$why; }the loop under profsh run $(ended $profsh_rc $profsh_t) (log: $FILES/profsh_run.log)"
+  # Without CUPTI 13 (or on the CPU) only the operators are compared.
+  local checks=operators,kernels,launch-windows,cuda-time compared=("${PAIR_NAMES[@]}")
+  if [ -n "$NO_CUPTI" ]; then
+    checks=operators compared=("${PAIR_NAMES[0]}")
+  fi
   if [ -n "$why" ]; then
-    for n in "${PAIR_NAMES[@]}"; do result FAIL "$n" "$why"; done
+    for n in "${compared[@]}"; do result FAIL "$n" "$why"; done
   else
-    local checks=operators,kernels,launch-windows,cuda-time
-    [ -n "$NO_CUPTI" ] && checks=operators
     "$PYTHON" "$HERE/compare_runs.py" pair "$FILES/profsh_run.json" "$FILES/kineto.json" \
       --loop-range "$LOOP_RANGE" --checks "$checks" > "$FILES/compare.log" 2>&1
-    local compare_rc=$?
-    if [ $compare_rc -eq 2 ]; then
-      for n in "${PAIR_NAMES[@]}"; do result FAIL "$n" "$(tail -n 1 "$FILES/compare.log")"; done
+    if [ $? -eq 2 ]; then
+      for n in "${compared[@]}"; do result FAIL "$n" "$(tail -n 1 "$FILES/compare.log")"; done
     else
       relay < "$FILES/compare.log"
-      [ -n "$NO_CUPTI" ] && for n in "${PAIR_NAMES[@]:1}"; do result "COULD NOT RUN" "$n" "$NO_CUPTI"; done
     fi
   fi
+  [ -n "$NO_CUPTI" ] && for n in "${PAIR_NAMES[@]:1}"; do result "COULD NOT RUN" "$n" "$NO_CUPTI"; done
 
   local name=${TORCH_NAMES[5]}
   [ "$TORCH_DEVICE" = cpu ] && name="added time per operator (none vs torch.profiler vs profsh)"
-  if [ $none_rc -ne 0 ] || [ -n "$why" ]; then
-    result FAIL "$name" "a run failed: none exited $none_rc${why:+; $why}"
+  if [ $none_rc -ne 0 ]; then
+    result FAIL "$name" "the bare loop $(ended $none_rc $none_t) (log: $FILES/none.log)"
+  elif [ -n "$why" ]; then
+    result FAIL "$name" "$why"
   elif "$PYTHON" "$HERE/compare_runs.py" overhead --launches-from "$FILES/kineto.json" --loop-range "$LOOP_RANGE" \
       "$FILES/none_timings.json" "$FILES/kineto_timings.json" "$FILES/profsh_timings.json" > "$FILES/overhead.log" 2>&1; then
     result PASS "$name" "measured over the same 30 steps (median step times)"
@@ -295,7 +302,7 @@ torch_checks() {
     rc=$?
     local windows=("$FILES"/schedule.*.json)
     if [ $rc -ne 0 ]; then
-      result FAIL "$name" "profsh run --schedule exited $rc (log: $FILES/schedule.log)"; tail -n 5 "$FILES/schedule.log" | detail
+      result FAIL "$name" "profsh run --schedule $(ended $rc $t) (log: $FILES/schedule.log)"; tail -n 5 "$FILES/schedule.log" | detail
     elif [ ${#windows[@]} -ne 2 ] || [ ! -f "${windows[0]}" ]; then
       result FAIL "$name" "$(ls "$FILES"/schedule.*.json 2>/dev/null | wc -l) windows saved (want 2; log: $FILES/schedule.log)"
     else
@@ -344,10 +351,10 @@ on_demand() {
   wait $run
   local run_rc=$?
   if [ $rc -ne 0 ] || [ ! -f "$FILES/on_demand.json" ]; then
-    result FAIL "$name" "profsh trace --pid $pid --steps 3 exited $rc (log: $FILES/on_demand_trace.log)"
+    result FAIL "$name" "profsh trace --pid $pid --steps 3 $(ended $rc 30) (log: $FILES/on_demand_trace.log)"
     tail -n 5 "$FILES/on_demand_trace.log" | detail
   elif [ $run_rc -ne 0 ]; then
-    result FAIL "$name" "profsh run --on-demand exited $run_rc (log: $FILES/on_demand_run.log)"
+    result FAIL "$name" "profsh run --on-demand $(ended $run_rc $t) (log: $FILES/on_demand_run.log)"
     tail -n 5 "$FILES/on_demand_run.log" | detail
   elif "$PYTHON" "$HERE/compare_runs.py" windows "$FILES/profsh_run.json" --steps 3 $kernels "$FILES/on_demand.json" > "$FILES/on_demand_compare.log" 2>&1; then
     result PASS "$name" "3 steps, as steps of the whole run"
