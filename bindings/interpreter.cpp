@@ -135,7 +135,9 @@ int ToText(lua_State* L) {
 
 }  // namespace
 
-const char* LuaRelease() { return LUA_RELEASE; }
+const char* LuaRelease() {
+  return LUA_RELEASE;
+}
 
 std::unique_ptr<Interpreter> Interpreter::Create(std::string* error) {
   std::unique_ptr<Interpreter> s(new Interpreter());

@@ -6,7 +6,7 @@ set(CPACK_PACKAGE_CONTACT "profsh maintainers <profsh@localhost>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
     "A profiling shell for PyTorch and CUDA workloads: records, reads and reports traces")
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
-set(CPACK_PACKAGE_FILE_NAME profsh-${PROJECT_VERSION}-linux-${CMAKE_SYSTEM_PROCESSOR})
+set(CPACK_PACKAGE_FILE_NAME ${PROFSH_BUNDLE_NAME})
 set(CPACK_OUTPUT_FILE_PREFIX ${PROJECT_SOURCE_DIR}/dist)
 set(CPACK_GENERATOR TGZ)
 set(CPACK_STRIP_FILES TRUE)

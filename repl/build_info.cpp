@@ -1,7 +1,7 @@
 #include "repl/build_info.h"
 
-#include <cupti_version.h>
 #include <cuda.h>
+#include <cupti_version.h>
 #include <elfutils/libdwfl.h>
 #include <gnu/libc-version.h>
 #include <sqlite3.h>
@@ -42,8 +42,10 @@ std::string RuntimeFiles() {
   std::string out = "collector:        " + path + "\n";
   out += "torch operators:  ";
   if (Exists(dir + "/torch_plugin_src")) {
-    out += "built at first use against the workload's torch when a C++ compiler is present\n"
-           "                  (sources: " + dir + "/torch_plugin_src), else torch.profiler\n";
+    out +=
+        "built at first use against the workload's torch when a C++ compiler is present\n"
+        "                  (sources: " +
+        dir + "/torch_plugin_src), else torch.profiler\n";
   } else {
     out += "torch.profiler only (no plugin sources in " + dir + ")\n";
   }
@@ -61,9 +63,9 @@ std::string BuildDescription() {
   out += std::string("built with:       g++ ") + __VERSION__ + ", glibc " +
          std::to_string(__GLIBC__) + "." + std::to_string(__GLIBC_MINOR__) +
          " (needs that glibc or newer; running " + gnu_get_libc_version() + ")\n";
-  out += std::string("libraries:        ") + lua::LuaRelease() + ", SQLite " + sqlite3_libversion() +
-         ", zlib " + zlibVersion() + ", elfutils " + dwfl_version(nullptr) + ", C++ runtime (" +
-         linking + ")\n";
+  out += std::string("libraries:        ") + lua::LuaRelease() + ", SQLite " +
+         sqlite3_libversion() + ", zlib " + zlibVersion() + ", elfutils " + dwfl_version(nullptr) +
+         ", C++ runtime (" + linking + ")\n";
   out += "CUDA headers:     " + CudaRelease(CUDA_VERSION) + " (CUPTI API " +
          std::to_string(CUPTI_API_VERSION) + "), for the collector; no CUDA library is linked\n";
   out += "report charts:    Apache ECharts " + std::string(report::ChartLibraryVersion()) +
