@@ -96,6 +96,7 @@ case "${1:-run}" in
   bench)
     install_packages $PACKAGES $BENCH_PACKAGES
     build "$ROOT/build" $PORTABLE
+    package TGZ
     sh "$ROOT/bench/run_all.sh" "$ROOT/build"
     ;;
   dist)

@@ -54,7 +54,9 @@ if ! command -v debootstrap >/dev/null 2>&1; then
 fi
 
 MIRROR=$(mirror)
-echo "making a Debian 13 root in $DIR from $MIRROR (about 600 MB, 2-3 minutes)" >&2
+SIZE="about 600 MB, 2-3 minutes"
+[ -z "$PACKAGES" ] && SIZE="minbase alone, about 180 MB, a minute"
+echo "making a Debian 13 root in $DIR from $MIRROR ($SIZE)" >&2
 # A half-made root (an interrupted earlier run) is started again from nothing.
 rm -rf "$DIR.partial"
 mkdir -p "$(dirname "$DIR")"
