@@ -42,17 +42,17 @@ def main():
             path = os.path.join(TRACES, name)
             cases.append(("load %s (%.0f KB gz)" % (name[:24] + "...", os.path.getsize(path) / 1e3),
                           ["-e", "profsh.load(arg[1])", "--", path]))
-        print("%-48s %14s %14s" % ("", "build tree", "bundle"))
-        print("%-48s %14s %14s" % ("size: tarball (bytes)", "", os.path.getsize(tarball)))
-        print("%-48s %14s %14s" % ("size: unpacked (bytes)", "", tree_bytes(top)))
-        print("%-48s %14d %14d" % ("size: bin/profsh (bytes)", os.path.getsize(programs["build tree"]),
+        print("%-62s %14s %14s" % ("", "build tree", "bundle"))
+        print("%-62s %14s %14s" % ("size: tarball (bytes)", "", os.path.getsize(tarball)))
+        print("%-62s %14s %14s" % ("size: unpacked (bytes)", "", tree_bytes(top)))
+        print("%-62s %14d %14d" % ("size: bin/profsh (bytes)", os.path.getsize(programs["build tree"]),
                                   os.path.getsize(programs["bundle"])))
         for label, argv in cases:
             times = {k: [] for k in programs}
             for _ in range(runs):
                 for k, program in programs.items():
                     times[k].append(seconds([program] + argv))
-            print("%-48s %12.1f ms %12.1f ms" % (label + ", median of %d" % runs,
+            print("%-62s %12.1f ms %12.1f ms" % (label + ", median of %d" % runs,
                                                  statistics.median(times["build tree"]) * 1e3,
                                                  statistics.median(times["bundle"]) * 1e3))
 
