@@ -98,7 +98,8 @@ def check_version(top, build, source):
     # The commit the build was made from ("-dirty" aside: a file edited since says nothing of it).
     head = run(["git", "-C", source, "rev-parse", "--short=12", "HEAD"])
     if head.returncode == 0:
-        check("(commit %s" % head.stdout.strip() in out, "--version names this checkout's commit %s" % head.stdout.strip())
+        check("(commit %s" % head.stdout.strip() in out,
+              "--version names this checkout's commit %s (else the build predates it: rebuild)" % head.stdout.strip())
     cuda = int(header_define(os.path.join(cmake_cache(build, "NVTX3_INCLUDE_DIR"), "cuda.h"), "CUDA_VERSION"))
     check("CUDA headers:     %d.%d" % (cuda // 1000, cuda % 1000 // 10) in out, "--version names the CUDA headers %d" % cuda)
     sqlite = header_define("/usr/include/sqlite3.h", "SQLITE_VERSION")

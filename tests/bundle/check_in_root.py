@@ -11,7 +11,10 @@ nothing of this build machine is installed.
              - writes a report (HTML with the chart library inlined; Markdown, as on the host);
              - answers `profsh sql` with the kernel count the trace's JSON holds;
              - maps no shared library but glibc's (its /proc/self/maps; the root does have
-               Debian's libsqlite3, which login's liblastlog2 pulls into minbase).
+               Debian's libsqlite3, which login's liblastlog2 pulls into minbase);
+           and, in a throwaway copy of that root, the .deb (DEB, made by bundle_contents)
+           installs with dpkg, its /usr/bin/profsh records the NVTX sample, and dpkg removes
+           every file it installed.
   torch    the Debian 13 root the torch tests use (tests/torch2/debian13_root.sh: python3-torch
            2.6, g++, libtorch-dev; made once and cached, see docs/TESTING.md for why this one is
            reused rather than two more roots made): a script doing 5 aten::mm under
@@ -21,7 +24,7 @@ nothing of this build machine is installed.
              - with g++ and libtorch's headers: the plugin is built at first use from the
                bundle's sources, records the operators, and is taken from the cache next time.
 
-Usage: check_in_root.py minimal|torch TARBALL BUILD_DIR SOURCE_DIR   (exit 77: no such root)
+Usage: check_in_root.py minimal|torch TARBALL BUILD_DIR SOURCE_DIR [DEB]   (exit 77: no such root)
 """
 import gzip
 import json
@@ -139,6 +142,27 @@ def minimal(root, top, work, build, source):
           "profsh maps glibc's libraries alone there (%s)" % libraries)
 
 
+def deb_in_copy(root, deb, source):
+    """dpkg -i, a recording, dpkg -r, in a copy of the root (the cached one stays as it is)."""
+    copy = os.path.join(os.path.dirname(root.path), "bundle-deb-root-%d" % os.getpid())
+    subprocess.run(["rm", "-rf", copy], check=True)
+    subprocess.run(["cp", "-a", root.path, copy], check=True)
+    try:
+        inside = Root(source, copy)
+        admin = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}  # dpkg runs ldconfig
+        r = inside.run(["dpkg", "-i", deb], env=admin)
+        check(r.returncode == 0, "dpkg installs the .deb in the minimal root (%s)" % (r.stdout + r.stderr)[-300:])
+        r = inside.run(["/usr/bin/profsh", "run", "-o", "/root/d.profsh", "--", "/usr/lib/profsh/nvtx_pipeline", "1"])
+        check(r.returncode == 0 and calls(r.stdout).get("matmul_tile") == 110,
+              "the installed /usr/bin/profsh records the NVTX sample from /usr/lib/profsh (%s)" % r.stderr[-300:])
+        r = inside.run(["sh", "-c", "dpkg -r profsh && ls /usr/bin/profsh /usr/lib/profsh /usr/share/profsh 2>&1; true"],
+                       env=admin)
+        check(r.returncode == 0 and r.stdout.count("No such file") == 3,
+              "dpkg -r removes what it installed (%s)" % (r.stdout + r.stderr)[-300:])
+    finally:
+        subprocess.run(["rm", "-rf", copy])
+
+
 def torch(root, top, work, build):
     r = root.run(["sh", "-c", "command -v g++ && python3 -c 'import torch; print(torch.__version__)'"])
     check(r.returncode == 0 and "/g++" in r.stdout, "the root has python3-torch and g++ (%s)" % (r.stdout + r.stderr)[-200:])
@@ -187,7 +211,15 @@ def main():
         with tarfile.open(tarball) as t:
             t.extractall(work)
         top = os.path.join(work, os.path.basename(tarball)[:-len(".tar.gz")])
-        (minimal if mode == "minimal" else torch)(root, top, work, *([build, source] if mode == "minimal" else [build]))
+        if mode == "minimal":
+            minimal(root, top, work, build, source)
+            deb = os.path.abspath(sys.argv[5]) if len(sys.argv) > 5 else None
+            if deb:
+                check(os.path.exists(deb), "bundle_contents made the .deb %s" % deb)
+                if os.path.exists(deb):
+                    deb_in_copy(root, deb, source)
+        else:
+            torch(root, top, work, build)
     if failures:
         print("%d failure(s)" % len(failures))
         return 1
