@@ -4,6 +4,9 @@
 #                     `profsh run` (its operator table; the trace goes to build/sample.profsh)
 #   ./build.sh test   install what is needed, build, run every test (also under ASan+UBSan)
 #   ./build.sh bench  build and print the benchmark figures (docs/PERFORMANCE.md)
+#   ./build.sh dist   the release bundle dist/profsh-VERSION-linux-x86_64.tar.gz: unpack it
+#                     anywhere and run bin/profsh (README, "Install from the release bundle")
+#   ./build.sh deb    the same programs as a Debian package, dist/profsh_VERSION_amd64.deb
 # Each step is idempotent: packages already installed are not fetched again, builds are
 # incremental.
 set -eu
@@ -53,10 +56,20 @@ build() {  # build DIR [cmake options...]
   cmake --build "$dir" -j "$JOBS"
 }
 
+# build/ links its libraries and the C++ runtime statically (PROFSH_PORTABLE: only the linking
+# differs), so the programs the tests check are the ones the release bundle ships.
+PORTABLE=-DPROFSH_PORTABLE=ON
+
+package() {  # package TGZ|DEB: the shipped programs of build/, packaged by CPack into dist/
+  cmake -S "$ROOT" -B "$ROOT/build" -DCMAKE_BUILD_TYPE=Release $PORTABLE >/dev/null
+  cmake --build "$ROOT/build" -j "$JOBS" --target profsh_shipped
+  (cd "$ROOT/build" && cpack -G "$1" >/dev/null)
+}
+
 case "${1:-run}" in
   run)
     install_packages $PACKAGES
-    build "$ROOT/build"
+    build "$ROOT/build" $PORTABLE
     "$ROOT/build/profsh" run -o "$ROOT/build/sample.profsh" -- "$ROOT/build/nvtx_pipeline"
     ;;
   test)
@@ -65,8 +78,15 @@ case "${1:-run}" in
     # reused; when it cannot be made the tests that need it say so and are skipped.
     "$ROOT/tests/torch2/debian13_root.sh" >/dev/null ||
       echo "build.sh: no Debian 13 root: the torch 2.6 tests will be skipped" >&2
-    build "$ROOT/build"
-    (cd "$ROOT/build" && ctest --output-on-failure -j "$JOBS")
+    build "$ROOT/build" $PORTABLE
+    # The release bundle is made once, by the bundle tests' first step (tests/bundle), and its
+    # size printed here whatever the tests' outcome.
+    status=0
+    (cd "$ROOT/build" && ctest --output-on-failure -j "$JOBS") || status=$?
+    for f in "$ROOT"/dist/profsh-*-linux-*.tar.gz; do
+      [ -f "$f" ] && echo "release bundle: $f: $(wc -c < "$f") bytes"
+    done
+    [ "$status" -eq 0 ] || exit "$status"
     # The same suite under AddressSanitizer and UndefinedBehaviorSanitizer (the live recording
     # is skipped there: it only re-runs torch, which the first pass already did).
     build "$ROOT/build-asan" -DPROFSH_SANITIZE=ON -DPROFSH_BUILD_BENCHMARKS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
@@ -75,11 +95,22 @@ case "${1:-run}" in
     ;;
   bench)
     install_packages $PACKAGES $BENCH_PACKAGES
-    build "$ROOT/build"
+    build "$ROOT/build" $PORTABLE
+    package TGZ
     sh "$ROOT/bench/run_all.sh" "$ROOT/build"
     ;;
+  dist)
+    install_packages $PACKAGES
+    package TGZ
+    ls -l "$ROOT"/dist/profsh-*-linux-*.tar.gz
+    ;;
+  deb)
+    install_packages $PACKAGES
+    package DEB
+    ls -l "$ROOT"/dist/profsh_*.deb
+    ;;
   *)
-    echo "usage: $0 run|test|bench" >&2
+    echo "usage: $0 run|test|bench|dist|deb" >&2
     exit 2
     ;;
 esac

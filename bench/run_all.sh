@@ -57,3 +57,11 @@ sh "$here/symbols_bench.sh" "$build"
 echo
 echo "== CPU samples: the workload's slowdown at 999 Hz; samples read back per second"
 sh "$here/cpu_sampling_bench.sh" "$build" 5
+echo
+echo "== the release bundle beside the build tree: size; start-up of --version and of a load"
+bundle=$(ls "$here"/../dist/profsh-*-linux-*.tar.gz 2>/dev/null | head -n 1)
+if [ -n "$bundle" ]; then
+  python3 "$here/bundle_bench.py" "$bundle" "$build"
+else
+  echo "skipped: no release bundle in dist/ (./build.sh dist makes it)"
+fi

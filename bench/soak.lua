@@ -34,5 +34,5 @@ local p = profsh.profile{
     end
   end}
 -- The sample runs 20 ms iterations; `timeout` ends it after the soak.
-p:run(string.format("exec timeout %d %s/nvtx_pipeline 1000000000 > /dev/null", minutes * 60, profsh.executable_dir))
+p:run(string.format("exec timeout %d %s/nvtx_pipeline 1000000000 > /dev/null", minutes * 60, profsh.library_dir))
 print(string.format("done: %d windows, %d events in %d minutes; %s", windows, events, minutes, p.summary.text))

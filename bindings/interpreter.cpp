@@ -135,6 +135,10 @@ int ToText(lua_State* L) {
 
 }  // namespace
 
+const char* LuaRelease() {
+  return LUA_RELEASE;
+}
+
 std::unique_ptr<Interpreter> Interpreter::Create(std::string* error) {
   std::unique_ptr<Interpreter> s(new Interpreter());
   s->L_ = luaL_newstate();

@@ -10,6 +10,9 @@ struct lua_State;
 
 namespace profsh::lua {
 
+// The Lua release this build runs ("Lua 5.4.4"), for `profsh --version`.
+const char* LuaRelease();
+
 class Interpreter {
  public:
   // Returns nullptr and sets *error when the interpreter cannot start.

@@ -1,6 +1,7 @@
 #include "bindings/lua_api.h"
 #include "bindings/lua_schedule.h"
 #include "bindings/lua_support.h"
+#include "engine/recording/launcher.h"
 
 #include <unistd.h>
 
@@ -34,6 +35,13 @@ void OpenProfsh(lua_State* L) {
     dir = dir.substr(0, dir.find_last_of('/'));
     lua_pushstring(L, dir.c_str());
     lua_setfield(L, -2, "executable_dir");
+  }
+  // Where the collector, the sample workload and the PyTorch hook are: beside the executable in
+  // a build tree, ../lib/profsh in an installed or unpacked bundle.
+  if (auto collector = FindCollector(); collector.ok()) {
+    const std::string& path = collector.value();
+    lua_pushstring(L, path.substr(0, path.find_last_of('/')).c_str());
+    lua_setfield(L, -2, "library_dir");
   }
   RegisterTrace(L);
   RegisterRows(L);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bindings/interpreter.h"
+#include "repl/build_info.h"
 #include "repl/command_line.h"
 #include "repl/diff_command.h"
 #include "repl/flamegraph_command.h"
@@ -17,10 +18,6 @@
 #include "repl/sql_command.h"
 #include "repl/stats_command.h"
 #include "repl/trace_command.h"
-
-#ifndef PROFSH_VERSION
-#define PROFSH_VERSION "0.0.0"
-#endif
 
 namespace {
 
@@ -38,7 +35,7 @@ constexpr char kUsage[] =
     "arg[2]...\n"
     "               (profsh -e 'print(profsh.load(arg[1]))' -- trace.json)\n"
     "  -h, --help   show this help\n"
-    "  -v, --version  print the version\n"
+    "  -v, --version  print the version, the commit and what the build contains\n"
     "\n"
     "commands:\n"
     "  profsh run [options] -- CMD [ARGS...]      run a workload with the collector attached\n"
@@ -112,7 +109,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (a == "-v" || a == "--version") {
-      std::printf("profsh %s (%s)\n", PROFSH_VERSION, "Lua 5.4");
+      std::fputs(profsh::repl::BuildDescription().c_str(), stdout);
       return 0;
     }
     if (a == "-i") {

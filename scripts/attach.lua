@@ -4,7 +4,7 @@
 -- Writes workload.profsh and workload_trace.json (for Perfetto UI) in the current folder.
 local command = {}
 for i = 1, #(arg or {}) do command[i] = arg[i] end
-if #command == 0 then command = {profsh.executable_dir .. "/nvtx_pipeline", "10"} end
+if #command == 0 then command = {profsh.library_dir .. "/nvtx_pipeline", "10"} end
 
 local p = profsh.profile{activities = {"nvtx", "itt"}}
 local status = p:run(command)

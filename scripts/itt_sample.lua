@@ -6,7 +6,7 @@
 local common = dofile((debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or ".") .. "/common.lua")
 
 local prof = profsh.profile{activities = {"itt", "torch"}}
-local status = prof:run{"env", "ITT_RANGES_LIB=" .. profsh.executable_dir .. "/libitt_ranges.so",
+local status = prof:run{"env", "ITT_RANGES_LIB=" .. profsh.library_dir .. "/libitt_ranges.so",
                         "bash", common.dir .. "/itt_launch.sh"}
 if status ~= 0 then error("itt_launch.sh exited with status " .. status) end
 

@@ -8,7 +8,7 @@ local command = {}
 for i = 1, #(arg or {}) do command[i] = arg[i] end
 local step_marker = "^iteration$"
 if #command == 0 then
-  command = {profsh.executable_dir .. "/nvtx_pipeline", "12"}
+  command = {profsh.library_dir .. "/nvtx_pipeline", "12"}
 else
   step_marker = nil  -- PyTorch's ProfilerStep#N
 end

@@ -232,6 +232,12 @@ Result<LaunchResult> RunWorkload(const LaunchOptions& options) {
     if (!found.ok()) return found.error();
     collector = found.value();
   }
+  // LD_PRELOAD (below) separates its entries with spaces and colons: a path holding one cannot
+  // be preloaded, and the workload would run with part of the collector missing.
+  if (collector.find_first_of(" :") != std::string::npos)
+    return Error{"the collector's path " + collector +
+                 " contains a space or a colon, which LD_PRELOAD cannot carry: move profsh to a "
+                 "folder whose path has none"};
   auto session =
       options.session.empty() ? CreateSessionFolder() : Result<std::string>(options.session);
   if (!session.ok()) return session.error();

@@ -99,14 +99,16 @@ def _build_command(torch, abi, output, sources):
     return command + ["-lc10", "-ltorch_cpu", "-ldl", "-o", output]
 
 
-def _compile(torch, abi, target, sources, log):
+def _compile(torch, abi, target, sources, log, announcement):
     """Builds into a temporary file beside target, then renames it (atomic: another process
-    sees no plugin or a whole one)."""
+    sees no plugin or a whole one). The announcement is printed once a compiler and the headers
+    are found: without them, the fallback's line alone says why."""
     fd, temporary = tempfile.mkstemp(prefix=os.path.basename(target) + ".", suffix=".tmp",
                                      dir=os.path.dirname(target))
     os.close(fd)
     try:
         command = _build_command(torch, abi, temporary, sources)
+        print(announcement, file=sys.stderr, flush=True)
         # The compiler is not part of the workload: profsh's collector is not loaded into it.
         env = {k: v for k, v in os.environ.items()
                if k != "LD_PRELOAD" and not k.startswith("PROFSH_") and k not in
@@ -175,10 +177,10 @@ def find_or_build(torch):
         if waited and os.path.exists(failed):  # it failed just now: not again in every rank
             with open(failed) as f:
                 return None, f.read().strip()
-        print("profsh: building the PyTorch operator source for torch %s / Python %s (once, cached in %s)"
-              % (version, python, cache), file=sys.stderr, flush=True)
+        announcement = ("profsh: building the PyTorch operator source for torch %s / Python %s (once, cached in %s)"
+                        % (version, python, cache))
         try:
-            _compile(torch, abi, target, sources, target[:-3] + ".log")
+            _compile(torch, abi, target, sources, target[:-3] + ".log", announcement)
         except (BuildFailed, OSError) as e:
             reason = "building it for %s failed: %s" % (what, e)
             with open(failed, "w") as f:
