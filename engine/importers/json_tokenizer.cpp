@@ -72,7 +72,15 @@ bool JsonTokenizer::Open() {
 bool JsonTokenizer::Refill(const char* keep_from) {
   if (eof_) return false;
   size_t keep = static_cast<size_t>(end_ - keep_from);
-  lines_before_ += static_cast<uint64_t>(std::count(buf_, keep_from, '\n'));
+  const uint64_t newlines = static_cast<uint64_t>(std::count(buf_, keep_from, '\n'));
+  lines_before_ += newlines;
+  // Columns count from the start of the line, which may lie before the new window.
+  if (newlines > 0) {
+    const void* last = memrchr(buf_, '\n', static_cast<size_t>(keep_from - buf_));
+    column_before_ = static_cast<uint64_t>(keep_from - static_cast<const char*>(last) - 1);
+  } else {
+    column_before_ += static_cast<uint64_t>(keep_from - buf_);
+  }
   base_offset_ += static_cast<uint64_t>(keep_from - buf_);
   if (keep * 2 > capacity_) {
     // A single unit larger than half the window: grow so that it fits with room to spare.
@@ -113,6 +121,7 @@ std::string JsonTokenizer::Position(const char* at) const {
     }
   }
   uint64_t column = static_cast<uint64_t>(at - line_start) + 1;
+  if (line_start == buf_) column += column_before_;
   return input_.path() + ":" + std::to_string(line) + ":" + std::to_string(column) + " (byte " +
          std::to_string(OffsetOf(at)) + ")";
 }
@@ -228,55 +237,6 @@ Step JsonTokenizer::ScanNumber(const char** begin, bool* is_integer) {
   *begin = start;
   *is_integer = integer;
   return Step::kOk;
-}
-
-bool JsonTokenizer::FastMicros(int64_t* out) {
-  const char* q = p_;
-  if (end_ - q < 32 || !IsDigit(*q) || (*q == '0' && IsDigit(q[1]))) return false;
-  int n = json::LeadingDigits8(q);
-  int64_t whole;
-  if (n < 8) {
-    whole = 0;
-    for (int i = 0; i < n; ++i) whole = whole * 10 + (q[i] - '0');
-    q += n;
-  } else {
-    int more = json::LeadingDigits8(q + 8);
-    if (more == 8) return false;  // 16 digits or more: the general path
-    whole = json::EightDigitsValue(q);
-    for (int i = 0; i < more; ++i) whole = whole * 10 + (q[8 + i] - '0');
-    q += 8 + more;
-  }
-  int64_t frac = 0;
-  if (*q == '.') {
-    ++q;
-    int f = json::LeadingDigits8(q);
-    if (f == 0 || f == 8) return false;
-    static constexpr int64_t kScale[4] = {1000, 100, 10, 1};
-    int used = f < 3 ? f : 3;
-    for (int i = 0; i < used; ++i) frac = frac * 10 + (q[i] - '0');
-    frac *= kScale[used];
-    if (f > 3 && q[3] >= '5') ++frac;  // round below a nanosecond
-    q += f;
-  }
-  if (*q == 'e' || *q == 'E') return false;
-  *out = whole * 1000 + frac;
-  p_ = q;
-  return true;
-}
-
-bool JsonTokenizer::FastSmallInt(const char* at, uint32_t* out) {
-  if (end_ - at < 10) return false;
-  uint32_t v = 0;
-  int n = 0;
-  while (n < 9 && IsDigit(at[n])) v = v * 10 + static_cast<uint32_t>(at[n++] - '0');
-  const char next = at[n];
-  if (n == 0 || (at[0] == '0' && n > 1) || IsDigit(next) || next == '.' || next == 'e' ||
-      next == 'E') {
-    return false;
-  }
-  *out = v;
-  p_ = at + n;
-  return true;
 }
 
 Step JsonTokenizer::ScanLiteral(std::string_view word) {

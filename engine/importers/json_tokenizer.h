@@ -220,8 +220,59 @@ class JsonTokenizer {
   bool eof_ = false;
   std::unique_ptr<char[]> storage_;
   size_t capacity_ = 0;
-  uint64_t base_offset_ = 0;   // input offset of buf_[0]
-  uint64_t lines_before_ = 0;  // newlines before buf_[0]
+  uint64_t base_offset_ = 0;    // input offset of buf_[0]
+  uint64_t lines_before_ = 0;   // newlines before buf_[0]
+  uint64_t column_before_ = 0;  // bytes of buf_[0]'s line before it
 };
+
+// Inline: they run for every time and most argument numbers, from other files.
+inline bool JsonTokenizer::FastMicros(int64_t* out) {
+  const char* q = p_;
+  if (end_ - q < 32 || !json::IsDigit(*q) || (*q == '0' && json::IsDigit(q[1]))) return false;
+  int n = json::LeadingDigits8(q);
+  int64_t whole;
+  if (n < 8) {
+    whole = 0;
+    for (int i = 0; i < n; ++i) whole = whole * 10 + (q[i] - '0');
+    q += n;
+  } else {
+    int more = json::LeadingDigits8(q + 8);
+    if (more == 8) return false;  // 16 digits or more: the general path
+    whole = json::EightDigitsValue(q);
+    for (int i = 0; i < more; ++i) whole = whole * 10 + (q[8 + i] - '0');
+    q += 8 + more;
+  }
+  int64_t frac = 0;
+  if (*q == '.') {
+    ++q;
+    int f = json::LeadingDigits8(q);
+    if (f == 0 || f == 8) return false;
+    static constexpr int64_t kScale[4] = {1000, 100, 10, 1};
+    int used = f < 3 ? f : 3;
+    for (int i = 0; i < used; ++i) frac = frac * 10 + (q[i] - '0');
+    frac *= kScale[used];
+    if (f > 3 && q[3] >= '5') ++frac;  // round below a nanosecond
+    q += f;
+  }
+  if (*q == 'e' || *q == 'E') return false;
+  *out = whole * 1000 + frac;
+  p_ = q;
+  return true;
+}
+
+inline bool JsonTokenizer::FastSmallInt(const char* at, uint32_t* out) {
+  if (end_ - at < 10) return false;
+  uint32_t v = 0;
+  int n = 0;
+  while (n < 9 && json::IsDigit(at[n])) v = v * 10 + static_cast<uint32_t>(at[n++] - '0');
+  const char next = at[n];
+  if (n == 0 || (at[0] == '0' && n > 1) || json::IsDigit(next) || next == '.' || next == 'e' ||
+      next == 'E') {
+    return false;
+  }
+  *out = v;
+  p_ = at + n;
+  return true;
+}
 
 }  // namespace profsh
