@@ -96,10 +96,7 @@ Step ChromeEventReader::ParseEventObject(bool decode_fields) {
       return Step::kOk;
     }
     Text key;
-    PROFSH_TRY(json_.ScanString(&key, true));
-    PROFSH_TRY(json_.SkipWs());
-    PROFSH_TRY(json_.Expect(':', "':' after a field name"));
-    PROFSH_TRY(json_.SkipWs());
+    PROFSH_TRY(json_.ScanMemberName(&key, true, "':' after a field name"));
     std::string_view k = json_.View(key);
     const char* value_at = json_.pos();
     bool handled = true;
@@ -171,15 +168,14 @@ Step ChromeEventReader::ParseEventObject(bool decode_fields) {
     }
     if (!handled) PROFSH_TRY(ParseFieldValue(key, key_at, true, decode_fields));
     PROFSH_TRY(json_.SkipWs());
-    if (json_.peek() == ',') {
-      json_.Advance();
-      continue;
+    switch (json_.TakeSeparator('}')) {
+      case JsonTokenizer::Separator::kComma:
+        continue;
+      case JsonTokenizer::Separator::kClose:
+        return Step::kOk;
+      case JsonTokenizer::Separator::kOther:
+        return FailEvent(json_.pos(), "expected ',' or '}' in an event object");
     }
-    if (json_.peek() == '}') {
-      json_.Advance();
-      return Step::kOk;
-    }
-    return FailEvent(json_.pos(), "expected ',' or '}' in an event object");
   }
 }
 
@@ -201,22 +197,18 @@ Step ChromeEventReader::ParseArgsObject(bool decode_fields) {
       return Step::kOk;
     }
     Text key;
-    PROFSH_TRY(json_.ScanString(&key, true));
-    PROFSH_TRY(json_.SkipWs());
-    PROFSH_TRY(json_.Expect(':', "':' after an argument name"));
-    PROFSH_TRY(json_.SkipWs());
+    PROFSH_TRY(json_.ScanMemberName(&key, true, "':' after an argument name"));
     PROFSH_TRY(ParseFieldValue(key, nullptr, false, decode_fields));
     PROFSH_TRY(json_.SkipWs());
-    if (json_.peek() == ',') {
-      json_.Advance();
-      continue;
+    switch (json_.TakeSeparator('}')) {
+      case JsonTokenizer::Separator::kComma:
+        continue;
+      case JsonTokenizer::Separator::kClose:
+        event_.signature.AddPiece(piece_start_, static_cast<size_t>(json_.pos() - piece_start_));
+        return Step::kOk;
+      case JsonTokenizer::Separator::kOther:
+        return FailEvent(json_.pos(), "expected ',' or '}' in the args object");
     }
-    if (json_.peek() == '}') {
-      json_.Advance();
-      event_.signature.AddPiece(piece_start_, static_cast<size_t>(json_.pos() - piece_start_));
-      return Step::kOk;
-    }
-    return FailEvent(json_.pos(), "expected ',' or '}' in the args object");
   }
 }
 

@@ -285,9 +285,7 @@ Step JsonTokenizer::SkipMembers(int depth, char close) {
     if (object) {
       PROFSH_TRY(SkipWs());
       Text ignored;
-      PROFSH_TRY(ScanString(&ignored, false));
-      PROFSH_TRY(SkipWs());
-      PROFSH_TRY(Expect(':', "':' after a member name"));
+      PROFSH_TRY(ScanMemberName(&ignored, false, "':' after a member name"));
     }
     PROFSH_TRY(SkipValue(depth + 1));
     PROFSH_TRY(SkipWs());

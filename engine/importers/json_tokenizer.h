@@ -158,6 +158,21 @@ class JsonTokenizer {
 #endif
     return ScanStringSlow(out, decode);
   }
+  // An object member's name, its ':' and the whitespace after it: the cursor ends at the value.
+  // colon_error names the member's kind ("':' after an argument name").
+  Step ScanMemberName(Text* name, bool decode, const char* colon_error) {
+    PROFSH_TRY(ScanString(name, decode));
+    PROFSH_TRY(SkipWs());
+    PROFSH_TRY(Expect(':', colon_error));
+    return SkipWs();
+  }
+  // What follows a member or an element: a ',' or the closing bracket (consumed), or neither.
+  enum class Separator { kComma, kClose, kOther };
+  Separator TakeSeparator(char close) {
+    if (p_ < end_ && (*p_ == ',' || *p_ == close))
+      return *p_++ == ',' ? Separator::kComma : Separator::kClose;
+    return Separator::kOther;
+  }
   // A number at the cursor: *begin is its first byte, the cursor ends after it.
   Step ScanNumber(const char** begin, bool* is_integer);
   // A number of microseconds in the common "digits[.digits]" shape, converted to nanoseconds in

@@ -187,10 +187,7 @@ Step JsonTraceParser::ParseObjectMember() {
   }
   json_.ClearDecoded();
   Text key;
-  PROFSH_TRY(json_.ScanString(&key, true));
-  PROFSH_TRY(json_.SkipWs());
-  PROFSH_TRY(json_.Expect(':', "':' after a member name"));
-  PROFSH_TRY(json_.SkipWs());
+  PROFSH_TRY(json_.ScanMemberName(&key, true, "':' after a member name"));
   std::string_view k = json_.View(key);
   if (k == "traceEvents") {
     if (json_.peek() != '[') return json_.Fail(json_.pos(), "\"traceEvents\" must be an array");
