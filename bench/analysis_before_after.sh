@@ -6,8 +6,9 @@
 # itself, a flamegraph). Each step is a process of its own (bench/analysis_steps.lua: load, then
 # the step), so that its peak resident memory (GNU time's %M) is the load's and that step's. The
 # binaries alternate, which goes first alternating too, for ROUNDS rounds; the table has each
-# step's median wall time (the load's, or the step's alone, measured inside the process) and
-# median peak memory, and the import speed of each binary follows it.
+# step's median wall time (the load's, or the step's alone, measured inside the process), median
+# peak memory, and median CPU time (what a busy machine disturbs least), and the import speed
+# of each binary follows it.
 #
 #   bench/analysis_before_after.sh OLD_PROFSH NEW_PROFSH
 #
@@ -69,7 +70,7 @@ results="$work/analysis_before_after.txt"
 : > "$results"
 out="$work/analysis_step.out"
 times="$work/analysis_step.time"
-# Appends "TRACE STEP WHICH SECONDS PEAK_KB" for one step of one binary.
+# Appends "TRACE STEP WHICH SECONDS PEAK_KB CPU_SECONDS" for one step of one binary.
 measure() {  # label trace step which binary
   if ! /usr/bin/time -f "%e %M" -o "$times" "$5" "$here/analysis_steps.lua" "$2" "$3" "$work" \
       > "$out" 2>&1; then
@@ -78,8 +79,8 @@ measure() {  # label trace step which binary
     exit 1
   fi
   set -- "$1" "$3" "$4" $(sed -n 's/^bench: //p' "$out") $(tail -1 "$times")
-  # $4: load seconds, $5: step seconds, $6: process wall seconds, $7: peak kB
-  if [ "$2" = load ]; then echo "$1 $2 $3 $4 $7"; else echo "$1 $2 $3 $5 $7"; fi >> "$results"
+  # $4, $5: load and step seconds; $6, $7: their CPU seconds; $8: process seconds; $9: peak kB
+  if [ "$2" = load ]; then echo "$1 $2 $3 $4 $9 $6"; else echo "$1 $2 $3 $5 $9 $7"; fi >> "$results"
 }
 
 round=1
@@ -118,23 +119,30 @@ function median(key,    n, i, j, t, v) {
   k = $1 SUBSEP $2 SUBSEP $3
   count[k]++; value[k, count[k]] = $4
   m = k SUBSEP "kb"; count[m]++; value[m, count[m]] = $5
+  m = k SUBSEP "cpu"; count[m]++; value[m, count[m]] = $6
 }
 END {
-  printf "%-32s %12s %12s %7s %16s %16s\n", "step", "old median s", "new median s", "ratio", "old peak RSS MB", "new peak RSS MB"
+  printf "%-32s %12s %12s %7s %16s %16s %10s %10s\n", "step", "old median s", "new median s", "ratio",
+         "old peak RSS MB", "new peak RSS MB", "old cpu s", "new cpu s"
   n = split(steps, list, " ")
   split("shared synthetic", labels, " ")
   for (l = 1; l <= 2; l++) for (s = 1; s <= n; s++) {
     o = labels[l] SUBSEP list[s] SUBSEP "old"; w = labels[l] SUBSEP list[s] SUBSEP "new"
     if (!count[o]) continue
     os = median(o); ns = median(w)
-    printf "%-32s %12.3f %12.3f %7s %16.0f %16.0f\n", labels[l] "/" list[s], os, ns,
-           (os > 0 ? sprintf("%.2f", ns / os) : "-"), median(o SUBSEP "kb") / 1024, median(w SUBSEP "kb") / 1024
-    if (list[s] == "load") { speed[labels[l], "old"] = os; speed[labels[l], "new"] = ns }
+    printf "%-32s %12.3f %12.3f %7s %16.0f %16.0f %10.3f %10.3f\n", labels[l] "/" list[s], os, ns,
+           (os > 0 ? sprintf("%.2f", ns / os) : "-"), median(o SUBSEP "kb") / 1024, median(w SUBSEP "kb") / 1024,
+           median(o SUBSEP "cpu"), median(w SUBSEP "cpu")
+    if (list[s] == "load") {
+      speed[labels[l], "old"] = os; speed[labels[l], "new"] = ns
+      cpu[labels[l], "old"] = median(o SUBSEP "cpu"); cpu[labels[l], "new"] = median(w SUBSEP "cpu")
+    }
   }
   for (l = 1; l <= 2; l++) {
     bytes = labels[l] == "shared" ? sb : yb
     if (speed[labels[l], "old"] > 0 && speed[labels[l], "new"] > 0)
-      printf "import of %s: old %.0f MB/s, new %.0f MB/s (MB of JSON per second of load)\n", labels[l],
-             bytes / 1e6 / speed[labels[l], "old"], bytes / 1e6 / speed[labels[l], "new"]
+      printf "import of %s: old %.0f MB/s, new %.0f MB/s of wall time; old %.0f MB/s, new %.0f MB/s of CPU time\n",
+             labels[l], bytes / 1e6 / speed[labels[l], "old"], bytes / 1e6 / speed[labels[l], "new"],
+             bytes / 1e6 / cpu[labels[l], "old"], bytes / 1e6 / cpu[labels[l], "new"]
   }
 }' "$results"

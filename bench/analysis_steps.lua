@@ -1,5 +1,6 @@
 -- One step of bench/analysis_before_after.sh: loads TRACE, runs the analysis STEP on it, and
--- prints the wall time of each ("bench: LOAD_S STEP_S"). The script runs each step in a process
+-- prints the wall and CPU time of each ("bench: LOAD_S STEP_S LOAD_CPU_S STEP_CPU_S"; CPU time
+-- counts both threads of a loop split in two, and is what a busy machine disturbs least). The script runs each step in a process
 -- of its own, so that its peak memory is the load's and that step's alone.
 --
 --   profsh bench/analysis_steps.lua TRACE STEP [SCRATCH_DIR]
@@ -47,10 +48,11 @@ for _ = 1, 3 do
   local a = now()
   cost = math.min(cost, now() - a)
 end
-local t0 = now()
+local c0, t0 = os.clock(), now()
 local t = profsh.load(path)
-local t1 = now()
+local c1, t1 = os.clock(), now()
 local kept = run(t)
-local t2 = now()
+local c2, t2 = os.clock(), now()
 assert(step == "load" or step == "flamegraph" or kept ~= nil, step .. " returned nothing")
-print(string.format("bench: %.4f %.4f", math.max(0, t1 - t0 - cost), math.max(0, t2 - t1 - cost)))
+print(string.format("bench: %.4f %.4f %.4f %.4f", math.max(0, t1 - t0 - cost),
+                    math.max(0, t2 - t1 - cost), c1 - c0, c2 - c1))
