@@ -30,6 +30,12 @@ enum class HoleKind : uint8_t { kName, kTs, kDur, kInline };
 struct Hole {
   HoleKind kind = HoleKind::kName;
   uint8_t inline_type = 0;  // for kInline: ArgType, | 0x80 when the value takes two words
+
+  static uint8_t InlineType(const ArgValue& v) {
+    return static_cast<uint8_t>(v.type) | (ArgStore::InlineWords(v) == 2 ? 0x80 : 0);
+  }
+  // The hole of an inline number of v's type.
+  static Hole Inline(const ArgValue& v) { return {HoleKind::kInline, InlineType(v)}; }
 };
 
 // A hole as seen in the input while parsing an event generically.

@@ -13,7 +13,7 @@
 namespace profsh {
 
 enum class Repair : uint8_t {
-  // The reader (engine/importers/json_trace_importer.cpp).
+  // The JSON reader (engine/importers/: json_tokenizer, chrome_event_schema, json_trace_importer).
   kNumberAsString,      // "ts": "5.1": read as the number
   kIdentAsString,       // "pid": "12": read as the integer
   kLongPhase,           // "ph": "XY": the first letter

@@ -10,7 +10,7 @@
 //     (bindings/lua_profile.cpp: user_annotation); read by function_events to tell operators,
 //     runtime calls, kernels and annotations apart.
 //   - per-event numbers (ids, addresses, sizes): the JSON importer keeps them inline, not in the
-//     interned schema (engine/importers/json_trace_importer.cpp, IsVolatileKey).
+//     interned schema (engine/importers/chrome_event_schema.cpp, IsVolatileKey).
 //   - metadata events ("M"): written by torch, the emitter and the in-process recorder
 //     (bindings/lua_profile.cpp); read by engine/trace (process and thread names and order).
 #pragma once
