@@ -38,6 +38,17 @@ struct GpuCounts {
   uint64_t untimed = 0, unwritten = 0;                                 // the same
 };
 
+// The records a window shows as events (gpu_records.h); the others describe devices and
+// contexts or count losses.
+#define PROFSH_GPU_EMITTED_RECORDS(E) \
+  E(GpuKernel)                        \
+  E(GpuMemcpy)                        \
+  E(GpuMemset)                        \
+  E(GpuApi)                           \
+  E(GpuSync)                          \
+  E(GpuOverhead)                      \
+  E(GpuMemory)
+
 class GpuEmitter {
  public:
   GpuEmitter(KinetoEmitter& cpu, const TickClock& clock, const StreamNames& names)
@@ -103,24 +114,13 @@ class GpuEmitter {
   void Add(TraceBuilder& b, int64_t origin, char phase, uint64_t begin, uint64_t end,
            std::string_view name, std::string_view category, Ident pid, Ident tid, uint32_t schema);
   // One event per record of the kinds a window shows; `launch` is the record's launch call.
-  void Emit(Output& o, TraceBuilder& b, int64_t origin, const stream::GpuKernel& r,
+#define PROFSH_GPU_EMIT(Type)                                                  \
+  void Emit(Output& o, TraceBuilder& b, int64_t origin, const stream::Type& r, \
             const GpuLaunch* launch);
-  void Emit(Output& o, TraceBuilder& b, int64_t origin, const stream::GpuMemcpy& r,
-            const GpuLaunch* launch);
-  void Emit(Output& o, TraceBuilder& b, int64_t origin, const stream::GpuMemset& r,
-            const GpuLaunch* launch);
-  void Emit(Output& o, TraceBuilder& b, int64_t origin, const stream::GpuApi& r,
-            const GpuLaunch* launch);
-  void Emit(Output& o, TraceBuilder& b, int64_t origin, const stream::GpuSync& r,
-            const GpuLaunch* launch);
-  void Emit(Output& o, TraceBuilder& b, int64_t origin, const stream::GpuOverhead& r,
-            const GpuLaunch* launch);
-  void Emit(Output& o, TraceBuilder& b, int64_t origin, const stream::GpuMemory& r,
-            const GpuLaunch* launch);
+  PROFSH_GPU_EMITTED_RECORDS(PROFSH_GPU_EMIT)
+#undef PROFSH_GPU_EMIT
   void Projections(Output& o, TraceBuilder& b, int64_t origin);
   void Flows(Output& o, TraceBuilder& b, int64_t origin);
-  void PushWord2(int64_t v);
-  void PushDouble(double v);
 
   KinetoEmitter& cpu_;
   const TickClock& clock_;

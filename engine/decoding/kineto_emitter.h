@@ -120,7 +120,6 @@ class KinetoEmitter {
   void Meta(Output& o, std::string_view what, Ident tid, std::string_view key,
             std::string_view value);
   void Names(Output& o, const ProcessNames& process);
-  void PushWord2(int64_t value);
 
   WindowSink& sink_;
   const TickClock& clock_;

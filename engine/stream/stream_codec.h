@@ -484,7 +484,7 @@ struct ConfigBlock {
 
 // --- GPU activity (kGpuActivity) ---
 
-// One record: its kind and up to kMaxFields numbers, in the order stream_format.h lists them
+// One record: its kind and up to kMaxFields numbers, in the order gpu_records.h lists them
 // for the kind. A reader takes the fields it knows; a newer writer may append more.
 struct GpuRecord {
   static constexpr uint32_t kMaxFields = 20;
