@@ -60,6 +60,19 @@ double Bandwidth(uint64_t bytes, int64_t dur_ns) {
   return dur_ns > 0 ? static_cast<double>(bytes) / static_cast<double>(dur_ns) : 0.0;
 }
 
+// The arguments a copy and a set both carry, as Kineto writes them (the inline ones are
+// GpuEmitter::TransferWords').
+template <typename Transfer>
+void AddTransferArgs(TraceBuilder& b, const Transfer& r) {
+  b.AddInlineArg(kineto::kExternalId, ArgType::kInt);
+  b.AddIntArg(kineto::kDevice, static_cast<int64_t>(r.device));
+  b.AddIntArg("context", static_cast<int64_t>(r.context));
+  b.AddIntArg("stream", static_cast<int64_t>(r.stream));
+  b.AddInlineArg(kineto::kCorrelation, ArgType::kInt);
+  b.AddInlineArg("bytes", ArgType::kInt);
+  b.AddInlineArg(kineto::kMemoryBandwidth, ArgType::kDouble);
+}
+
 // Built with append: gcc 12 warns falsely (-Wrestrict) on chains of + with to_string.
 std::string JsonTriple(uint64_t x, uint64_t y, uint64_t z) {
   std::string s = "[";
@@ -102,6 +115,15 @@ int64_t EstimatedOccupancy(const st::GpuKernel& k, const st::GpuDevice& d) {
 }
 
 // --- emission ---
+
+template <typename Transfer>
+void GpuEmitter::TransferWords(const Transfer& r) {
+  words_.clear();
+  PushInlineInt(words_, Id(r.correlation));
+  PushInlineInt(words_, Id(r.correlation));
+  PushInlineInt(words_, static_cast<int64_t>(r.bytes));
+  PushInlineDouble(words_, Bandwidth(r.bytes, clock_.ToNs(r.end) - clock_.ToNs(r.start)));
+}
 
 uint32_t GpuEmitter::Schema(Output& o, TraceBuilder& b, const std::string& key, auto&& build) {
   auto [it, added] = o.schemas.try_emplace(key, 0);
@@ -194,24 +216,14 @@ void GpuEmitter::Emit(Output& o, TraceBuilder& b, int64_t origin, const st::GpuM
   const std::string key = Key('c', {r.device, r.context, r.stream, r.copy_kind,
                                     peer ? r.src_device : 0, peer ? r.dst_device : 0});
   const uint32_t schema = Schema(o, b, key, [&] {
-    b.AddInlineArg(kineto::kExternalId, ArgType::kInt);
-    b.AddIntArg(kineto::kDevice, static_cast<int64_t>(r.device));
-    b.AddIntArg("context", static_cast<int64_t>(r.context));
-    b.AddIntArg("stream", static_cast<int64_t>(r.stream));
-    b.AddInlineArg(kineto::kCorrelation, ArgType::kInt);
-    b.AddInlineArg("bytes", ArgType::kInt);
-    b.AddInlineArg(kineto::kMemoryBandwidth, ArgType::kDouble);
+    AddTransferArgs(b, r);
     b.AddStringArg("copy kind", CopyKindText(r.copy_kind));
     if (peer) {
       b.AddIntArg("src device", static_cast<int64_t>(r.src_device));
       b.AddIntArg("dst device", static_cast<int64_t>(r.dst_device));
     }
   });
-  words_.clear();
-  PushInlineInt(words_, Id(r.correlation));
-  PushInlineInt(words_, Id(r.correlation));
-  PushInlineInt(words_, static_cast<int64_t>(r.bytes));
-  PushInlineDouble(words_, Bandwidth(r.bytes, clock_.ToNs(r.end) - clock_.ToNs(r.start)));
+  TransferWords(r);
   std::string name = "Memcpy ";
   name.append(CopyKindText(r.copy_kind)).append(" (").append(MemoryKindText(r.src_kind));
   name.append(" -> ").append(MemoryKindText(r.dst_kind)).append(")");
@@ -223,20 +235,8 @@ void GpuEmitter::Emit(Output& o, TraceBuilder& b, int64_t origin, const st::GpuM
                       const GpuLaunch*) {
   ++counts.sets;
   const std::string key = Key('s', {r.device, r.context, r.stream});
-  const uint32_t schema = Schema(o, b, key, [&] {
-    b.AddInlineArg(kineto::kExternalId, ArgType::kInt);
-    b.AddIntArg(kineto::kDevice, static_cast<int64_t>(r.device));
-    b.AddIntArg("context", static_cast<int64_t>(r.context));
-    b.AddIntArg("stream", static_cast<int64_t>(r.stream));
-    b.AddInlineArg(kineto::kCorrelation, ArgType::kInt);
-    b.AddInlineArg("bytes", ArgType::kInt);
-    b.AddInlineArg(kineto::kMemoryBandwidth, ArgType::kDouble);
-  });
-  words_.clear();
-  PushInlineInt(words_, Id(r.correlation));
-  PushInlineInt(words_, Id(r.correlation));
-  PushInlineInt(words_, static_cast<int64_t>(r.bytes));
-  PushInlineDouble(words_, Bandwidth(r.bytes, clock_.ToNs(r.end) - clock_.ToNs(r.start)));
+  const uint32_t schema = Schema(o, b, key, [&] { AddTransferArgs(b, r); });
+  TransferWords(r);
   std::string name = "Memset (";
   name.append(MemoryKindText(r.memory_kind)).append(")");
   Add(b, origin, 'X', r.start, r.end, name, kineto::kGpuMemset, DevicePid(r.device),

@@ -119,6 +119,9 @@ class GpuEmitter {
             const GpuLaunch* launch);
   PROFSH_GPU_EMITTED_RECORDS(PROFSH_GPU_EMIT)
 #undef PROFSH_GPU_EMIT
+  // The inline values of a copy or set (AddTransferArgs' in the .cpp).
+  template <typename Transfer>
+  void TransferWords(const Transfer& r);
   void Projections(Output& o, TraceBuilder& b, int64_t origin);
   void Flows(Output& o, TraceBuilder& b, int64_t origin);
 
