@@ -53,7 +53,7 @@ measure() {
   echo "  best round:   two TSC reads $(col 4 "$work/attached") ns, no tool $(col 3 "$work/plain") ns," \
     "profsh attached $(col 3 "$work/attached") ns: $(over 3 "$work/attached" 4) ns"
   echo "  thread CPU time, median round: $(over 5 "$work/attached" 6) ns over the two reads;" \
-    "$([ "$dropped" = 0 ] && echo "nothing dropped" || echo "$dropped ranges DROPPED (the figures above are low)")" \
+    "$([ "$dropped" = 0 ] && echo "nothing dropped" || echo "$dropped ranges DROPPED (a dropped range takes the general path: not the cost of recording)")" \
     "(medians of $reps runs)"
 }
 
