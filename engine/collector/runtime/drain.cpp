@@ -181,7 +181,24 @@ void EncodeEvents(ThreadSlot& s, uint64_t tail, uint64_t head) {
   for (uint64_t i = tail; i < head;) {
     const Record r = ring[i];
     const uint64_t n = RecordsOf(r);
-    if (r.kind < stream::kKindCount || r.kind == kTaskBeginFn || r.kind == kTaskBeginIds) {
+    // Plain pushes and pops, most of any stream, with their kind a constant for the encoder.
+    if (r.kind == stream::kPop) {
+      e.ticks = r.ticks;
+      e.kind = stream::kPop;
+      e.domain = r.domain;
+      stream::EncodeEvent(g_block, previous, e);
+      previous = e.ticks >= previous ? e.ticks : previous;
+      ++count;
+    } else if (r.kind == stream::kPush && !(r.flags & kHasExt)) {
+      e.ticks = r.ticks;
+      e.kind = stream::kPush;
+      e.domain = r.domain;
+      e.name = r.name;
+      e.attrs.flags = 0;
+      stream::EncodeEvent(g_block, previous, e);
+      previous = e.ticks >= previous ? e.ticks : previous;
+      ++count;
+    } else if (r.kind < stream::kKindCount || r.kind == kTaskBeginFn || r.kind == kTaskBeginIds) {
       FillEvent(ring, i, n, r, e);
       stream::EncodeEvent(g_block, previous, e);
       previous = e.ticks >= previous ? e.ticks : previous;
