@@ -6,7 +6,6 @@
 #include <initializer_list>
 #include <tuple>
 
-#include "engine/decoding/inline_words.h"
 #include "engine/decoding/kineto_emitter.h"
 #include "engine/trace/kineto_schema.h"
 

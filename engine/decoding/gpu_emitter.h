@@ -49,11 +49,10 @@ struct GpuCounts {
   E(GpuOverhead)                      \
   E(GpuMemory)
 
-class GpuEmitter {
+class GpuEmitter : public EmitterState {
  public:
   GpuEmitter(KinetoEmitter& cpu, const TickClock& clock, const StreamNames& names)
-      : cpu_(cpu), clock_(clock), names_(names) {}
-  void SetPid(int64_t pid) { pid_ = pid; }
+      : EmitterState(clock, names), cpu_(cpu) {}
   // The stream's place among the session's streams (0 for the first). CUPTI numbers each
   // image's correlations from 1 and Kineto numbers GPU processes by device, so the stream with
   // index k > 0 writes its correlations, External ids and flow ids as k·2³² + CUPTI's number
@@ -126,16 +125,12 @@ class GpuEmitter {
   void Flows(Output& o, TraceBuilder& b, int64_t origin);
 
   KinetoEmitter& cpu_;
-  const TickClock& clock_;
-  const StreamNames& names_;
-  int64_t pid_ = 0;
   uint64_t stream_base_ = 0;
   std::unordered_map<uint64_t, GpuLaunch> launches_;
   std::map<uint64_t, stream::GpuDevice> devices_;
   std::unordered_map<uint64_t, uint64_t> context_device_;
   std::unordered_map<size_t, Output> outputs_;
   std::map<uint64_t, int64_t> memory_total_;  // device -> bytes, over the whole run
-  std::vector<uint32_t> words_;
 };
 
 // Kineto's estimate of a kernel's achieved occupancy, in percent (rounded): resident blocks per

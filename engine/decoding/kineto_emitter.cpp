@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <cstring>
 
-#include "engine/decoding/inline_words.h"
 #include "engine/trace/kineto_schema.h"
 #include "engine/util/hash.h"
 
