@@ -1,15 +1,22 @@
 #!/bin/sh
 # The collector's figures, measured side by side in one run:
 #   - ns per NVTX push+pop pair and per ITT task begin+end pair, with profsh attached and with
-#     no tool (the same binary, the same loop), medians over interleaved repetitions, beside
-#     what two TSC reads (a pair's clock floor) cost in the same runs;
+#     no tool (the same binary, the same loop, runs interleaved), beside what two TSC reads (a
+#     pair's clock floor) cost in the same rounds, for two lengths of loop:
+#       short: rounds of 50 000 pairs, 60 ms apart (15 a run): the drain thread sleeps through
+#              the round (it stays under the quarter ring that wakes it) and drains between;
+#       long:  loops of LONG_PAIRS (3 000 000) pairs, 60 ms apart (7 a run): the drain is woken
+#              every quarter ring and encodes beside the loop, as in a long job;
+#     each as the median over runs of each run's median and best round, and the median
+#     difference in thread CPU time (what preemption on a shared machine leaves out);
 #   - what one TSC read costs here (the floor: two per pair);
 #   - events per second recorded from one thread pushing as fast as it can, what was dropped,
 #     and the CPU time the drain thread and the producer spent per recorded event (medians of
 #     REPS runs): on a shared machine the CPU times say whether the drain can keep up;
 #   - sustained events per second written to the stream with 2 threads pushing as fast as
 #     they can, and the bytes each range takes on disk.
-#   [REPS=5] [PROFSH_COLLECTOR=other/libprofsh_collector.so] sh bench/collector_bench.sh BUILD_DIR
+#   [REPS=5] [LONG_PAIRS=3000000] [PROFSH_COLLECTOR=other/libprofsh_collector.so]
+#     sh bench/collector_bench.sh BUILD_DIR
 # (PROFSH_COLLECTOR measures another build of the collector with this build's bench and profsh.)
 set -eu
 build=$(cd "$1" && pwd)
@@ -18,26 +25,41 @@ profsh="$build/profsh"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 reps=${REPS:-5}
+long_pairs=${LONG_PAIRS:-3000000}
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# The median of column $1 of file $2; over: of the difference of columns $1 - $3, signed.
+col() { awk -v a="$1" '{ print $a }' "$2" | median; }
+over() { awk -v a="$1" -v b="$3" '{ print $a - $b }' "$2" | median | awk '{ printf "%+.2f", $1 }'; }
 
-for api in nvtx itt; do
-  : >"$work/plain" && : >"$work/attached" && : >"$work/floor"
+# One loop length: "API PAIRS ROUNDS LABEL". collector_overhead prints, per run: median pair,
+# median floor, best pair, best floor, median pair CPU, median floor CPU (ns per pair).
+measure() {
+  api=$1 pairs=$2 rounds=$3 label=$4
+  : >"$work/plain" && : >"$work/attached" && : >"$work/drops"
   i=0
   while [ $i -lt "$reps" ]; do
-    "$bin" "$api" 50000 15 | cut -d' ' -f1 >>"$work/plain"
-    "$profsh" run --no-table -o "$work/t.profsh" -- "$bin" "$api" 50000 15 >"$work/out" 2>"$work/summary"
-    cut -d' ' -f1 <"$work/out" >>"$work/attached"
-    cut -d' ' -f2 <"$work/out" >>"$work/floor"
-    grep -q "nothing dropped" "$work/summary" || { echo "events were dropped while measuring:"; cat "$work/summary"; }
+    "$bin" "$api" "$pairs" "$rounds" >>"$work/plain"
+    "$profsh" run --no-table -o "$work/t.profsh" -- "$bin" "$api" "$pairs" "$rounds" >>"$work/attached" 2>"$work/summary"
+    # A dropped push costs less than a recorded one: a figure with drops is said to have them.
+    dropped=$(sed -n 's/.*; \([0-9]*\) ranges and .* dropped/\1/p' "$work/summary")
+    echo "${dropped:-0}" >>"$work/drops"
     i=$((i + 1))
   done
-  plain=$(median <"$work/plain")
-  attached=$(median <"$work/attached")
-  floor=$(median <"$work/floor")
-  echo "$api pair: $attached ns with profsh attached, two TSC reads $floor ns in the same runs" \
-    "(+$(awk -v a="$attached" -v f="$floor" 'BEGIN { printf "%.2f", a - f }') ns)," \
-    "$plain ns with no tool (medians of $reps runs x 15 rounds of 50000 pairs)"
+  dropped=$(awk '{ s += $1 } END { print s + 0 }' "$work/drops")
+  echo "$api, $label:"
+  echo "  median round: two TSC reads $(col 2 "$work/attached") ns, no tool $(col 1 "$work/plain") ns," \
+    "profsh attached $(col 1 "$work/attached") ns: $(over 1 "$work/attached" 2) ns over the two reads"
+  echo "  best round:   two TSC reads $(col 4 "$work/attached") ns, no tool $(col 3 "$work/plain") ns," \
+    "profsh attached $(col 3 "$work/attached") ns: $(over 3 "$work/attached" 4) ns"
+  echo "  thread CPU time, median round: $(over 5 "$work/attached" 6) ns over the two reads;" \
+    "$([ "$dropped" = 0 ] && echo "nothing dropped" || echo "$dropped ranges DROPPED (a dropped range takes the general path: not the cost of recording)")" \
+    "(medians of $reps runs)"
+}
+
+for api in nvtx itt; do
+  measure "$api" 50000 15 "short rounds (15 rounds of 50000 pairs a run, the drain asleep)"
+  measure "$api" "$long_pairs" 7 "long loops (7 loops of $long_pairs pairs a run, the drain beside them)"
 done
 set -- $("$bin" clock)
 echo "clock: one TSC read costs $1 ns here, clock_gettime(CLOCK_MONOTONIC) $2 ns (a pair takes two TSC reads)"

@@ -32,50 +32,44 @@ std::string_view MemoryKindText(uint64_t kind) {
 // Kineto's names (cupti_strings.cpp) for the kinds it knows; Kineto calls the later ones
 // "Unrecognized", profsh names them after CUPTI's enumerators.
 std::string_view OverheadText(uint64_t kind) {
-  switch (kind) {
-    case 0:
-      return "Unknown";
-    case 1:
-      return "Driver Compiler";
-    case 1 << 16:
-      return "Buffer Flush";
-    case 2 << 16:
-      return "Instrumentation";
-    case 3 << 16:
-      return "Resource";
-    case 4 << 16:
-      return "Runtime Triggered Module Loading";
-    case 5 << 16:
-      return "Lazy Function Loading";
-    case 6 << 16:
-      return "Command Buffer Full";
-    case 7 << 16:
-      return "Activity Buffer Request";
-    case 8 << 16:
-      return "UVM Activity Init";
-    default:
-      return "Unrecognized";
-  }
+  if (kind == 0) return "Unknown";
+  if (kind == 1) return "Driver Compiler";
+  // CUPTI's own overheads: CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH (1 << 16) and on.
+  static constexpr std::string_view kCupti[] = {"Buffer Flush",
+                                                "Instrumentation",
+                                                "Resource",
+                                                "Runtime Triggered Module Loading",
+                                                "Lazy Function Loading",
+                                                "Command Buffer Full",
+                                                "Activity Buffer Request",
+                                                "UVM Activity Init"};
+  const uint64_t i = (kind >> 16) - 1;
+  return kind % (1 << 16) == 0 && i < std::size(kCupti) ? kCupti[i] : "Unrecognized";
 }
 
+// CUPTI's synchronization types, from 1.
 std::string_view SyncText(uint64_t type) {
-  switch (type) {
-    case 1:
-      return "Event Sync";
-    case 2:
-      return "Stream Wait Event";
-    case 3:
-      return "Stream Sync";
-    case 4:
-      return "Context Sync";
-    default:
-      return "Unknown Sync";
-  }
+  static constexpr std::string_view kText[] = {"Unknown Sync", "Event Sync", "Stream Wait Event",
+                                               "Stream Sync", "Context Sync"};
+  return type < std::size(kText) ? kText[type] : kText[0];
 }
 
 // Bytes per ns are GB/s.
 double Bandwidth(uint64_t bytes, int64_t dur_ns) {
   return dur_ns > 0 ? static_cast<double>(bytes) / static_cast<double>(dur_ns) : 0.0;
+}
+
+// The arguments a copy and a set both carry, as Kineto writes them (the inline ones are
+// GpuEmitter::TransferWords').
+template <typename Transfer>
+void AddTransferArgs(TraceBuilder& b, const Transfer& r) {
+  b.AddInlineArg(kineto::kExternalId, ArgType::kInt);
+  b.AddIntArg(kineto::kDevice, static_cast<int64_t>(r.device));
+  b.AddIntArg("context", static_cast<int64_t>(r.context));
+  b.AddIntArg("stream", static_cast<int64_t>(r.stream));
+  b.AddInlineArg(kineto::kCorrelation, ArgType::kInt);
+  b.AddInlineArg("bytes", ArgType::kInt);
+  b.AddInlineArg(kineto::kMemoryBandwidth, ArgType::kDouble);
 }
 
 // Built with append: gcc 12 warns falsely (-Wrestrict) on chains of + with to_string.
@@ -121,14 +115,13 @@ int64_t EstimatedOccupancy(const st::GpuKernel& k, const st::GpuDevice& d) {
 
 // --- emission ---
 
-void GpuEmitter::PushWord2(int64_t v) {
-  words_.push_back(static_cast<uint32_t>(v));
-  words_.push_back(static_cast<uint32_t>(static_cast<uint64_t>(v) >> 32));
-}
-void GpuEmitter::PushDouble(double v) {
-  int64_t bits;
-  std::memcpy(&bits, &v, sizeof bits);
-  PushWord2(bits);
+template <typename Transfer>
+void GpuEmitter::TransferWords(const Transfer& r) {
+  words_.clear();
+  PushInlineInt(words_, Id(r.correlation));
+  PushInlineInt(words_, Id(r.correlation));
+  PushInlineInt(words_, static_cast<int64_t>(r.bytes));
+  PushInlineDouble(words_, Bandwidth(r.bytes, clock_.ToNs(r.end) - clock_.ToNs(r.start)));
 }
 
 uint32_t GpuEmitter::Schema(Output& o, TraceBuilder& b, const std::string& key, auto&& build) {
@@ -208,9 +201,9 @@ void GpuEmitter::Emit(Output& o, TraceBuilder& b, int64_t origin, const st::GpuK
     }
   });
   words_.clear();
-  PushWord2(Id(r.correlation));
-  PushWord2(Id(r.correlation));
-  if (r.graph != 0) PushWord2(static_cast<int64_t>(r.graph_node));
+  PushInlineInt(words_, Id(r.correlation));
+  PushInlineInt(words_, Id(r.correlation));
+  if (r.graph != 0) PushInlineInt(words_, static_cast<int64_t>(r.graph_node));
   Add(b, origin, 'X', r.start, r.end, names_.Text(r.name), kineto::kKernel, DevicePid(r.device),
       Ident{static_cast<int64_t>(r.stream), 0, false}, schema);
 }
@@ -222,24 +215,14 @@ void GpuEmitter::Emit(Output& o, TraceBuilder& b, int64_t origin, const st::GpuM
   const std::string key = Key('c', {r.device, r.context, r.stream, r.copy_kind,
                                     peer ? r.src_device : 0, peer ? r.dst_device : 0});
   const uint32_t schema = Schema(o, b, key, [&] {
-    b.AddInlineArg(kineto::kExternalId, ArgType::kInt);
-    b.AddIntArg(kineto::kDevice, static_cast<int64_t>(r.device));
-    b.AddIntArg("context", static_cast<int64_t>(r.context));
-    b.AddIntArg("stream", static_cast<int64_t>(r.stream));
-    b.AddInlineArg(kineto::kCorrelation, ArgType::kInt);
-    b.AddInlineArg("bytes", ArgType::kInt);
-    b.AddInlineArg(kineto::kMemoryBandwidth, ArgType::kDouble);
+    AddTransferArgs(b, r);
     b.AddStringArg("copy kind", CopyKindText(r.copy_kind));
     if (peer) {
       b.AddIntArg("src device", static_cast<int64_t>(r.src_device));
       b.AddIntArg("dst device", static_cast<int64_t>(r.dst_device));
     }
   });
-  words_.clear();
-  PushWord2(Id(r.correlation));
-  PushWord2(Id(r.correlation));
-  PushWord2(static_cast<int64_t>(r.bytes));
-  PushDouble(Bandwidth(r.bytes, clock_.ToNs(r.end) - clock_.ToNs(r.start)));
+  TransferWords(r);
   std::string name = "Memcpy ";
   name.append(CopyKindText(r.copy_kind)).append(" (").append(MemoryKindText(r.src_kind));
   name.append(" -> ").append(MemoryKindText(r.dst_kind)).append(")");
@@ -251,20 +234,8 @@ void GpuEmitter::Emit(Output& o, TraceBuilder& b, int64_t origin, const st::GpuM
                       const GpuLaunch*) {
   ++counts.sets;
   const std::string key = Key('s', {r.device, r.context, r.stream});
-  const uint32_t schema = Schema(o, b, key, [&] {
-    b.AddInlineArg(kineto::kExternalId, ArgType::kInt);
-    b.AddIntArg(kineto::kDevice, static_cast<int64_t>(r.device));
-    b.AddIntArg("context", static_cast<int64_t>(r.context));
-    b.AddIntArg("stream", static_cast<int64_t>(r.stream));
-    b.AddInlineArg(kineto::kCorrelation, ArgType::kInt);
-    b.AddInlineArg("bytes", ArgType::kInt);
-    b.AddInlineArg(kineto::kMemoryBandwidth, ArgType::kDouble);
-  });
-  words_.clear();
-  PushWord2(Id(r.correlation));
-  PushWord2(Id(r.correlation));
-  PushWord2(static_cast<int64_t>(r.bytes));
-  PushDouble(Bandwidth(r.bytes, clock_.ToNs(r.end) - clock_.ToNs(r.start)));
+  const uint32_t schema = Schema(o, b, key, [&] { AddTransferArgs(b, r); });
+  TransferWords(r);
   std::string name = "Memset (";
   name.append(MemoryKindText(r.memory_kind)).append(")");
   Add(b, origin, 'X', r.start, r.end, name, kineto::kGpuMemset, DevicePid(r.device),
@@ -280,8 +251,8 @@ void GpuEmitter::Emit(Output& o, TraceBuilder& b, int64_t origin, const st::GpuA
     b.AddInlineArg(kineto::kCorrelation, ArgType::kInt);
   });
   words_.clear();
-  PushWord2(Id(r.correlation));
-  PushWord2(Id(r.correlation));
+  PushInlineInt(words_, Id(r.correlation));
+  PushInlineInt(words_, Id(r.correlation));
   const int64_t tid = static_cast<int64_t>(r.tid);
   Add(b, origin, 'X', r.start, r.end, names_.Text(r.name),
       r.api == st::kGpuApiRuntime ? kineto::kCudaRuntime : kineto::kCudaDriver,
@@ -304,8 +275,8 @@ void GpuEmitter::Emit(Output& o, TraceBuilder& b, int64_t origin, const st::GpuS
     b.AddIntArg("context", static_cast<int64_t>(r.context));
   });
   words_.clear();
-  PushWord2(Id(r.correlation));
-  PushWord2(Id(r.correlation));
+  PushInlineInt(words_, Id(r.correlation));
+  PushInlineInt(words_, Id(r.correlation));
   Add(b, origin, 'X', r.start, r.end, name, "cuda_sync", DevicePid(device),
       Ident{static_cast<int64_t>(r.stream), 0, false}, schema);
   o.tracks[{device, r.stream}] = true;
@@ -341,9 +312,9 @@ void GpuEmitter::Emit(Output& o, TraceBuilder& b, int64_t origin, const st::GpuM
     b.AddIntArg(kineto::kDeviceId, static_cast<int64_t>(device));
   });
   words_.clear();
-  PushWord2(total);
-  PushWord2(bytes);
-  PushWord2(static_cast<int64_t>(r.address));
+  PushInlineInt(words_, total);
+  PushInlineInt(words_, bytes);
+  PushInlineInt(words_, static_cast<int64_t>(r.address));
   const int64_t tid = launch ? launch->tid : pid_;
   Add(b, origin, 'i', r.time, r.time, kineto::kMemoryEvent, kineto::kCpuInstantEvent,
       Ident{pid_, 0, false}, Ident{tid, 0, false}, schema);
@@ -420,7 +391,7 @@ void GpuEmitter::Flows(Output& o, TraceBuilder& b, int64_t origin) {
     auto it = o.launch_of.find(w.correlation);
     if (it == o.launch_of.end()) continue;
     words_.clear();
-    PushWord2(Id(w.correlation));
+    PushInlineInt(words_, Id(w.correlation));
     if (!started[w.correlation]) {
       Add(b, origin, 's', it->second.second, it->second.second, kineto::kAc2g, kineto::kAc2g,
           Ident{pid_, 0, false}, Ident{it->second.first, 0, false}, start_schema);

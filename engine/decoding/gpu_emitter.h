@@ -38,11 +38,21 @@ struct GpuCounts {
   uint64_t untimed = 0, unwritten = 0;                                 // the same
 };
 
-class GpuEmitter {
+// The records a window shows as events (gpu_records.h); the others describe devices and
+// contexts or count losses.
+#define PROFSH_GPU_EMITTED_RECORDS(E) \
+  E(GpuKernel)                        \
+  E(GpuMemcpy)                        \
+  E(GpuMemset)                        \
+  E(GpuApi)                           \
+  E(GpuSync)                          \
+  E(GpuOverhead)                      \
+  E(GpuMemory)
+
+class GpuEmitter : public EmitterState {
  public:
   GpuEmitter(KinetoEmitter& cpu, const TickClock& clock, const StreamNames& names)
-      : cpu_(cpu), clock_(clock), names_(names) {}
-  void SetPid(int64_t pid) { pid_ = pid; }
+      : EmitterState(clock, names), cpu_(cpu) {}
   // The stream's place among the session's streams (0 for the first). CUPTI numbers each
   // image's correlations from 1 and Kineto numbers GPU processes by device, so the stream with
   // index k > 0 writes its correlations, External ids and flow ids as k·2³² + CUPTI's number
@@ -103,36 +113,24 @@ class GpuEmitter {
   void Add(TraceBuilder& b, int64_t origin, char phase, uint64_t begin, uint64_t end,
            std::string_view name, std::string_view category, Ident pid, Ident tid, uint32_t schema);
   // One event per record of the kinds a window shows; `launch` is the record's launch call.
-  void Emit(Output& o, TraceBuilder& b, int64_t origin, const stream::GpuKernel& r,
+#define PROFSH_GPU_EMIT(Type)                                                  \
+  void Emit(Output& o, TraceBuilder& b, int64_t origin, const stream::Type& r, \
             const GpuLaunch* launch);
-  void Emit(Output& o, TraceBuilder& b, int64_t origin, const stream::GpuMemcpy& r,
-            const GpuLaunch* launch);
-  void Emit(Output& o, TraceBuilder& b, int64_t origin, const stream::GpuMemset& r,
-            const GpuLaunch* launch);
-  void Emit(Output& o, TraceBuilder& b, int64_t origin, const stream::GpuApi& r,
-            const GpuLaunch* launch);
-  void Emit(Output& o, TraceBuilder& b, int64_t origin, const stream::GpuSync& r,
-            const GpuLaunch* launch);
-  void Emit(Output& o, TraceBuilder& b, int64_t origin, const stream::GpuOverhead& r,
-            const GpuLaunch* launch);
-  void Emit(Output& o, TraceBuilder& b, int64_t origin, const stream::GpuMemory& r,
-            const GpuLaunch* launch);
+  PROFSH_GPU_EMITTED_RECORDS(PROFSH_GPU_EMIT)
+#undef PROFSH_GPU_EMIT
+  // The inline values of a copy or set (AddTransferArgs' in the .cpp).
+  template <typename Transfer>
+  void TransferWords(const Transfer& r);
   void Projections(Output& o, TraceBuilder& b, int64_t origin);
   void Flows(Output& o, TraceBuilder& b, int64_t origin);
-  void PushWord2(int64_t v);
-  void PushDouble(double v);
 
   KinetoEmitter& cpu_;
-  const TickClock& clock_;
-  const StreamNames& names_;
-  int64_t pid_ = 0;
   uint64_t stream_base_ = 0;
   std::unordered_map<uint64_t, GpuLaunch> launches_;
   std::map<uint64_t, stream::GpuDevice> devices_;
   std::unordered_map<uint64_t, uint64_t> context_device_;
   std::unordered_map<size_t, Output> outputs_;
   std::map<uint64_t, int64_t> memory_total_;  // device -> bytes, over the whole run
-  std::vector<uint32_t> words_;
 };
 
 // Kineto's estimate of a kernel's achieved occupancy, in percent (rounded): resident blocks per

@@ -50,11 +50,6 @@ void KinetoEmitter::Open(size_t window, const WindowInfo& info) {
   o.builder = &sink_.Open(info, &o.origin);
 }
 
-void KinetoEmitter::PushWord2(int64_t value) {
-  words_.push_back(static_cast<uint32_t>(value));
-  words_.push_back(static_cast<uint32_t>(static_cast<uint64_t>(value) >> 32));
-}
-
 uint32_t KinetoEmitter::AttrSchema(Output& o, uint64_t domain, const st::EventAttrs& a) {
   if (domain == 0 && a.flags == 0) return TraceBuilder::kNoArgs;
   const SchemaKey key{domain, a.category, a.color,
@@ -98,7 +93,7 @@ void KinetoEmitter::Add(Output& o, char phase, uint64_t begin, uint64_t end, std
   e.flags = flags;
   words_.clear();
   if (schema != TraceBuilder::kNoArgs && payload && (payload->flags & st::kAttrPayload))
-    PushWord2(static_cast<int64_t>(PayloadBits(*payload)));
+    PushInlineInt(words_, static_cast<int64_t>(PayloadBits(*payload)));
   o.builder->AddEvent(e, schema, words_);
 }
 
@@ -126,9 +121,9 @@ void KinetoEmitter::Operator(Output& o, const OpenLevel& level, int64_t tid, uin
   // The values that differ per op are inline words; the rest is the schema, built once per
   // window for each (shapes, types, stack, which inline values) an op has.
   words_.clear();
-  if (op.sequence >= 0) PushWord2(op.sequence);
-  if (op.forward_thread != 0) PushWord2(static_cast<int64_t>(op.forward_thread));
-  if (op.flops != 0) PushWord2(static_cast<int64_t>(op.flops));
+  if (op.sequence >= 0) PushInlineInt(words_, op.sequence);
+  if (op.forward_thread != 0) PushInlineInt(words_, static_cast<int64_t>(op.forward_thread));
+  if (op.flops != 0) PushInlineInt(words_, static_cast<int64_t>(op.flops));
   const uint64_t present =
       (op.sequence >= 0 ? 1 : 0) | (op.forward_thread != 0 ? 2 : 0) | (op.flops != 0 ? 4 : 0);
   auto [cached, added] =
@@ -193,7 +188,7 @@ void KinetoEmitter::ForwardBackwardFlows(Output& o) {
     // JSON number.
     const int64_t flow = (static_cast<int64_t>(pid_ & 0xfffff) << 32) | ++flow_ids_;
     words_.clear();
-    PushWord2(flow);
+    PushInlineInt(words_, flow);
     EventFields e;
     e.phase = 's';
     e.ts = fwd->second;
@@ -280,9 +275,9 @@ void KinetoEmitter::Memory(size_t window, const st::StreamEvent& e, int64_t tid,
     o.counter_schema = b.BuildSchema();
   }
   words_.clear();
-  PushWord2(total);
-  PushWord2(e.bytes);
-  PushWord2(static_cast<int64_t>(e.address));
+  PushInlineInt(words_, total);
+  PushInlineInt(words_, e.bytes);
+  PushInlineInt(words_, static_cast<int64_t>(e.address));
   EventFields f;
   f.phase = 'i';
   f.ts = Ts(o, e.ticks);
@@ -292,7 +287,7 @@ void KinetoEmitter::Memory(size_t window, const st::StreamEvent& e, int64_t tid,
   f.tid = Ident{tid, 0, false};
   b.AddEvent(f, o.memory_schema, words_);
   words_.clear();
-  PushWord2(total);
+  PushInlineInt(words_, total);
   f.phase = 'C';
   f.name = kineto::kCpuMemoryCounter;
   f.category = kineto::kMemoryCategory;

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/decoding/emitter_state.h"
 #include "engine/decoding/range_matcher.h"
 #include "engine/decoding/stream_clock.h"
 #include "engine/decoding/stream_names.h"
@@ -51,12 +52,11 @@ struct ProcessNames {
   const std::unordered_map<int64_t, std::string>& thread_names;
 };
 
-class KinetoEmitter {
+class KinetoEmitter : public EmitterState {
  public:
   KinetoEmitter(WindowSink& sink, const TickClock& clock, const StreamNames& names)
-      : sink_(sink), clock_(clock), names_(names) {}
+      : EmitterState(clock, names), sink_(sink) {}
 
-  void SetPid(int64_t pid) { pid_ = pid; }
   void Open(size_t window, const WindowInfo& info);
   // The builder of an open window and its origin (for the GPU emitter); nullptr once sealed.
   TraceBuilder* Builder(size_t window, int64_t* origin) {
@@ -120,15 +120,10 @@ class KinetoEmitter {
   void Meta(Output& o, std::string_view what, Ident tid, std::string_view key,
             std::string_view value);
   void Names(Output& o, const ProcessNames& process);
-  void PushWord2(int64_t value);
 
   WindowSink& sink_;
-  const TickClock& clock_;
-  const StreamNames& names_;
-  int64_t pid_ = 0;
   uint32_t flow_ids_ = 0;
   std::unordered_map<size_t, Output> outputs_;
-  std::vector<uint32_t> words_;
 };
 
 }  // namespace profsh

@@ -15,14 +15,19 @@
 
 namespace profsh::stream {
 
-// A kernel (CUPTI_ACTIVITY_KIND_KERNEL / CONCURRENT_KERNEL). Times are the collector's ticks.
+// The fields device work (a kernel, copy or set) starts with, in this order. Times are the
+// collector's ticks.
+#define PROFSH_GPU_WORK_FIELDS(F) \
+  F(start)                        \
+  F(end)                          \
+  F(device)                       \
+  F(context)                      \
+  F(stream)                       \
+  F(correlation)
+
+// A kernel (CUPTI_ACTIVITY_KIND_KERNEL / CONCURRENT_KERNEL).
 #define PROFSH_GPU_KERNEL_FIELDS(F)       \
-  F(start)                                \
-  F(end)                                  \
-  F(device)                               \
-  F(context)                              \
-  F(stream)                               \
-  F(correlation)                          \
+  PROFSH_GPU_WORK_FIELDS(F)               \
   F(name) /* a string id (StringBlock) */ \
   F(grid_x)                               \
   F(grid_y)                               \
@@ -39,12 +44,7 @@ namespace profsh::stream {
 // A copy (MEMCPY, and MEMCPY2 for peer copies). copy_kind, src_kind and dst_kind are CUPTI's
 // enums; src_device and dst_device equal device but for peer copies.
 #define PROFSH_GPU_MEMCPY_FIELDS(F) \
-  F(start)                          \
-  F(end)                            \
-  F(device)                         \
-  F(context)                        \
-  F(stream)                         \
-  F(correlation)                    \
+  PROFSH_GPU_WORK_FIELDS(F)         \
   F(bytes)                          \
   F(copy_kind)                      \
   F(src_kind)                       \
@@ -54,12 +54,7 @@ namespace profsh::stream {
   F(graph)
 
 #define PROFSH_GPU_MEMSET_FIELDS(F) \
-  F(start)                          \
-  F(end)                            \
-  F(device)                         \
-  F(context)                        \
-  F(stream)                         \
-  F(correlation)                    \
+  PROFSH_GPU_WORK_FIELDS(F)         \
   F(bytes)                          \
   F(value)                          \
   F(memory_kind)
@@ -131,18 +126,22 @@ namespace profsh::stream {
   F(untimed)         /* device records without valid times (unknown, end < start) */ \
   F(unwritten)       /* records not written (no memory) */
 
-// Every record: its struct, its kind (stream_format.h's GpuRecordKind) and its field list.
-#define PROFSH_GPU_RECORDS(R)                              \
-  R(GpuKernel, kGpuKernel, PROFSH_GPU_KERNEL_FIELDS)       \
-  R(GpuMemcpy, kGpuMemcpy, PROFSH_GPU_MEMCPY_FIELDS)       \
-  R(GpuMemset, kGpuMemset, PROFSH_GPU_MEMSET_FIELDS)       \
-  R(GpuApi, kGpuApi, PROFSH_GPU_API_FIELDS)                \
-  R(GpuSync, kGpuSync, PROFSH_GPU_SYNC_FIELDS)             \
-  R(GpuMemory, kGpuMemory, PROFSH_GPU_MEMORY_FIELDS)       \
-  R(GpuOverhead, kGpuOverhead, PROFSH_GPU_OVERHEAD_FIELDS) \
-  R(GpuDevice, kGpuDevice, PROFSH_GPU_DEVICE_FIELDS)       \
-  R(GpuContext, kGpuContext, PROFSH_GPU_CONTEXT_FIELDS)    \
-  R(GpuDrops, kGpuDrops, PROFSH_GPU_DROPS_FIELDS)
+// Every record: its struct, its kind (the number on the wire, never reused) and its field list.
+#define PROFSH_GPU_RECORDS(R)                                 \
+  R(GpuKernel, kGpuKernel, 1, PROFSH_GPU_KERNEL_FIELDS)       \
+  R(GpuMemcpy, kGpuMemcpy, 2, PROFSH_GPU_MEMCPY_FIELDS)       \
+  R(GpuMemset, kGpuMemset, 3, PROFSH_GPU_MEMSET_FIELDS)       \
+  R(GpuApi, kGpuApi, 4, PROFSH_GPU_API_FIELDS)                \
+  R(GpuSync, kGpuSync, 5, PROFSH_GPU_SYNC_FIELDS)             \
+  R(GpuMemory, kGpuMemory, 6, PROFSH_GPU_MEMORY_FIELDS)       \
+  R(GpuOverhead, kGpuOverhead, 7, PROFSH_GPU_OVERHEAD_FIELDS) \
+  R(GpuDevice, kGpuDevice, 8, PROFSH_GPU_DEVICE_FIELDS)       \
+  R(GpuContext, kGpuContext, 9, PROFSH_GPU_CONTEXT_FIELDS)    \
+  R(GpuDrops, kGpuDrops, 10, PROFSH_GPU_DROPS_FIELDS)
+
+#define PROFSH_GPU_KIND_ENUMERATOR(Type, kind, number, FIELDS) kind = number,
+enum GpuRecordKind : uint8_t { PROFSH_GPU_RECORDS(PROFSH_GPU_KIND_ENUMERATOR) };
+#undef PROFSH_GPU_KIND_ENUMERATOR
 
 #define PROFSH_GPU_FIELD_MEMBER(field) uint64_t field = 0;
 #define PROFSH_GPU_FIELD_COUNT(field) +1
@@ -150,7 +149,7 @@ namespace profsh::stream {
 #define PROFSH_GPU_FIELD_PACK(field) r->f[r->count++] = field;
 #define PROFSH_GPU_FIELD_UNPACK(field) out.field = r[i++];
 
-#define PROFSH_GPU_DECLARE_RECORD(Type, kind_value, FIELDS)                                   \
+#define PROFSH_GPU_DECLARE_RECORD(Type, kind_value, number, FIELDS)                           \
   struct Type {                                                                               \
     static constexpr GpuRecordKind kKind = kind_value;                                        \
     static constexpr std::string_view kName = #Type;                                          \
@@ -187,9 +186,9 @@ PROFSH_GPU_RECORDS(PROFSH_GPU_DECLARE_RECORD)
 template <typename Visit>
 bool VisitGpuRecord(const GpuRecord& r, Visit&& visit) {
   switch (r.kind) {
-#define PROFSH_GPU_VISIT_CASE(Type, kind_value, FIELDS) \
-  case kind_value:                                      \
-    visit(Type::From(r));                               \
+#define PROFSH_GPU_VISIT_CASE(Type, kind_value, number, FIELDS) \
+  case kind_value:                                              \
+    visit(Type::From(r));                                       \
     return true;
     PROFSH_GPU_RECORDS(PROFSH_GPU_VISIT_CASE)
 #undef PROFSH_GPU_VISIT_CASE
@@ -228,8 +227,8 @@ inline uint64_t CorrelationOf(const GpuRecord& r) {
 // Whether the record is device work (a kernel, copy or set).
 inline bool IsDeviceWork(uint8_t kind) {
   switch (kind) {
-#define PROFSH_GPU_WORK_CASE(Type, kind_value, FIELDS) \
-  case kind_value:                                     \
+#define PROFSH_GPU_WORK_CASE(Type, kind_value, number, FIELDS) \
+  case kind_value:                                             \
     return DeviceWorkGpuRecord<Type>;
     PROFSH_GPU_RECORDS(PROFSH_GPU_WORK_CASE)
 #undef PROFSH_GPU_WORK_CASE

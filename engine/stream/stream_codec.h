@@ -484,7 +484,7 @@ struct ConfigBlock {
 
 // --- GPU activity (kGpuActivity) ---
 
-// One record: its kind and up to kMaxFields numbers, in the order stream_format.h lists them
+// One record: its kind and up to kMaxFields numbers, in the order gpu_records.h lists them
 // for the kind. A reader takes the fields it knows; a newer writer may append more.
 struct GpuRecord {
   static constexpr uint32_t kMaxFields = 20;
@@ -614,10 +614,15 @@ inline uint8_t* PutAttrsAt(uint8_t* p, const EventAttrs& a) {
 // first_ticks for its first event); returns the byte after it. Times never go backwards within
 // a block: an earlier one is written as the previous time. One reservation per event, not per
 // field: the drain encodes tens of millions of events a second.
-inline uint8_t* EncodeEventAt(uint8_t* p, uint64_t previous_ticks, const StreamEvent& e) {
+// The kind is read before anything is written (a byte store may alias `e`), so that a caller
+// that sets a constant kind gets that kind's code alone once this is inlined (the drain does,
+// for plain pushes and pops).
+__attribute__((always_inline)) inline uint8_t* EncodeEventAt(uint8_t* p, uint64_t previous_ticks,
+                                                             const StreamEvent& e) {
+  const uint8_t kind = e.kind;
   const uint64_t delta = e.ticks >= previous_ticks ? e.ticks - previous_ticks : 0;
-  p = PutVarint(p, delta << 4 | e.kind);
-  switch (e.kind) {
+  p = PutVarint(p, delta << 4 | kind);
+  switch (kind) {
     case kPush:
     case kMark:
       p = PutVarint(p, e.domain);

@@ -87,8 +87,8 @@ enum BlockType : uint32_t {
   kSample = 24,         // one sample: thread, time, user registers, a copy of the user stack
   kSampleDrops = 25,    // samples the kernel or the collector could not keep (cumulative)
   // u32 count, count × GPU activity record (GpuRecord in stream_codec.h: u8 kind, varint n,
-  // n varints, the kind's fields in the order gpu_records.h lists them). Times are the
-  // stream's ticks: CUPTI's timestamp callback is the collector's clock.
+  // n varints; gpu_records.h lists the kinds and each kind's fields in wire order). Times are
+  // the stream's ticks: CUPTI's timestamp callback is the collector's clock.
   kGpuActivity = 26,
   // varint n (at most kMostFrequentNames), n × (varint name id, varint count): the range and
   // mark names (NVTX, ITT, torch's record_function) met most often while a step marker was set
@@ -192,20 +192,7 @@ enum CounterType : uint8_t {
   kCounterDouble = 8,
 };
 
-// GPU activity records (kGpuActivity), one per CUPTI record the collector keeps. Each kind's
-// fields are declared once, in gpu_records.h.
-enum GpuRecordKind : uint8_t {
-  kGpuKernel = 1,
-  kGpuMemcpy = 2,
-  kGpuMemset = 3,
-  kGpuApi = 4,
-  kGpuSync = 5,
-  kGpuMemory = 6,
-  kGpuOverhead = 7,
-  kGpuDevice = 8,
-  kGpuContext = 9,
-  kGpuDrops = 10,
-};
+// GpuApi's `api` (gpu_records.h).
 enum GpuApiKind : uint8_t { kGpuApiDriver = 1, kGpuApiRuntime = 2 };
 
 // Variables the launcher sets for the runtime.

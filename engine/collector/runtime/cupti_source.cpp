@@ -393,157 +393,165 @@ uint64_t OsThreadOf(uint32_t cupti_thread) {
   return static_cast<uint64_t>(found);
 }
 
-using U64 = uint64_t;
+// CUPTI's activity members and the record fields they fill, each pair listed once: a record
+// built from an activity takes every listed field both have (FromActivity), so a kind's case
+// below writes only what is computed (interned names, thread ids, the API's kind). A new record
+// field that CUPTI names in its activities is one line in gpu_records.h and one here.
+#define PROFSH_CUPTI_MEMBERS(F)                             \
+  F(start, start)                                           \
+  F(end, end)                                               \
+  F(device, deviceId)                                       \
+  F(context, contextId)                                     \
+  F(stream, streamId)                                       \
+  F(correlation, correlationId)                             \
+  F(grid_x, gridX)                                          \
+  F(grid_y, gridY)                                          \
+  F(grid_z, gridZ)                                          \
+  F(block_x, blockX)                                        \
+  F(block_y, blockY)                                        \
+  F(block_z, blockZ)                                        \
+  F(registers_per_thread, registersPerThread)               \
+  F(static_shared, staticSharedMemory)                      \
+  F(dynamic_shared, dynamicSharedMemory)                    \
+  F(graph, graphId)                                         \
+  F(graph_node, graphNodeId)                                \
+  F(bytes, bytes)                                           \
+  F(copy_kind, copyKind)                                    \
+  F(src_kind, srcKind)                                      \
+  F(dst_kind, dstKind)                                      \
+  F(value, value)                                           \
+  F(memory_kind, memoryKind)                                \
+  F(cbid, cbid)                                             \
+  F(return_value, returnValue)                              \
+  F(type, type)                                             \
+  F(event, cudaEventId)                                     \
+  F(time, timestamp)                                        \
+  F(operation, memoryOperationType)                         \
+  F(address, address)                                       \
+  F(overhead_kind, overheadKind)                            \
+  F(object_kind, objectKind)                                \
+  F(id, id)                                                 \
+  F(sms, numMultiprocessors)                                \
+  F(cc_major, computeCapabilityMajor)                       \
+  F(cc_minor, computeCapabilityMinor)                       \
+  F(global_memory, globalMemorySize)                        \
+  F(max_warps_per_sm, maxWarpsPerMultiprocessor)            \
+  F(max_blocks_per_sm, maxBlocksPerMultiprocessor)          \
+  F(registers_per_sm, maxRegistersPerMultiprocessor)        \
+  F(shared_memory_per_sm, maxSharedMemoryPerMultiprocessor) \
+  F(max_threads_per_block, maxThreadsPerBlock)              \
+  F(null_stream, nullStreamId)
 
-// A copy, from CUPTI's record of either kind (a peer copy names its two devices).
-template <typename CuptiCopy>
-st::GpuMemcpy CopyRecord(const CuptiCopy* m, uint64_t src_device, uint64_t dst_device) {
-  return st::GpuMemcpy{.start = m->start,
-                       .end = m->end,
-                       .device = m->deviceId,
-                       .context = m->contextId,
-                       .stream = m->streamId,
-                       .correlation = m->correlationId,
-                       .bytes = m->bytes,
-                       .copy_kind = m->copyKind,
-                       .src_kind = m->srcKind,
-                       .dst_kind = m->dstKind,
-                       .src_device = src_device,
-                       .dst_device = dst_device,
-                       .graph = m->graphId};
+// The CUPTI activity each record is built from (Translate's casts).
+#define PROFSH_CUPTI_SOURCES(S)              \
+  S(GpuKernel, CUpti_ActivityKernel10)       \
+  S(GpuMemcpy, CUpti_ActivityMemcpy6)        \
+  S(GpuMemcpy, CUpti_ActivityMemcpyPtoP4)    \
+  S(GpuMemset, CUpti_ActivityMemset4)        \
+  S(GpuApi, CUpti_ActivityAPI)               \
+  S(GpuSync, CUpti_ActivitySynchronization2) \
+  S(GpuMemory, CUpti_ActivityMemory4)        \
+  S(GpuOverhead, CUpti_ActivityOverhead3)    \
+  S(GpuDevice, CUpti_ActivityDevice5)        \
+  S(GpuContext, CUpti_ActivityContext3)
+
+// A misspelt field or member would never be copied: each pair listed is copied for some source.
+template <typename Probe>
+constexpr bool SomeSourceCopies(Probe) {
+#define PROFSH_PROBE_SOURCE(Type, Activity) \
+  || std::is_invocable_v<Probe, st::Type*, const Activity*>
+  return false PROFSH_CUPTI_SOURCES(PROFSH_PROBE_SOURCE);
+#undef PROFSH_PROBE_SOURCE
+}
+#define PROFSH_CUPTI_PAIR_USED(field, member)                                                      \
+  static_assert(SomeSourceCopies([](auto* r, auto* a) -> decltype(void(r->field = a->member)) {}), \
+                #field " <- " #member ": no GPU record and CUPTI activity have both");
+PROFSH_CUPTI_MEMBERS(PROFSH_CUPTI_PAIR_USED)
+#undef PROFSH_CUPTI_PAIR_USED
+
+template <typename Record, typename Activity>
+Record FromActivity(const Activity* a) {
+  Record rec;
+#define PROFSH_CUPTI_COPY(field, member)                                        \
+  if constexpr (requires(Record r, const Activity* p) { r.field = p->member; }) \
+    rec.field = static_cast<uint64_t>(a->member);
+  PROFSH_CUPTI_MEMBERS(PROFSH_CUPTI_COPY)
+#undef PROFSH_CUPTI_COPY
+  return rec;
 }
 
-// One CUPTI record as a stream record; false for kinds not kept. The designated initialisers
-// must follow gpu_records.h's field order: the compiler checks it.
+// A CUPTI thread id as the OS thread (CUPTI reports pthread ids unless told otherwise).
+uint64_t OsThread(uint64_t cupti_thread) {
+  return g_cupti.os_thread_ids ? cupti_thread : OsThreadOf(cupti_thread);
+}
+
+// One CUPTI record as a stream record; false for kinds not kept.
 bool Translate(const CUpti_Activity* a, st::GpuRecord* r) {
   switch (a->kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
       const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(a);
-      st::GpuKernel{.start = k->start,
-                    .end = k->end,
-                    .device = k->deviceId,
-                    .context = k->contextId,
-                    .stream = k->streamId,
-                    .correlation = k->correlationId,
-                    .name = Intern(k->name),
-                    .grid_x = static_cast<U64>(k->gridX),
-                    .grid_y = static_cast<U64>(k->gridY),
-                    .grid_z = static_cast<U64>(k->gridZ),
-                    .block_x = static_cast<U64>(k->blockX),
-                    .block_y = static_cast<U64>(k->blockY),
-                    .block_z = static_cast<U64>(k->blockZ),
-                    .registers_per_thread = k->registersPerThread,
-                    .static_shared = static_cast<U64>(k->staticSharedMemory),
-                    .dynamic_shared = static_cast<U64>(k->dynamicSharedMemory),
-                    .graph = k->graphId,
-                    .graph_node = k->graphNodeId}
-          .PackInto(r);
+      auto rec = FromActivity<st::GpuKernel>(k);
+      rec.name = Intern(k->name);
+      rec.PackInto(r);
       return true;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
-      const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(a);
-      CopyRecord(m, m->deviceId, m->deviceId).PackInto(r);
+      auto rec = FromActivity<st::GpuMemcpy>(reinterpret_cast<const CUpti_ActivityMemcpy6*>(a));
+      rec.src_device = rec.dst_device = rec.device;
+      rec.PackInto(r);
       return true;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY2: {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(a);
-      CopyRecord(m, m->srcDeviceId, m->dstDeviceId).PackInto(r);
+      auto rec = FromActivity<st::GpuMemcpy>(m);
+      rec.src_device = m->srcDeviceId;
+      rec.dst_device = m->dstDeviceId;
+      rec.PackInto(r);
       return true;
     }
-    case CUPTI_ACTIVITY_KIND_MEMSET: {
-      const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(a);
-      st::GpuMemset{.start = m->start,
-                    .end = m->end,
-                    .device = m->deviceId,
-                    .context = m->contextId,
-                    .stream = m->streamId,
-                    .correlation = m->correlationId,
-                    .bytes = m->bytes,
-                    .value = m->value,
-                    .memory_kind = m->memoryKind}
-          .PackInto(r);
+    case CUPTI_ACTIVITY_KIND_MEMSET:
+      FromActivity<st::GpuMemset>(reinterpret_cast<const CUpti_ActivityMemset4*>(a)).PackInto(r);
       return true;
-    }
     case CUPTI_ACTIVITY_KIND_RUNTIME:
     case CUPTI_ACTIVITY_KIND_DRIVER: {
       const auto* c = reinterpret_cast<const CUpti_ActivityAPI*>(a);
       const bool runtime = a->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
-      st::GpuApi{.start = c->start,
-                 .end = c->end,
-                 .tid = g_cupti.os_thread_ids ? c->threadId : OsThreadOf(c->threadId),
-                 .correlation = c->correlationId,
-                 .name = ApiName(runtime, c->cbid),
-                 .cbid = c->cbid,
-                 .api = static_cast<U64>(runtime ? st::kGpuApiRuntime : st::kGpuApiDriver),
-                 .return_value = c->returnValue}
-          .PackInto(r);
+      auto rec = FromActivity<st::GpuApi>(c);
+      rec.tid = OsThread(c->threadId);
+      rec.name = ApiName(runtime, c->cbid);
+      rec.api = runtime ? st::kGpuApiRuntime : st::kGpuApiDriver;
+      rec.PackInto(r);
       return true;
     }
-    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
-      const auto* s = reinterpret_cast<const CUpti_ActivitySynchronization2*>(a);
-      st::GpuSync{.start = s->start,
-                  .end = s->end,
-                  .context = s->contextId,
-                  .stream = s->streamId,
-                  .correlation = s->correlationId,
-                  .type = static_cast<U64>(s->type),
-                  .event = s->cudaEventId}
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+      FromActivity<st::GpuSync>(reinterpret_cast<const CUpti_ActivitySynchronization2*>(a))
           .PackInto(r);
       return true;
-    }
-    case CUPTI_ACTIVITY_KIND_MEMORY2: {
-      const auto* m = reinterpret_cast<const CUpti_ActivityMemory4*>(a);
-      st::GpuMemory{.time = m->timestamp,
-                    .device = m->deviceId,
-                    .context = m->contextId,
-                    .stream = m->streamId,
-                    .correlation = m->correlationId,
-                    .operation = static_cast<U64>(m->memoryOperationType),
-                    .memory_kind = static_cast<U64>(m->memoryKind),
-                    .address = m->address,
-                    .bytes = m->bytes}
-          .PackInto(r);
+    case CUPTI_ACTIVITY_KIND_MEMORY2:
+      FromActivity<st::GpuMemory>(reinterpret_cast<const CUpti_ActivityMemory4*>(a)).PackInto(r);
       return true;
-    }
     case CUPTI_ACTIVITY_KIND_OVERHEAD: {
       const auto* o = reinterpret_cast<const CUpti_ActivityOverhead3*>(a);
       // CUPTI allocates the details of some kinds (a full command buffer) and leaves freeing
       // them to the client: kept, they would leak in the workload for every such record.
       free(o->overheadData);
-      const bool thread = o->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD;
-      st::GpuOverhead{.start = o->start,
-                      .end = o->end,
-                      .overhead_kind = static_cast<U64>(o->overheadKind),
-                      .object_kind = static_cast<U64>(o->objectKind),
-                      .thread = !thread                 ? 0
-                                : g_cupti.os_thread_ids ? o->objectId.pt.threadId
-                                                        : OsThreadOf(o->objectId.pt.threadId)}
-          .PackInto(r);
+      auto rec = FromActivity<st::GpuOverhead>(o);
+      if (o->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD)
+        rec.thread = OsThread(o->objectId.pt.threadId);
+      rec.PackInto(r);
       return true;
     }
     case CUPTI_ACTIVITY_KIND_DEVICE: {
       const auto* d = reinterpret_cast<const CUpti_ActivityDevice5*>(a);
-      st::GpuDevice{.id = d->id,
-                    .name = Intern(d->name),
-                    .sms = d->numMultiprocessors,
-                    .cc_major = d->computeCapabilityMajor,
-                    .cc_minor = d->computeCapabilityMinor,
-                    .global_memory = d->globalMemorySize,
-                    .max_warps_per_sm = d->maxWarpsPerMultiprocessor,
-                    .max_blocks_per_sm = d->maxBlocksPerMultiprocessor,
-                    .registers_per_sm = d->maxRegistersPerMultiprocessor,
-                    .shared_memory_per_sm = d->maxSharedMemoryPerMultiprocessor,
-                    .max_threads_per_block = d->maxThreadsPerBlock}
-          .PackInto(r);
+      auto rec = FromActivity<st::GpuDevice>(d);
+      rec.name = Intern(d->name);
+      rec.PackInto(r);
       return true;
     }
-    case CUPTI_ACTIVITY_KIND_CONTEXT: {
-      const auto* c = reinterpret_cast<const CUpti_ActivityContext3*>(a);
-      st::GpuContext{.context = c->contextId, .device = c->deviceId, .null_stream = c->nullStreamId}
-          .PackInto(r);
+    case CUPTI_ACTIVITY_KIND_CONTEXT:
+      FromActivity<st::GpuContext>(reinterpret_cast<const CUpti_ActivityContext3*>(a)).PackInto(r);
       return true;
-    }
     default:
       return false;
   }

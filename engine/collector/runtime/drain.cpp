@@ -86,13 +86,24 @@ void FillAttrs(const Record& r, const RecordExt* ext, const RecordExt* payload,
     a->payload = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(a->payload)));
 }
 
+// A slot's ring as the drain reads it, copied out of the slot once a block: the encoder's byte
+// stores may alias anything, so `s.ring[i & s.mask]` reloads both fields from the slot for
+// every record, and a slot line the drain keeps reading is one the producer's stores wait for.
+struct RingView {
+  const Record* ring;
+  uint64_t mask;
+  const Record& operator[](uint64_t i) const { return ring[i & mask]; }
+  const RecordExt* Ext(uint64_t i) const {
+    return reinterpret_cast<const RecordExt*>(&ring[i & mask]);
+  }
+};
+
 // The stream event of the ring record at `i` (which takes `n` slots). Only the fields the
 // event's kind has are set: the encoder reads no others, and the drain fills one event tens of
 // millions of times a second.
-void FillEvent(const ThreadSlot& s, uint64_t i, uint64_t n, const Record& r,
+void FillEvent(const RingView& ring, uint64_t i, uint64_t n, const Record& r,
                stream::StreamEvent& e) {
-  const RecordExt* ext =
-      (r.flags & kHasExt) ? reinterpret_cast<const RecordExt*>(&s.ring[(i + 1) & s.mask]) : nullptr;
+  const RecordExt* ext = (r.flags & kHasExt) ? ring.Ext(i + 1) : nullptr;
   e.ticks = r.ticks;
   e.kind = r.kind;
   e.domain = r.domain;
@@ -104,9 +115,7 @@ void FillEvent(const ThreadSlot& s, uint64_t i, uint64_t n, const Record& r,
       break;
     case stream::kRangeStart:
       e.range_id = ext ? ext->value : 0;
-      FillAttrs(r, ext,
-                n == 3 ? reinterpret_cast<const RecordExt*>(&s.ring[(i + 2) & s.mask]) : nullptr,
-                &e.attrs);
+      FillAttrs(r, ext, n == 3 ? ring.Ext(i + 2) : nullptr, &e.attrs);
       break;
     case stream::kRangeEnd:
       e.range_id = ext ? ext->value : 0;
@@ -133,8 +142,8 @@ void FillEvent(const ThreadSlot& s, uint64_t i, uint64_t n, const Record& r,
       break;
     case stream::kOpBegin: {
       // [op][shapes, dtypes, sequence][stack, forward thread, flops]
-      const auto* first = reinterpret_cast<const RecordExt*>(&s.ring[(i + 1) & s.mask]);
-      const auto* second = reinterpret_cast<const RecordExt*>(&s.ring[(i + 2) & s.mask]);
+      const RecordExt* first = ring.Ext(i + 1);
+      const RecordExt* second = ring.Ext(i + 2);
       e.domain = 0;
       e.op.shapes = first->category;
       e.op.dtypes = first->color;
@@ -160,19 +169,37 @@ void EncodeEvents(ThreadSlot& s, uint64_t tail, uint64_t head) {
   g_block.used = 0;
   if (g_block.Room(sizeof(stream::BlockHeader)) != nullptr)
     g_block.used = sizeof(stream::BlockHeader);
+  const RingView ring{s.ring, s.mask};
   stream::EventsHeader header;
   header.slot = s.index;
-  header.first_ticks = s.ring[tail & s.mask].ticks;
+  header.first_ticks = ring[tail].ticks;
   header.Encode(g_block);
   const size_t count_at = g_block.used - sizeof header.count;
   uint32_t count = 0;
   uint64_t previous = header.first_ticks;
   stream::StreamEvent e;
   for (uint64_t i = tail; i < head;) {
-    const Record r = s.ring[i & s.mask];
+    const Record r = ring[i];
     const uint64_t n = RecordsOf(r);
-    if (r.kind < stream::kKindCount || r.kind == kTaskBeginFn || r.kind == kTaskBeginIds) {
-      FillEvent(s, i, n, r, e);
+    // Plain pushes and pops, most of any stream, with their kind a constant for the encoder.
+    if (r.kind == stream::kPop) {
+      e.ticks = r.ticks;
+      e.kind = stream::kPop;
+      e.domain = r.domain;
+      stream::EncodeEvent(g_block, previous, e);
+      previous = e.ticks >= previous ? e.ticks : previous;
+      ++count;
+    } else if (r.kind == stream::kPush && !(r.flags & kHasExt)) {
+      e.ticks = r.ticks;
+      e.kind = stream::kPush;
+      e.domain = r.domain;
+      e.name = r.name;
+      e.attrs.flags = 0;
+      stream::EncodeEvent(g_block, previous, e);
+      previous = e.ticks >= previous ? e.ticks : previous;
+      ++count;
+    } else if (r.kind < stream::kKindCount || r.kind == kTaskBeginFn || r.kind == kTaskBeginIds) {
+      FillEvent(ring, i, n, r, e);
       stream::EncodeEvent(g_block, previous, e);
       previous = e.ticks >= previous ? e.ticks : previous;
       ++count;
