@@ -45,7 +45,7 @@ struct GpuEvents {
   std::vector<int64_t> device, stream, correlation;  // -1 when absent
   std::vector<double> bandwidth;  // copies and sets: "memory bandwidth (GB/s)", 0 when absent
   std::vector<uint32_t> launch;   // index of the runtime call with the correlation, or kNone
-  // Runtime calls (categories *_runtime and cuda_driver) that carry a correlation id.
+  // Runtime and driver calls (the event model's role) that carry a correlation id.
   std::vector<int64_t> runtime_ts, runtime_end, runtime_correlation;
   std::vector<uint32_t> runtime_name, runtime_track;
   // ATen operators (names "aten::…"), which launch the device work.

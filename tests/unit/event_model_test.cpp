@@ -133,6 +133,10 @@ TEST(EventModel, AKernelKeepsEveryRuntimeCandidateInTraceOrder) {
   EXPECT_EQ(m.ids().ranges.event[around[1]], EventNamed(*trace, "aten::mm"));
   m.EnclosingRanges(1, &around);
   EXPECT_TRUE(around.empty());
+  // The ranges' extents, made on request: the step's [0, 500) µs on tid 1's track.
+  ASSERT_EQ(m.range_extents().size(), 2u);
+  EXPECT_EQ(m.range_extents()[0].end, 500'000);
+  EXPECT_EQ(m.range_extents()[1].track, m.range_extents()[0].track);
 }
 
 TEST(EventModel, RangesWithEqualStartsNestLongerOuterThenTraceOrder) {
@@ -165,7 +169,8 @@ TEST(EventModel, RangesWithEqualStartsNestLongerOuterThenTraceOrder) {
   EXPECT_EQ(innermost[2], kNoIndex);  // every range ended at or before 100
   EXPECT_EQ(innermost[3], 3u);        // a range starting at the call's instant is open there
   std::vector<uint32_t> open;
-  OpenRangesAt(r, tree, innermost[0], 40, &open);
+  OpenRangesAt(
+      tree, innermost[0], 40, [&](uint32_t k) { return r[k].end; }, &open);
   EXPECT_EQ(open, (std::vector<uint32_t>{0, 1, 5}));  // e (ended at 30) is skipped
 }
 

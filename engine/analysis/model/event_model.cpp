@@ -28,17 +28,23 @@ std::vector<TrackInstant> StartsOf(const Trace& trace, const RuntimeIds& runtime
 }  // namespace
 
 EventModel::EventModel(const Trace& trace)
-    : trace_(trace),
-      roles_(trace),
-      ids_(ReadEventIds(trace, roles_)),
-      range_extents_(ExtentsOf(trace, ids_.ranges)),
-      range_tree_(NestRanges(range_extents_)),
-      links_(ids_, range_extents_, range_tree_, StartsOf(trace, ids_.runtime)),
-      args_(trace) {}
+    : trace_(trace), roles_(trace), ids_(ReadEventIds(trace, roles_)), args_(trace) {
+  // The extents are the trace's own times: kept only while the tree and links are built.
+  const std::vector<RangeExtent> extents = ExtentsOf(trace, ids_.ranges);
+  range_tree_ = NestRanges(extents);
+  links_ = LaunchLinks(ids_, extents, range_tree_, StartsOf(trace, ids_.runtime));
+}
+
+std::span<const RangeExtent> EventModel::range_extents() const {
+  std::call_once(extents_once_, [&] { range_extents_ = ExtentsOf(trace_, ids_.ranges); });
+  return range_extents_;
+}
 
 void EventModel::EnclosingRanges(size_t runtime, std::vector<uint32_t>* out) const {
-  OpenRangesAt(range_extents_, range_tree_, links_.InnermostRange(runtime),
-               trace_.events.ts(ids_.runtime.event[runtime]), out);
+  const EventTable& ev = trace_.events;
+  OpenRangesAt(
+      range_tree_, links_.InnermostRange(runtime), ev.ts(ids_.runtime.event[runtime]),
+      [&](uint32_t r) { return ev.end(ids_.ranges.event[r]); }, out);
 }
 
 std::shared_ptr<const EventModel> SharedModelOf(const Trace& trace) {

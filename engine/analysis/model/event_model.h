@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <span>
 #include <vector>
 
@@ -32,8 +33,9 @@ class EventModel {
   const LaunchLinks& links() const { return links_; }
   const TypedArgs& args() const { return args_; }
 
-  // The CPU ranges (EventIds::ranges: operators and annotations) and their tree.
-  std::span<const RangeExtent> range_extents() const { return range_extents_; }
+  // The CPU ranges (EventIds::ranges: operators and annotations) and their tree. The extents
+  // repeat the trace's times: they are made when first asked for, not with the model.
+  std::span<const RangeExtent> range_extents() const;
   const RangeTree& range_tree() const { return range_tree_; }
   // The CPU ranges open on runtime call r's track when it started, outermost first (indexes into
   // EventIds::ranges).
@@ -43,10 +45,11 @@ class EventModel {
   const Trace& trace_;
   EventRoles roles_;
   EventIds ids_;
-  std::vector<RangeExtent> range_extents_;
   RangeTree range_tree_;
   LaunchLinks links_;
   TypedArgs args_;
+  mutable std::once_flag extents_once_;
+  mutable std::vector<RangeExtent> range_extents_;
 };
 
 // The trace's model, built on first use and shared by every analysis. The reference stays valid

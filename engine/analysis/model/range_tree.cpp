@@ -73,14 +73,4 @@ std::vector<uint32_t> InnermostOpenRanges(std::span<const RangeExtent> ranges,
   return innermost;
 }
 
-void OpenRangesAt(std::span<const RangeExtent> ranges, const RangeTree& tree, uint32_t innermost,
-                  int64_t ts, std::vector<uint32_t>* out) {
-  out->clear();
-  // Every range open at `ts` lies on the sweep's stack under the innermost one, which is its
-  // chain of parents; ranges on that chain that ended before `ts` are skipped.
-  for (uint32_t r = innermost; r != kTop; r = tree.parent[r])
-    if (ranges[r].end > ts) out->push_back(r);
-  std::reverse(out->begin(), out->end());
-}
-
 }  // namespace profsh

@@ -10,6 +10,7 @@
 // (function_events' Nest) differs there: it asks the parent to contain the child.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -43,8 +44,23 @@ std::vector<uint32_t> InnermostOpenRanges(std::span<const RangeExtent> ranges,
                                           const RangeTree& tree,
                                           std::span<const TrackInstant> instants);
 
-// The ranges open at `ts` from the innermost one, outermost first.
-void OpenRangesAt(std::span<const RangeExtent> ranges, const RangeTree& tree, uint32_t innermost,
-                  int64_t ts, std::vector<uint32_t>* out);
+// The ranges open at `ts` from the innermost one, outermost first; `end_of(r)` is range r's end.
+// Every range open at `ts` lies on the sweep's stack under the innermost one, which is its chain
+// of parents; ranges on that chain that ended before `ts` are skipped.
+template <typename EndOf>
+void OpenRangesAt(const RangeTree& tree, uint32_t innermost, int64_t ts, EndOf end_of,
+                  std::vector<uint32_t>* out) {
+  out->clear();
+  for (uint32_t r = innermost; r != UINT32_MAX; r = tree.parent[r])
+    if (end_of(r) > ts) out->push_back(r);
+  std::reverse(out->begin(), out->end());
+}
+
+// The same over extents.
+inline void OpenRangesAt(std::span<const RangeExtent> ranges, const RangeTree& tree,
+                         uint32_t innermost, int64_t ts, std::vector<uint32_t>* out) {
+  OpenRangesAt(
+      tree, innermost, ts, [&](uint32_t r) { return ranges[r].end; }, out);
+}
 
 }  // namespace profsh
