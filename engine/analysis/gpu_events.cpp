@@ -6,9 +6,8 @@
 #include <initializer_list>
 #include <unordered_map>
 
-#include "engine/analysis/arg_reader.h"
+#include "engine/analysis/model/event_model.h"
 #include "engine/analysis/ranks.h"
-#include "engine/trace/kineto_schema.h"
 #include "engine/util/saturating.h"
 
 namespace profsh {
@@ -31,45 +30,6 @@ bool OnFirstLine(std::string_view name, std::string_view text) {
 bool StartsWithAny(std::string_view name, std::initializer_list<std::string_view> prefixes) {
   return std::any_of(prefixes.begin(), prefixes.end(),
                      [&](std::string_view p) { return StartsWith(name, p); });
-}
-
-enum class Role : uint8_t { kNone, kDeviceWork, kRuntime, kAnnotation, kStep, kAtenOp };
-
-struct TemplateRole {
-  Role role = Role::kNone;
-  DeviceWorkKind kind = DeviceWorkKind::kKernel;
-  int64_t step = 0;
-  // A user_annotation range: a CPU annotation besides its role (a ProfilerStep#N is both).
-  bool cpu_annotation = false;
-};
-
-TemplateRole RoleOf(const Trace& trace, const EventTemplate& t) {
-  TemplateRole r;
-  if (EventTable::PhaseOf(t.kind) != 'X') return r;
-  std::string_view cat = trace.category_name(EventTable::CategoryOf(t.kind));
-  if (cat == "kernel" || cat == "Kernel" || cat == "mtia_ccp_events") {
-    r.role = Role::kDeviceWork;
-  } else if (cat == "gpu_memcpy" || cat == "Memcpy") {
-    r = {Role::kDeviceWork, DeviceWorkKind::kMemcpy, 0};
-  } else if (cat == "gpu_memset" || cat == "Memset") {
-    r = {Role::kDeviceWork, DeviceWorkKind::kMemset, 0};
-  } else if (cat == "cuda_sync") {
-    r = {Role::kDeviceWork, DeviceWorkKind::kSync, 0};
-  } else if (cat == "gpu_user_annotation") {
-    r.role = Role::kAnnotation;
-  } else if (cat == "cuda_driver" || (cat.size() > 8 && cat.substr(cat.size() - 8) == "_runtime")) {
-    r.role = Role::kRuntime;
-  } else {
-    r.cpu_annotation = cat == "user_annotation";
-    std::string_view name = trace.str(t.name);
-    if (auto step = kineto::ProfilerStepNumber(name)) {
-      r.role = Role::kStep;
-      r.step = *step;
-    } else if (name.rfind("aten::", 0) == 0) {
-      r.role = Role::kAtenOp;
-    }
-  }
-  return r;
 }
 
 }  // namespace
@@ -119,104 +79,92 @@ GpuEvents BuildGpuEvents(const Trace& trace, const GpuEventOptions& options) {
   GpuEvents g;
   g.rank = DistributedRank(trace).value_or(0);
   const EventTable& ev = trace.events;
-  std::vector<TemplateRole> roles;
-  roles.reserve(ev.templates().size());
-  for (const EventTemplate& t : ev.templates()) roles.push_back(RoleOf(trace, t));
-
-  enum Key : size_t { kStream, kDevice, kCorrelation, kBandwidth };
-  ArgReader reader(trace, {"stream", "device", "correlation", "memory bandwidth (GB/s)"});
-  auto read_int = [&](ArgRef args, size_t key) -> int64_t {
-    ArgValue v;
-    if (!reader.Get(args, key, &v)) return -1;
-    if (v.type == ArgType::kInt || v.type == ArgType::kUInt) return v.int_value;
-    if (v.type == ArgType::kDouble) return SaturatingInt64(v.double_value);
-    return -1;  // HTA's to_numeric(errors="coerce") turns text into -1
+  const EventModel& model = ModelOf(trace);
+  const EventIds& ids = model.ids();
+  // HTA's times: end = ts + dur in doubles, then ceil(ts) and floor(end).
+  auto times = [&](uint32_t i) -> std::pair<int64_t, int64_t> {
+    if (options.exact_rounding) return {CeilMicros(ev.ts(i)), FloorMicros(ev.end(i))};
+    const double ts_us = MicrosAsPythonFloat(ev.ts(i));
+    return {SaturatingInt64(std::ceil(ts_us)),
+            SaturatingInt64(std::floor(ts_us + static_cast<double>(ev.dur(i)) / 1000.0))};
   };
+  // HTA's to_numeric(errors="coerce") turns what is not a number into -1.
+  auto or_minus_one = [](int64_t id) { return id == kNoId ? int64_t{-1} : id; };
 
   std::unordered_map<uint32_t, KernelType> type_of_name;
-  const auto& template_column = ev.template_column();
-  for (size_t i = 0; i < ev.size(); ++i) {
-    const TemplateRole& role = roles[template_column[i]];
-    if (role.role == Role::kNone && !role.cpu_annotation) continue;
-    int64_t ts, end;
-    if (options.exact_rounding) {
-      ts = CeilMicros(ev.ts(i));
-      end = FloorMicros(ev.end(i));
-    } else {
-      // HTA: end = ts + dur in doubles, then ceil(ts) and floor(end).
-      const double ts_us = MicrosAsPythonFloat(ev.ts(i));
-      ts = SaturatingInt64(std::ceil(ts_us));
-      end = SaturatingInt64(std::floor(ts_us + static_cast<double>(ev.dur(i)) / 1000.0));
-    }
-    const EventTemplate& t = ev.event_template(i);
-    if (role.cpu_annotation) {
+  const DeviceWorkIds& work = ids.device_work;
+  std::vector<uint32_t> work_of_row;  // the model's device work behind each row
+  for (size_t k = 0; k < work.size(); ++k) {
+    const int64_t stream = or_minus_one(work.stream[k]);
+    if (stream == -1) continue;  // HTA: not on a stream, not device work
+    const uint32_t i = work.event[k];
+    const auto [ts, end] = times(i);
+    const uint32_t name = ev.name(i);
+    g.ts.push_back(ts);
+    g.end.push_back(end);
+    g.name.push_back(name);
+    g.kind.push_back(model.role(i).work);
+    auto [it, added] = type_of_name.try_emplace(name, KernelType::kOther);
+    if (added) it->second = ClassifyKernel(trace.str(name));
+    g.type.push_back(it->second);
+    g.device.push_back(or_minus_one(work.device[k]));
+    g.stream.push_back(stream);
+    g.correlation.push_back(or_minus_one(work.correlation[k]));
+    g.bandwidth.push_back(model.args().Number(i, KnownArg::kMemoryBandwidth).value_or(0.0));
+    work_of_row.push_back(static_cast<uint32_t>(k));
+  }
+  // Runtime calls that carry a correlation id.
+  std::vector<uint32_t> row_of_runtime(ids.runtime.size(), GpuEvents::kNone);
+  for (size_t r = 0; r < ids.runtime.size(); ++r) {
+    const int64_t correlation = ids.runtime.correlation[r];
+    if (correlation == kNoId || correlation < 0) continue;
+    const uint32_t i = ids.runtime.event[r];
+    const auto [ts, end] = times(i);
+    row_of_runtime[r] = static_cast<uint32_t>(g.runtime_ts.size());
+    g.runtime_ts.push_back(ts);
+    g.runtime_end.push_back(end);
+    g.runtime_correlation.push_back(correlation);
+    g.runtime_name.push_back(ev.name(i));
+    g.runtime_track.push_back(ev.track(i));
+  }
+  // ATen operators, and record_function ranges (user_annotation) as CPU annotations.
+  for (size_t r = 0; r < ids.ranges.size(); ++r) {
+    const uint32_t i = ids.ranges.event[r];
+    const TemplateRole& role = model.role(i);
+    const bool cpu_annotation = role.source == AnnotationSource::kRecordFunction;
+    const bool aten = role.aten && !role.has_step;
+    if (!cpu_annotation && !aten) continue;
+    const auto [ts, end] = times(i);
+    if (cpu_annotation) {
       g.cpu_annotation_ts.push_back(ts);
       g.cpu_annotation_end.push_back(end);
-      g.cpu_annotation_name.push_back(t.name);
+      g.cpu_annotation_name.push_back(ev.name(i));
     }
-    switch (role.role) {
-      case Role::kDeviceWork: {
-        ArgRef args = ev.args(i);
-        int64_t stream = read_int(args, kStream);
-        if (stream == -1) break;  // HTA: not on a stream, not device work
-        g.ts.push_back(ts);
-        g.end.push_back(end);
-        g.name.push_back(t.name);
-        g.kind.push_back(role.kind);
-        auto [it, added] = type_of_name.try_emplace(t.name, KernelType::kOther);
-        if (added) it->second = ClassifyKernel(trace.str(t.name));
-        g.type.push_back(it->second);
-        g.device.push_back(read_int(args, kDevice));
-        g.stream.push_back(stream);
-        g.correlation.push_back(read_int(args, kCorrelation));
-        ArgValue bw;
-        g.bandwidth.push_back(reader.Get(args, kBandwidth, &bw) && bw.is_number()
-                                  ? (bw.type == ArgType::kDouble
-                                         ? bw.double_value
-                                         : static_cast<double>(bw.int_value))
-                                  : 0.0);
-        break;
-      }
-      case Role::kRuntime: {
-        int64_t correlation = read_int(ev.args(i), kCorrelation);
-        if (correlation < 0) break;
-        g.runtime_ts.push_back(ts);
-        g.runtime_end.push_back(end);
-        g.runtime_correlation.push_back(correlation);
-        g.runtime_name.push_back(t.name);
-        g.runtime_track.push_back(t.track);
-        break;
-      }
-      case Role::kAtenOp:
-        g.aten_ts.push_back(ts);
-        g.aten_end.push_back(end);
-        g.aten_name.push_back(t.name);
-        g.aten_track.push_back(t.track);
-        break;
-      case Role::kAnnotation:
-        g.annotation_ts.push_back(ts);
-        g.annotation_end.push_back(end);
-        g.annotation_name.push_back(t.name);
-        break;
-      case Role::kStep:
-        g.steps.push_back({role.step, ts, end});
-        break;
-      case Role::kNone:
-        break;
+    if (aten) {
+      g.aten_ts.push_back(ts);
+      g.aten_end.push_back(end);
+      g.aten_name.push_back(ev.name(i));
+      g.aten_track.push_back(ev.track(i));
     }
+  }
+  for (uint32_t i : ids.gpu_annotations) {
+    const auto [ts, end] = times(i);
+    g.annotation_ts.push_back(ts);
+    g.annotation_end.push_back(end);
+    g.annotation_name.push_back(ev.name(i));
+  }
+  for (const StepRange& s : ids.steps) {
+    const auto [ts, end] = times(s.event);
+    g.steps.push_back({s.number, ts, end});
   }
   std::sort(g.steps.begin(), g.steps.end(),
             [](const GpuEvents::Step& a, const GpuEvents::Step& b) { return a.ts < b.ts; });
 
-  // Each correlation's runtime call; the first one when a trace repeats an id.
-  std::unordered_map<int64_t, uint32_t> runtime_of;
-  runtime_of.reserve(g.runtime_correlation.size());
-  for (size_t r = 0; r < g.runtime_correlation.size(); ++r)
-    runtime_of.try_emplace(g.runtime_correlation[r], static_cast<uint32_t>(r));
+  // HTA's rule: a correlation's runtime call is the first one in the trace.
   g.launch.resize(g.size(), GpuEvents::kNone);
-  for (size_t k = 0; k < g.size(); ++k) {
-    auto it = runtime_of.find(g.correlation[k]);
-    if (it != runtime_of.end()) g.launch[k] = it->second;
+  for (size_t row = 0; row < g.size(); ++row) {
+    const uint32_t r = FirstCandidate(model.links().RuntimeCandidates(work_of_row[row]));
+    if (r != kNoIndex) g.launch[row] = row_of_runtime[r];
   }
 
   // HTA's last-step rule (Trace._filter_irrelevant_gpu_kernels): with two ProfilerSteps or

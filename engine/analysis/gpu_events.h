@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/analysis/model/event_roles.h"
 #include "engine/trace/trace.h"
 
 namespace profsh {
@@ -22,8 +23,6 @@ namespace profsh {
 enum class KernelType : uint8_t { kCommunication = 0, kMemory = 1, kComputation = 2, kOther = 3 };
 const char* KernelTypeName(KernelType type);  // "COMMUNICATION", ...
 KernelType ClassifyKernel(std::string_view name);
-
-enum class DeviceWorkKind : uint8_t { kKernel, kMemcpy, kMemset, kSync };
 
 struct GpuEventOptions {
   // HTA drops the device work launched from the last ProfilerStep on (a step the profiler cut
@@ -46,7 +45,7 @@ struct GpuEvents {
   std::vector<int64_t> device, stream, correlation;  // -1 when absent
   std::vector<double> bandwidth;  // copies and sets: "memory bandwidth (GB/s)", 0 when absent
   std::vector<uint32_t> launch;   // index of the runtime call with the correlation, or kNone
-  // Runtime calls (categories *_runtime and cuda_driver) that carry a correlation id.
+  // Runtime and driver calls (the event model's role) that carry a correlation id.
   std::vector<int64_t> runtime_ts, runtime_end, runtime_correlation;
   std::vector<uint32_t> runtime_name, runtime_track;
   // ATen operators (names "aten::…"), which launch the device work.

@@ -6,8 +6,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "engine/analysis/arg_reader.h"
-#include "engine/analysis/range_nesting.h"
+#include "engine/analysis/model/event_model.h"
 
 namespace profsh {
 
@@ -25,60 +24,6 @@ const std::vector<std::string>& DefaultTensorCorePatterns() {
 namespace {
 
 using Shape = std::vector<int64_t>;
-
-// "[[5, 64], [], [64]]" -> shapes; a nested list (a tensor list) or a scalar gives nullopt there.
-std::vector<std::optional<Shape>> ParseDims(std::string_view text) {
-  std::vector<std::optional<Shape>> out;
-  size_t i = text.find('[');
-  if (i == std::string_view::npos) return out;
-  ++i;
-  while (i < text.size()) {
-    while (i < text.size() && (text[i] == ' ' || text[i] == ',')) ++i;
-    if (i >= text.size() || text[i] == ']') break;
-    if (text[i] != '[') {  // not a list: skip the value
-      while (i < text.size() && text[i] != ',' && text[i] != ']') ++i;
-      out.push_back(std::nullopt);
-      continue;
-    }
-    ++i;
-    Shape shape;
-    bool nested = false;
-    int depth = 1;
-    while (i < text.size() && depth > 0) {
-      char c = text[i];
-      if (c == '[') {
-        nested = true;
-        ++depth;
-        ++i;
-      } else if (c == ']') {
-        --depth;
-        ++i;
-      } else if (c == '-' || std::isdigit(static_cast<unsigned char>(c))) {
-        size_t j = i + 1;
-        while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
-        shape.push_back(std::stoll(std::string(text.substr(i, j - i))));
-        i = j;
-      } else {
-        ++i;
-      }
-    }
-    out.push_back(nested ? std::nullopt : std::optional<Shape>(shape));
-  }
-  return out;
-}
-
-// ["float", "c10::Half", "Scalar"] -> the quoted strings.
-std::vector<std::string> ParseTypes(std::string_view text) {
-  std::vector<std::string> out;
-  size_t i = 0;
-  while ((i = text.find('"', i)) != std::string_view::npos) {
-    size_t j = text.find('"', i + 1);
-    if (j == std::string_view::npos) break;
-    out.emplace_back(text.substr(i + 1, j - i - 1));
-    i = j + 1;
-  }
-  return out;
-}
 
 int64_t ElementSize(const std::string& type) {
   if (type == "double" || type == "long int" || type == "long" || type == "c10::complex<float>")
@@ -187,6 +132,16 @@ std::optional<Cost> OperatorCost(std::string_view op, const std::vector<std::opt
   return std::nullopt;
 }
 
+// The model's inputs as PyProf reads them: a tensor's sizes; nothing for a list or other value.
+std::vector<std::optional<Shape>> TensorShapes(const std::vector<InputShape>* inputs) {
+  std::vector<std::optional<Shape>> out;
+  if (inputs == nullptr) return out;
+  for (const InputShape& in : *inputs)
+    out.push_back(in.kind == InputShape::Kind::kSizes ? std::optional<Shape>(in.sizes)
+                                                      : std::nullopt);
+  return out;
+}
+
 std::string ShapesText(const std::vector<std::optional<Shape>>& dims,
                        const std::vector<std::string>& types) {
   std::string out;
@@ -204,8 +159,6 @@ std::string ShapesText(const std::vector<std::optional<Shape>>& dims,
   return out;
 }
 
-enum class Role : uint8_t { kNone, kOp, kAnnotation, kRuntime, kDevice };
-
 }  // namespace
 
 AnalysisRows KernelTable(const Trace& trace, const KernelTableOptions& options) {
@@ -214,88 +167,46 @@ AnalysisRows KernelTable(const Trace& trace, const KernelTableOptions& options) 
                   "params", "sil",   "tc",     "device", "stream",       "grid", "block",
                   "flops",  "bytes", "tflops", "gbps",   "flop_per_byte"};
   const EventTable& ev = trace.events;
-  std::vector<Role> roles;
-  for (const EventTemplate& t : ev.templates()) {
-    Role role = Role::kNone;
-    if (EventTable::PhaseOf(t.kind) == 'X') {
-      std::string_view cat = trace.category_name(EventTable::CategoryOf(t.kind));
-      if (cat == "cpu_op")
-        role = Role::kOp;
-      else if (cat == "user_annotation" || cat == "nvtx" || cat == "itt")
-        role = Role::kAnnotation;
-      else if (cat == "cuda_driver" || (cat.size() > 8 && cat.substr(cat.size() - 8) == "_runtime"))
-        role = Role::kRuntime;
-      else if (cat == "kernel" || cat == "Kernel")
-        role = Role::kDevice;
-    }
-    roles.push_back(role);
-  }
-  enum Key : size_t {
-    kCorrelation,
-    kExternalId,
-    kSequence,
-    kDims,
-    kTypes,
-    kDevice,
-    kStream,
-    kGrid,
-    kBlock
-  };
-  ArgReader reader(trace, {"correlation", "External id", "Sequence number", "Input Dims",
-                           "Input type", "device", "stream", "grid", "block"});
-  std::vector<Span> ranges, calls, kernels;
-  std::vector<bool> range_is_op;
-  for (size_t i = 0; i < ev.size(); ++i) {
-    Role role = roles[ev.template_column()[i]];
-    if (role == Role::kNone) continue;
-    Span s{ev.ts(i), ev.end(i), ev.name(i), ev.track(i), -1, 0, i};
-    if (role == Role::kOp || role == Role::kAnnotation) {
-      ranges.push_back(s);
-      range_is_op.push_back(role == Role::kOp);
-      continue;
-    }
-    reader.GetInt(ev.args(i), kCorrelation, &s.correlation);
-    (role == Role::kRuntime ? calls : kernels).push_back(s);
-  }
+  const EventModel& model = ModelOf(trace);
+  const EventIds& ids = model.ids();
+  const TypedArgs& args = model.args();
+  // Kernels, in start order.
+  std::vector<uint32_t> kernels;
+  for (size_t k = 0; k < ids.device_work.size(); ++k)
+    if (model.role(ids.device_work.event[k]).work == DeviceWorkKind::kKernel)
+      kernels.push_back(static_cast<uint32_t>(k));
   if (kernels.empty()) {
     rows.notes.push_back("the trace has no kernels");
     return rows;
   }
-  RangeTree tree = NestRanges(ranges);
-  auto enclosing = EnclosingRanges(ranges, tree, calls);
-  std::unordered_map<int64_t, uint32_t> call_of;
-  for (size_t c = 0; c < calls.size(); ++c)
-    call_of.try_emplace(calls[c].correlation, static_cast<uint32_t>(c));
-  std::stable_sort(kernels.begin(), kernels.end(),
-                   [](const Span& a, const Span& b) { return a.ts < b.ts; });
-
-  auto text_arg = [&](uint64_t event, size_t key) -> std::string_view {
-    ArgValue v;
-    if (!reader.Get(ev.args(event), key, &v)) return {};
-    if (v.type == ArgType::kString || v.type == ArgType::kJson) return trace.str(v.str);
-    return {};
+  std::stable_sort(kernels.begin(), kernels.end(), [&](uint32_t a, uint32_t b) {
+    return ev.ts(ids.device_work.event[a]) < ev.ts(ids.device_work.event[b]);
+  });
+  auto range_event = [&](uint32_t r) { return ids.ranges.event[r]; };
+  auto range_is_op = [&](uint32_t r) {
+    return model.role(range_event(r)).role == EventRole::kCpuOp;
   };
-  auto int_arg = [&](uint64_t event, size_t key) -> std::optional<int64_t> {
-    int64_t v;
-    if (reader.GetInt(ev.args(event), key, &v)) return v;
-    return std::nullopt;
-  };
+  auto sequence = [&](uint32_t r) { return args.Int(range_event(r), KnownArg::kSequenceNumber); };
   std::unordered_map<uint32_t, int64_t> kernels_of_op;  // range index -> kernels seen so far
   size_t unlinked = 0;
+  std::vector<uint32_t> around;
   for (size_t idx = 0; idx < kernels.size(); ++idx) {
-    const Span& k = kernels[idx];
-    std::vector<uint32_t> around;
-    auto call = call_of.find(k.correlation);
-    if (call != call_of.end()) around = enclosing[call->second];
+    const uint32_t k = kernels[idx];
+    const uint32_t kernel_event = ids.device_work.event[k];
+    // PyProf's rule: the first runtime call with the kernel's correlation, and the ranges open
+    // on its thread when it started.
+    around.clear();
+    const uint32_t call = FirstCandidate(model.links().RuntimeCandidates(k));
+    if (call != kNoIndex) model.EnclosingRanges(call, &around);
     std::optional<uint32_t> op;
     std::string layer;
     bool backward = false;
     for (uint32_t r : around) {
-      std::string_view name = trace.str(ranges[r].name);
+      std::string_view name = trace.str(ev.name(range_event(r)));
       if (name.find("evaluate_function") != std::string_view::npos ||
           name.find("Backward") != std::string_view::npos)
         backward = true;
-      if (range_is_op[r]) {
+      if (range_is_op(r)) {
         op = r;
       } else if (name.rfind("ProfilerStep#", 0) != 0) {
         if (!layer.empty()) layer += ':';
@@ -307,31 +218,31 @@ AnalysisRows KernelTable(const Trace& trace, const KernelTableOptions& options) 
     std::vector<std::optional<Shape>> dims;
     std::vector<std::string> types;
     if (op) {
-      const uint64_t e = ranges[*op].event;
-      auto seq = int_arg(e, kSequence);
+      const uint32_t e = range_event(*op);
+      auto seq = sequence(*op);
       // The sequence number of the innermost operator that has one (torch gives it to the
       // user-facing op; the kernel may come from a helper under it).
       for (auto it = around.rbegin(); !seq && it != around.rend(); ++it)
-        if (range_is_op[*it]) seq = int_arg(ranges[*it].event, kSequence);
+        if (range_is_op(*it)) seq = sequence(*it);
       row.push_back(seq ? Cell::Int(*seq) : Cell::Empty());
       row.push_back(Cell::Text(backward ? "bprop" : "fprop"));
       row.push_back(Cell::Int(kernels_of_op[*op]++));
       row.push_back(Cell::Text(layer));
-      row.push_back(Cell::Text(std::string(trace.str(ranges[*op].name))));
-      dims = ParseDims(text_arg(e, kDims));
-      types = ParseTypes(text_arg(e, kTypes));
+      row.push_back(Cell::Text(std::string(trace.str(ev.name(e)))));
+      dims = TensorShapes(args.InputShapes(e));
+      if (const auto* t = args.InputTypes(e)) types = *t;
     } else {
       for (int j = 0; j < 3; ++j) row.push_back(Cell::Empty());
       row.push_back(Cell::Text(layer));
       row.push_back(Cell::Empty());
     }
-    std::string kernel_name(trace.str(k.name));
+    std::string kernel_name(trace.str(ev.name(kernel_event)));
     row.push_back(Cell::Text(kernel_name));
     row.push_back(Cell::Text(ShapesText(dims, types)));
-    const int64_t sil = k.end - k.ts;
+    const int64_t sil = ev.dur(kernel_event);
     row.push_back(Cell::Int(sil));
     const std::optional<Cost> known =
-        op ? OperatorCost(trace.str(ranges[*op].name), dims, types) : std::nullopt;
+        op ? OperatorCost(trace.str(ev.name(range_event(*op))), dims, types) : std::nullopt;
     const bool has_cost = known.has_value();
     const Cost cost = known.value_or(Cost{});
     if (has_cost && cost.tensor_core_eligible) {
@@ -342,12 +253,11 @@ AnalysisRows KernelTable(const Trace& trace, const KernelTableOptions& options) 
     } else {
       row.push_back(Cell::Text("-"));
     }
-    auto dev = int_arg(k.event, kDevice);
-    auto stream = int_arg(k.event, kStream);
-    row.push_back(dev ? Cell::Int(*dev) : Cell::Empty());
-    row.push_back(stream ? Cell::Int(*stream) : Cell::Empty());
-    row.push_back(Cell::Text(std::string(text_arg(k.event, kGrid))));
-    row.push_back(Cell::Text(std::string(text_arg(k.event, kBlock))));
+    const int64_t dev = ids.device_work.device[k], stream = ids.device_work.stream[k];
+    row.push_back(dev != kNoId ? Cell::Int(dev) : Cell::Empty());
+    row.push_back(stream != kNoId ? Cell::Int(stream) : Cell::Empty());
+    row.push_back(Cell::Text(std::string(args.Text(kernel_event, KnownArg::kGrid))));
+    row.push_back(Cell::Text(std::string(args.Text(kernel_event, KnownArg::kBlock))));
     if (has_cost) {
       row.push_back(Cell::Int(cost.flops));
       row.push_back(Cell::Int(cost.bytes));

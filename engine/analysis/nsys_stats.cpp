@@ -5,64 +5,77 @@
 #include <map>
 #include <unordered_map>
 
-#include "engine/analysis/arg_reader.h"
-#include "engine/analysis/range_nesting.h"
+#include "engine/analysis/model/event_model.h"
 #include "engine/util/saturating.h"
 
 namespace profsh {
 
 namespace {
 
-// The trace's events as nsys' tables hold them: device work, runtime calls, ranges.
-struct NsysEvents {
-  std::vector<Span> kernels, copies, runtime, ranges;
+// An event as nsys' tables hold it; `index` is its place in the event model's list of its role.
+struct Span {
+  int64_t ts, end;  // ns
+  uint32_t name, track;
+  uint32_t index;
+  int64_t bytes = 0;
 };
 
-enum class Role : uint8_t { kNone, kKernel, kCopy, kRuntime, kRange };
-
-Role RoleOf(const Trace& trace, const EventTemplate& t) {
-  if (EventTable::PhaseOf(t.kind) != 'X') return Role::kNone;
-  std::string_view cat = trace.category_name(EventTable::CategoryOf(t.kind));
-  if (cat == "kernel" || cat == "Kernel") return Role::kKernel;
-  if (cat == "gpu_memcpy" || cat == "gpu_memset" || cat == "Memcpy" || cat == "Memset")
-    return Role::kCopy;
-  if (cat == "cuda_driver" || (cat.size() > 8 && cat.substr(cat.size() - 8) == "_runtime"))
-    return Role::kRuntime;
-  if (cat == "user_annotation" || cat == "nvtx" || cat == "itt") return Role::kRange;
-  return Role::kNone;
-}
+// The trace's events as nsys' tables hold them: device work, runtime calls, ranges (NVTX, ITT
+// and record_function ranges: the model's annotations).
+struct NsysEvents {
+  const EventModel& model;
+  std::vector<Span> kernels, copies, runtime, ranges;
+  std::vector<uint32_t> range_of;  // the model's CPU range -> index in `ranges`, or kNoIndex
+};
 
 NsysEvents Collect(const Trace& trace) {
-  NsysEvents out;
+  NsysEvents out{ModelOf(trace), {}, {}, {}, {}, {}};
+  const EventModel& m = out.model;
+  const EventIds& ids = m.ids();
   const EventTable& ev = trace.events;
-  std::vector<Role> roles;
-  for (const EventTemplate& t : ev.templates()) roles.push_back(RoleOf(trace, t));
-  ArgReader reader(trace, {"correlation", "bytes"});
-  const auto& template_column = ev.template_column();
-  for (size_t i = 0; i < ev.size(); ++i) {
-    Role role = roles[template_column[i]];
-    if (role == Role::kNone) continue;
-    Span s{ev.ts(i), ev.end(i), ev.name(i), ev.track(i), -1, 0, i};
-    if (role != Role::kRange) reader.GetInt(ev.args(i), 0, &s.correlation);
-    switch (role) {
-      case Role::kKernel:
-        out.kernels.push_back(s);
+  auto span = [&](uint32_t event, size_t index) {
+    return Span{ev.ts(event), ev.end(event), ev.name(event), ev.track(event),
+                static_cast<uint32_t>(index)};
+  };
+  for (size_t k = 0; k < ids.device_work.size(); ++k) {
+    const uint32_t e = ids.device_work.event[k];
+    switch (m.role(e).work) {
+      case DeviceWorkKind::kKernel:
+        out.kernels.push_back(span(e, k));
         break;
-      case Role::kCopy:
-        reader.GetInt(ev.args(i), 1, &s.bytes);
-        out.copies.push_back(s);
+      case DeviceWorkKind::kMemcpy:
+      case DeviceWorkKind::kMemset:
+        out.copies.push_back(span(e, k));
+        out.copies.back().bytes = m.args().Int(e, KnownArg::kCopyBytes).value_or(0);
         break;
-      case Role::kRuntime:
-        out.runtime.push_back(s);
-        break;
-      case Role::kRange:
-        out.ranges.push_back(s);
-        break;
-      case Role::kNone:
+      case DeviceWorkKind::kSync:
         break;
     }
   }
+  for (size_t r = 0; r < ids.runtime.size(); ++r)
+    out.runtime.push_back(span(ids.runtime.event[r], r));
+  out.range_of.assign(ids.ranges.size(), kNoIndex);
+  for (size_t r = 0; r < ids.ranges.size(); ++r) {
+    const uint32_t e = ids.ranges.event[r];
+    if (m.role(e).role != EventRole::kAnnotation) continue;
+    out.range_of[r] = static_cast<uint32_t>(out.ranges.size());
+    out.ranges.push_back(span(e, r));
+  }
   return out;
+}
+
+// nsys' rule: a correlation's runtime call is the first one in the trace. Its ranges (indexes
+// into NsysEvents::ranges), outermost first, in `around`; kNoIndex when nothing launched `work`.
+uint32_t LaunchOf(const NsysEvents& e, const Span& work, std::vector<uint32_t>* around) {
+  around->clear();
+  const uint32_t call = FirstCandidate(e.model.links().RuntimeCandidates(work.index));
+  if (call == kNoIndex) return kNoIndex;
+  e.model.EnclosingRanges(call, around);
+  size_t kept = 0;
+  for (uint32_t r : *around)
+    if (e.range_of[r] != kNoIndex) (*around)[kept++] = e.range_of[r];
+  around->resize(kept);
+  return call;
 }
 
 struct Summary {
@@ -162,11 +175,6 @@ std::string Tid(const Trace& trace, uint32_t track) {
 }
 
 AnalysisRows NvtxKernelSummary(const Trace& trace, const NsysEvents& e) {
-  RangeTree tree = NestRanges(e.ranges);
-  auto enclosing = EnclosingRanges(e.ranges, tree, e.runtime);
-  std::unordered_map<int64_t, uint32_t> call_of;
-  for (size_t c = 0; c < e.runtime.size(); ++c)
-    call_of.try_emplace(e.runtime[c].correlation, static_cast<uint32_t>(c));
   struct Key {
     uint32_t range_name;  // UINT32_MAX: no range
     uint32_t track;
@@ -181,14 +189,15 @@ AnalysisRows NvtxKernelSummary(const Trace& trace, const NsysEvents& e) {
     std::vector<uint32_t> instances;
   };
   std::map<Key, Acc> groups;
+  std::vector<uint32_t> around;
   for (const Span& k : e.kernels) {
-    auto it = call_of.find(k.correlation);
     Key key{UINT32_MAX, UINT32_MAX, k.name};
     uint32_t instance = UINT32_MAX;
-    if (it != call_of.end()) {
-      key.track = e.runtime[it->second].track;
-      if (!enclosing[it->second].empty()) {
-        instance = enclosing[it->second].back();
+    const uint32_t call = LaunchOf(e, k, &around);
+    if (call != kNoIndex) {
+      key.track = e.runtime[call].track;
+      if (!around.empty()) {
+        instance = around.back();
         key.range_name = e.ranges[instance].name;
       }
     }
@@ -230,18 +239,17 @@ AnalysisRows NvtxKernelSummary(const Trace& trace, const NsysEvents& e) {
 }
 
 AnalysisRows NvtxGpuProjection(const Trace& trace, const NsysEvents& e) {
-  RangeTree tree = NestRanges(e.ranges);
-  auto enclosing = EnclosingRanges(e.ranges, tree, e.runtime);
-  std::unordered_map<int64_t, std::vector<uint32_t>> calls_of;
-  for (size_t c = 0; c < e.runtime.size(); ++c)
-    calls_of[e.runtime[c].correlation].push_back(static_cast<uint32_t>(c));
+  // nsys' levels and children count NVTX ranges only.
+  std::vector<RangeExtent> extents;
+  for (const Span& r : e.ranges) extents.push_back({r.ts, r.end, r.track});
+  const RangeTree tree = NestRanges(extents);
   // Per range instance: the span its device work covers and how many operations it launched.
   std::vector<int64_t> first(e.ranges.size(), INT64_MAX), last(e.ranges.size(), INT64_MIN),
       ops(e.ranges.size(), 0);
+  std::vector<uint32_t> around;
   auto project = [&](const Span& work) {
-    auto it = calls_of.find(work.correlation);
-    if (it == calls_of.end()) return;
-    for (uint32_t r : enclosing[it->second.front()]) {
+    if (LaunchOf(e, work, &around) == kNoIndex) return;
+    for (uint32_t r : around) {
       first[r] = std::min(first[r], work.ts);
       last[r] = std::max(last[r], work.end);
       ops[r]++;
@@ -260,7 +268,7 @@ AnalysisRows NvtxGpuProjection(const Trace& trace, const NsysEvents& e) {
     acc.projected.push_back(static_cast<double>(last[r] - first[r]));
     acc.range_time += static_cast<double>(e.ranges[r].end - e.ranges[r].ts);
     acc.gpu_ops += static_cast<double>(ops[r]);
-    acc.levels += tree.level[r];
+    acc.levels += tree.depth[r];
     acc.children += tree.children[r];
   }
   std::vector<std::pair<uint32_t, Acc*>> order;
