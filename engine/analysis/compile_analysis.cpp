@@ -613,6 +613,7 @@ class Analyzer {
     for (int64_t step : recompile_steps_) ++per[step].recompiles;
     for (const auto& [step, count] : island_count_) per[step];
     if (instances_.empty() && compile.empty()) return rows;
+    per[-1];  // the time outside the steps has a row when anything happens there, compile alone too
     for (auto& [step, p] : per) {
       const bool outside = step < 0;
       // Outside the steps: the trace's span less the steps', so that the rows add up to the span.
