@@ -260,7 +260,7 @@ AnalysisRows NvtxGpuProjection(const Trace& trace, const NsysEvents& e) {
     acc.projected.push_back(static_cast<double>(last[r] - first[r]));
     acc.range_time += static_cast<double>(e.ranges[r].end - e.ranges[r].ts);
     acc.gpu_ops += static_cast<double>(ops[r]);
-    acc.levels += tree.level[r];
+    acc.levels += tree.depth[r];
     acc.children += tree.children[r];
   }
   std::vector<std::pair<uint32_t, Acc*>> order;
