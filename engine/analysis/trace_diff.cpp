@@ -37,7 +37,7 @@ bool StepDigits(std::string_view name, std::string_view* digits) {
 
 constexpr int64_t kNoStep = INT64_MIN;
 
-struct StepRange {
+struct HtaStep {
   int64_t ts, end, number;
 };
 
@@ -46,8 +46,8 @@ struct StepRange {
 // boundary once and each piece keeps the step that owns it, so a look-up is a binary search.
 class StepTimeline {
  public:
-  explicit StepTimeline(const std::vector<StepRange>& steps) {
-    for (const StepRange& s : steps) {
+  explicit StepTimeline(const std::vector<HtaStep>& steps) {
+    for (const HtaStep& s : steps) {
       if (s.end <= s.ts) continue;  // HTA: ts <= t < ts + dur holds for no t
       bounds_.push_back(s.ts);
       bounds_.push_back(s.end);
@@ -55,7 +55,7 @@ class StepTimeline {
     std::sort(bounds_.begin(), bounds_.end());
     bounds_.erase(std::unique(bounds_.begin(), bounds_.end()), bounds_.end());
     owner_.assign(bounds_.empty() ? 0 : bounds_.size() - 1, kNoStep);
-    for (const StepRange& s : steps) {
+    for (const HtaStep& s : steps) {
       if (s.end <= s.ts) continue;
       size_t from = std::lower_bound(bounds_.begin(), bounds_.end(), s.ts) - bounds_.begin();
       size_t to = std::lower_bound(bounds_.begin(), bounds_.end(), s.end) - bounds_.begin();
@@ -201,7 +201,7 @@ class DiffSide {
   const Trace& trace_;
   const EventModel& model_;
   std::vector<TemplateInfo> info_;
-  std::vector<StepRange> steps_;
+  std::vector<HtaStep> steps_;
   std::vector<int64_t> step_numbers_;
 };
 
