@@ -7,56 +7,19 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "engine/analysis/arg_reader.h"
 #include "engine/analysis/gpu_intervals.h"
-#include "engine/trace/kineto_schema.h"
+#include "engine/analysis/model/compile_roles.h"
+#include "engine/analysis/model/event_model.h"
+#include "engine/analysis/model/forward_backward_flows.h"
 
 namespace profsh {
 namespace {
 
-constexpr std::string_view kRegionPrefix = "Torch-Compiled Region: ";
-constexpr std::string_view kCompileWorkSuffix = "(dynamo_timed)";
-constexpr std::string_view kGuardName = "TorchDynamo Cache Lookup";
-constexpr std::string_view kBackwardName = "CompiledFunctionBackward";
-
-enum class Role : uint8_t {
-  kOther,
-  kRegion,        // Torch-Compiled Region: F/R
-  kForward,       // CompiledFunction
-  kBackward,      // CompiledFunctionBackward
-  kCompileWork,   // ... (dynamo_timed)
-  kGuard,         // TorchDynamo Cache Lookup
-  kCppKernel,     // an Inductor C++ kernel (cpp_fused_*), recorded with enable_kernel_profile
-  kTritonLaunch,  // the CPU side of an Inductor triton kernel's launch (its device work counts)
-};
-
-Role RoleOfName(std::string_view n) {
-  if (n.starts_with(kRegionPrefix)) return Role::kRegion;
-  if (n == kBackwardName) return Role::kBackward;
-  if (n == "CompiledFunction") return Role::kForward;
-  if (n.ends_with(kCompileWorkSuffix)) return Role::kCompileWork;
-  if (n == kGuardName) return Role::kGuard;
-  if (n.find("cpp_fused_") != std::string_view::npos) return Role::kCppKernel;
-  if (n.starts_with("triton_")) return Role::kTritonLaunch;
-  return Role::kOther;
-}
+using Role = CompileRole;
 
 bool IsCompiledCode(Role r) {
   return r == Role::kForward || r == Role::kBackward || r == Role::kCppKernel ||
          r == Role::kTritonLaunch;
-}
-
-// "0/1" -> frame 0, recompile 1; -1 where the text is not a number.
-void ParseRegion(std::string_view name, int64_t* frame, int64_t* recompile) {
-  std::string_view rest = name.substr(kRegionPrefix.size());
-  *frame = *recompile = -1;
-  const char* end = rest.data() + rest.size();
-  auto [p, ec] = std::from_chars(rest.data(), end, *frame);
-  if (ec != std::errc() || p == end || *p != '/') {
-    *frame = -1;
-    return;
-  }
-  if (std::from_chars(p + 1, end, *recompile).ec != std::errc()) *recompile = -1;
 }
 
 double Micros(int64_t ns) {
@@ -67,15 +30,12 @@ struct Step {
   int64_t number, ts, end;
 };
 
-// ProfilerStep#N ranges of the trace, by start.
-std::vector<Step> StepsOf(const Trace& trace) {
+// The model's ProfilerStep#N ranges (host ones: a step's device-side span is not a step), by
+// start.
+std::vector<Step> StepsOf(const Trace& trace, const EventModel& model) {
   std::vector<Step> steps;
-  for (size_t i = 0; i < trace.events.size(); ++i) {
-    if (trace.events.phase(i) != 'X') continue;
-    auto number = kineto::ProfilerStepNumber(trace.str(trace.events.name(i)));
-    if (!number) continue;
-    steps.push_back(Step{*number, trace.events.ts(i), trace.events.end(i)});
-  }
+  for (const StepRange& s : model.ids().steps)
+    steps.push_back(Step{s.number, trace.events.ts(s.event), trace.events.end(s.event)});
   std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.ts < b.ts; });
   return steps;
 }
@@ -156,11 +116,11 @@ std::string Verdict(int64_t device_items, const WorkStats& s, int64_t host_run_n
 class Analyzer {
  public:
   Analyzer(const Trace& trace, const FunctionEvents& f)
-      : trace_(trace), f_(f), seq_reader_(trace, {kineto::kSequenceNumber}) {}
+      : trace_(trace), f_(f), model_(ModelOf(trace)) {}
 
   CompileAnalysis Run() {
     Classify();
-    steps_ = StepsOf(trace_);
+    steps_ = StepsOf(trace_, model_);
     CollectInstances();
     AttachDeviceWork();
     CompileAnalysis out;
@@ -180,9 +140,7 @@ class Analyzer {
   std::string_view Name(size_t i) const { return f_.strings.Get(f_.name(i)); }
   int64_t SequenceOf(size_t i) const {
     auto t = f_.trace_event(i);
-    int64_t seq = -1;
-    if (t) seq_reader_.GetInt(trace_.events.args(*t), 0, &seq);
-    return seq;
+    return t ? model_.args().Int(*t, KnownArg::kSequenceNumber).value_or(-1) : -1;
   }
 
   // Every event after its parent. FunctionEvents keeps the trace's order, which is not that:
@@ -206,7 +164,7 @@ class Analyzer {
 
   void Classify() {
     const size_t n = f_.size();
-    role_.assign(n, Role::kOther);
+    role_.assign(n, Role::kNone);
     region_depth_.assign(n, 0);
     enclosing_region_.assign(n, -1);
     in_compiled_.assign(n, 0);
@@ -214,8 +172,12 @@ class Analyzer {
     in_guard_.assign(n, 0);
     contains_compiled_.assign(n, 0);
     compiling_track_.assign(trace_.tracks.size(), 0);
+    const std::vector<CompileRole> of_template = CompileRolesOfTemplates(trace_);
+    const auto& template_column = trace_.events.template_column();
     for (size_t i = 0; i < n; ++i) {
-      if (Live(i)) role_[i] = RoleOfName(Name(i));
+      if (!Live(i)) continue;
+      const std::optional<uint32_t> t = f_.trace_event(i);
+      role_[i] = t ? of_template[template_column[*t]] : CompileRoleOfName(Name(i));
     }
     for (uint32_t i : ParentsFirst()) {
       if (!Live(i)) continue;
@@ -227,7 +189,7 @@ class Analyzer {
         in_compile_work_[i] = in_compile_work_[p] || role_[p] == Role::kCompileWork;
         in_guard_[i] = in_guard_[p] || role_[p] == Role::kGuard;
       }
-      if (role_[i] != Role::kOther) compiling_track_[f_.track(i)] = 1;
+      if (role_[i] != Role::kNone) compiling_track_[f_.track(i)] = 1;
       if (role_[i] == Role::kRegion || IsCompiledCode(role_[i]) || role_[i] == Role::kCompileWork) {
         for (int32_t a = f_.parent(i); a >= 0 && !contains_compiled_[a]; a = f_.parent(a))
           contains_compiled_[a] = 1;
@@ -236,36 +198,13 @@ class Analyzer {
   }
 
   // Where a trace places an event: its track and start.
-  using Place = std::pair<uint32_t, int64_t>;
+  using Place = TrackPlace;
 
-  // The fwdbwd flows (torch.profiler's and profsh's own recordings draw one from a forward op's
-  // start to its backward op's start): the place of each flow's finish -> its start's.
-  std::map<Place, Place> ForwardBackwardFlows() const {
-    std::map<int64_t, Place> starts;
-    std::vector<std::pair<int64_t, Place>> finishes;
-    const std::optional<uint32_t> flow_id_key = trace_.strings.Find(kineto::kFlowId);
-    const auto& ev = trace_.events;
-    for (size_t i = 0; i < ev.size(); ++i) {
-      const char ph = ev.phase(i);
-      if ((ph != 's' && ph != 'f') || trace_.category_name(ev.category(i)) != kineto::kFwdBwd)
-        continue;
-      // The flow's id is an event-level field, not one of its "args".
-      ArgValue id;
-      if (!flow_id_key || !trace_.args.Get(ev.args(i)).Find(*flow_id_key, &id, true) ||
-          (id.type != ArgType::kInt && id.type != ArgType::kUInt))
-        continue;
-      const Place place{ev.track(i), ev.ts(i)};
-      if (ph == 's') {
-        starts[id.int_value] = place;
-      } else {
-        finishes.emplace_back(id.int_value, place);
-      }
-    }
+  // The model's fwdbwd flows: the place of each flow's finish -> its start's (the latest flow
+  // to finish there).
+  std::map<Place, Place> ForwardBackwardLinks() const {
     std::map<Place, Place> links;
-    for (const auto& [id, place] : finishes) {
-      auto it = starts.find(id);
-      if (it != starts.end()) links[place] = it->second;
-    }
+    for (const ForwardBackwardFlow& f : ForwardBackwardFlows(trace_)) links[f.backward] = f.forward;
     return links;
   }
 
@@ -301,7 +240,7 @@ class Analyzer {
       int64_t seq = SequenceOf(i);
       if (seq >= 0) forward_by_seq[seq].push_back(static_cast<uint32_t>(i));
     }
-    const std::map<Place, Place> flows = ForwardBackwardFlows();
+    const std::map<Place, Place> flows = ForwardBackwardLinks();
     instance_of_.assign(f_.size(), -1);
     for (size_t i = 0; i < f_.size(); ++i) {
       if (role_[i] == Role::kRegion) {
@@ -350,6 +289,9 @@ class Analyzer {
            Name(runtime).starts_with("hipGraphLaunch");
   }
 
+  // Device work reaches an instance through the operator view's launches: torch's rule (the
+  // first op or runtime call offered for an id, the model's FirstCandidate), as the tables it
+  // sits beside attach kernels to operators.
   void AttachDeviceWork() {
     for (const FunctionEvents::Launch& l : f_.launches) {
       int32_t op = l.op;
@@ -367,7 +309,7 @@ class Analyzer {
   }
 
   std::string RegionName(int32_t region_event) const {
-    return region_event >= 0 ? std::string(Name(region_event)) : std::string(kBackwardName);
+    return region_event >= 0 ? std::string(Name(region_event)) : std::string(kCompiledBackwardName);
   }
 
   AnalysisRows RegionRows() {
@@ -409,7 +351,7 @@ class Analyzer {
     for (size_t gi : order) {
       const Group& g = groups[gi];
       int64_t frame = -1, recompile = -1;
-      if (g.region_event >= 0) ParseRegion(Name(g.region_event), &frame, &recompile);
+      if (g.region_event >= 0) ParseCompiledRegion(Name(g.region_event), &frame, &recompile);
       const WorkStats& w = g.work;
       rows.rows.push_back({
           Cell::Text(RegionName(g.region_event)),
@@ -471,7 +413,7 @@ class Analyzer {
     for (const Instance& in : instances_) {
       if (in.backward) continue;
       int64_t frame, recompile;
-      ParseRegion(Name(in.event), &frame, &recompile);
+      ParseCompiledRegion(Name(in.event), &frame, &recompile);
       if (recompile < 1 || !seen.emplace(std::make_pair(frame, recompile), true).second) continue;
       recompile_steps_.push_back(in.step);
       rows.rows.push_back({Cell::Int(frame), Cell::Int(recompile),
@@ -484,13 +426,13 @@ class Analyzer {
   }
 
   bool IsEagerTop(size_t i) const {
-    if (!Live(i) || role_[i] != Role::kOther || f_.kind(i) != EventKind::kCpuOp) return false;
+    if (!Live(i) || role_[i] != Role::kNone || f_.kind(i) != EventKind::kCpuOp) return false;
     if (in_compiled_[i] || in_compile_work_[i] || in_guard_[i] || contains_compiled_[i])
       return false;
     if (!compiling_track_[f_.track(i)]) return false;
     // Outermost only: an eager op inside another eager op belongs to it.
     for (int32_t a = f_.parent(i); a >= 0; a = f_.parent(a)) {
-      if (role_[a] == Role::kOther && f_.kind(a) == EventKind::kCpuOp && !contains_compiled_[a])
+      if (role_[a] == Role::kNone && f_.kind(a) == EventKind::kCpuOp && !contains_compiled_[a])
         return false;
     }
     return true;
@@ -514,7 +456,7 @@ class Analyzer {
     std::vector<uint32_t> tops;
     for (size_t i = 0; i < f_.size(); ++i) {
       if (!Live(i)) continue;
-      if (role_[i] != Role::kOther) boundaries[f_.track(i)].push_back(f_.start_ns(i));
+      if (role_[i] != Role::kNone) boundaries[f_.track(i)].push_back(f_.start_ns(i));
       if (IsEagerTop(i)) tops.push_back(static_cast<uint32_t>(i));
     }
     for (auto& [track, starts] : boundaries) std::sort(starts.begin(), starts.end());
@@ -613,6 +555,7 @@ class Analyzer {
     for (int64_t step : recompile_steps_) ++per[step].recompiles;
     for (const auto& [step, count] : island_count_) per[step];
     if (instances_.empty() && compile.empty()) return rows;
+    per[-1];  // the time outside the steps has a row when anything happens there, compile alone too
     for (auto& [step, p] : per) {
       const bool outside = step < 0;
       // Outside the steps: the trace's span less the steps', so that the rows add up to the span.
@@ -675,7 +618,7 @@ class Analyzer {
       const bool kernel = role_[i] == Role::kCppKernel;
       const bool extern_call = p >= 0 &&
                                (role_[p] == Role::kForward || role_[p] == Role::kBackward) &&
-                               role_[i] == Role::kOther && f_.kind(i) == EventKind::kCpuOp;
+                               role_[i] == Role::kNone && f_.kind(i) == EventKind::kCpuOp;
       if (!kernel && !extern_call) continue;
       Sum& s = cpu[kernel ? "inductor C++ kernel" : "ATen fallback in compiled code"];
       ++s.count;
@@ -704,7 +647,7 @@ class Analyzer {
 
   const Trace& trace_;
   const FunctionEvents& f_;
-  ArgReader seq_reader_;
+  const EventModel& model_;
   std::vector<Role> role_;
   std::vector<int32_t> region_depth_, enclosing_region_, instance_of_;
   std::vector<uint8_t> in_compiled_, in_compile_work_, in_guard_, contains_compiled_;

@@ -5,25 +5,11 @@
 #include <unordered_set>
 
 #include "engine/analysis/arg_reader.h"
-#include "engine/analysis/event_kind.h"
+#include "engine/analysis/model/event_model.h"
 
 namespace profsh {
 
 namespace {
-
-// A range of the trace on one track: what a sample can fall inside.
-struct OpenRange {
-  int64_t begin = 0, end = 0;
-  uint32_t name = 0;  // trace string id
-  enum Kind : uint8_t { kNvtx, kItt, kOp, kOther } kind = kOther;
-};
-
-OpenRange::Kind RangeKind(std::string_view category) {
-  if (category == "nvtx") return OpenRange::kNvtx;
-  if (category == "itt") return OpenRange::kItt;
-  if (KindOfCategory(category) == EventKind::kCpuOp) return OpenRange::kOp;
-  return OpenRange::kOther;
-}
 
 std::vector<std::string_view> SplitFrames(std::string_view s) {
   std::vector<std::string_view> out;
@@ -65,23 +51,27 @@ CpuSamples CollectCpuSamples(const Trace& trace) {
       sampled_tracks.insert(ev.track(i));
     }
   }
-  // The ranges of the sampled threads, by track, in (begin, -end) order so that a range's
-  // enclosing ones come before it.
-  std::unordered_map<uint32_t, std::vector<OpenRange>> ranges;
+  // The ranges a sample can fall in: every complete event of a sampled thread (runtime calls and
+  // Python functions as well as the model's operators and annotations), nested by the model's
+  // rule.
+  std::vector<RangeExtent> extents;
+  std::vector<uint32_t> range_event;
   for (size_t i = 0; i < ev.size(); ++i) {
-    if (ev.phase(i) != 'X' || !sampled_tracks.count(ev.track(i))) continue;
-    const std::string_view category = trace.category_name(ev.category(i));
-    if (category == kCpuSampleCategoryName) continue;
-    ranges[ev.track(i)].push_back(OpenRange{ev.ts(i), ev.end(i), ev.name(i), RangeKind(category)});
+    if (ev.phase(i) != 'X' || ev.category(i) == sample_category ||
+        !sampled_tracks.count(ev.track(i)))
+      continue;
+    extents.push_back(RangeExtent{ev.ts(i), ev.end(i), ev.track(i)});
+    range_event.push_back(static_cast<uint32_t>(i));
   }
-  for (auto& [track, list] : ranges) {
-    std::stable_sort(list.begin(), list.end(), [](const OpenRange& a, const OpenRange& b) {
-      return a.begin != b.begin ? a.begin < b.begin : a.end > b.end;
-    });
-  }
+  const RangeTree tree = NestRanges(extents);
   std::stable_sort(sample_events.begin(), sample_events.end(), [&](size_t a, size_t b) {
     return ev.track(a) != ev.track(b) ? ev.track(a) < ev.track(b) : ev.ts(a) < ev.ts(b);
   });
+  std::vector<TrackInstant> instants;
+  instants.reserve(sample_events.size());
+  for (size_t i : sample_events) instants.push_back(TrackInstant{ev.ts(i), ev.track(i)});
+  const std::vector<uint32_t> innermost = InnermostOpenRanges(extents, tree, instants);
+  const EventModel& model = ModelOf(trace);
   std::unordered_map<uint32_t, uint32_t> local;  // trace string id -> out.strings id
   auto Local = [&](uint32_t id) {
     auto [it, inserted] = local.emplace(id, 0);
@@ -89,36 +79,15 @@ CpuSamples CollectCpuSamples(const Trace& trace) {
     return it->second;
   };
   out.samples.reserve(sample_events.size());
-  uint32_t current_track = UINT32_MAX;
-  const std::vector<OpenRange>* list = nullptr;
-  size_t next = 0;
-  std::vector<const OpenRange*> open;
+  std::vector<uint32_t> open;
   std::string path;
-  for (size_t i : sample_events) {
-    const uint32_t track = ev.track(i);
+  for (size_t k = 0; k < sample_events.size(); ++k) {
+    const size_t i = sample_events[k];
     const int64_t t = ev.ts(i);
-    if (track != current_track) {
-      current_track = track;
-      auto it = ranges.find(track);
-      list = it == ranges.end() ? nullptr : &it->second;
-      next = 0;
-      open.clear();
-    }
-    if (list) {
-      while (next < list->size() && (*list)[next].begin <= t) {
-        const OpenRange& r = (*list)[next++];
-        while (!open.empty() && open.back()->end <= r.begin) open.pop_back();
-        open.push_back(&r);
-      }
-    }
-    // Ranges that ended before the sample; an enclosing one still open stays.
-    std::vector<const OpenRange*> live;
-    for (const OpenRange* r : open) {
-      if (r->end > t) live.push_back(r);
-    }
+    OpenRangesAt(extents, tree, innermost[k], t, &open);
     CpuSample s;
     s.ts_ns = t;
-    s.track = track;
+    s.track = ev.track(i);
     s.function = Local(ev.name(i));
     ArgValue v;
     if (args.Get(ev.args(i), 0, &v) && v.type == ArgType::kString) s.stack = Local(v.str);
@@ -126,14 +95,16 @@ CpuSamples CollectCpuSamples(const Trace& trace) {
     if (args.Get(ev.args(i), 2, &v) && v.type == ArgType::kInt && v.int_value >= 1)
       s.weight = static_cast<uint32_t>(v.int_value);
     path.clear();
-    for (const OpenRange* r : live) {
+    for (uint32_t r : open) {
+      const uint32_t e = range_event[r];
       if (!path.empty()) path += ';';
-      path += trace.str(r->name);
-      const uint32_t name = Local(r->name);
+      path += trace.str(ev.name(e));
+      const uint32_t name = Local(ev.name(e));
       s.range = name;
-      if (r->kind == OpenRange::kNvtx) s.nvtx = name;
-      if (r->kind == OpenRange::kItt) s.itt = name;
-      if (r->kind == OpenRange::kOp) s.op = name;
+      const TemplateRole& role = model.role(e);
+      if (role.source == AnnotationSource::kNvtx) s.nvtx = name;
+      if (role.source == AnnotationSource::kItt) s.itt = name;
+      if (role.kind == EventKind::kCpuOp) s.op = name;
     }
     for (char& c : path) {
       if (c == '\n') c = ' ';
@@ -150,48 +121,31 @@ EventSampleCounts CountSamplesPerEvent(const Trace& trace, const FunctionEvents&
   if (samples.samples.empty()) return out;
   out.self.assign(fe.size(), 0);
   out.total.assign(fe.size(), 0);
-  // CPU events of each sampled track, in (start, -end) order.
-  std::unordered_map<uint32_t, std::vector<uint32_t>> by_track;
-  for (const CpuSample& s : samples.samples) by_track.emplace(s.track, std::vector<uint32_t>{});
+  // The CPU events of the sampled tracks; the innermost one open at each sample, by the model's
+  // sweep.
+  std::unordered_set<uint32_t> sampled_tracks;
+  for (const CpuSample& s : samples.samples) sampled_tracks.insert(s.track);
+  std::vector<RangeExtent> extents;
+  std::vector<uint32_t> event_of;
   for (size_t i = 0; i < fe.size(); ++i) {
-    if (fe.removed(i) || fe.device(i) != DeviceType::kCpu) continue;
-    auto it = by_track.find(fe.track(i));
-    if (it != by_track.end()) it->second.push_back(static_cast<uint32_t>(i));
+    if (fe.removed(i) || fe.device(i) != DeviceType::kCpu || !sampled_tracks.count(fe.track(i)))
+      continue;
+    extents.push_back(RangeExtent{fe.start_ns(i), fe.end_ns(i), fe.track(i)});
+    event_of.push_back(static_cast<uint32_t>(i));
   }
-  for (auto& [track, list] : by_track) {
-    std::stable_sort(list.begin(), list.end(), [&](uint32_t a, uint32_t b) {
-      return fe.start_ns(a) != fe.start_ns(b) ? fe.start_ns(a) < fe.start_ns(b)
-                                              : fe.end_ns(a) > fe.end_ns(b);
-    });
-  }
-  uint32_t current = UINT32_MAX;
-  const std::vector<uint32_t>* list = nullptr;
-  size_t next = 0;
-  std::vector<uint32_t> open;
-  for (const CpuSample& s : samples.samples) {
-    if (s.track != current) {
-      current = s.track;
-      list = &by_track[s.track];
-      next = 0;
-      open.clear();
-    }
-    while (next < list->size() && fe.start_ns((*list)[next]) <= s.ts_ns) {
-      const uint32_t e = (*list)[next++];
-      while (!open.empty() && fe.end_ns(open.back()) <= fe.start_ns(e)) open.pop_back();
-      open.push_back(e);
-    }
-    // The innermost event still open; its ancestors (by the operator nesting) count in total.
-    int32_t innermost = -1;
-    for (size_t k = open.size(); k-- > 0;) {
-      if (fe.end_ns(open[k]) > s.ts_ns) {
-        innermost = static_cast<int32_t>(open[k]);
-        break;
-      }
-    }
-    if (innermost < 0) continue;
-    out.self[static_cast<size_t>(innermost)] += s.weight;
-    for (int32_t e = innermost; e >= 0; e = fe.parent(static_cast<size_t>(e)))
-      out.total[static_cast<size_t>(e)] += s.weight;
+  std::vector<TrackInstant> instants;
+  instants.reserve(samples.samples.size());
+  for (const CpuSample& s : samples.samples) instants.push_back(TrackInstant{s.ts_ns, s.track});
+  const std::vector<uint32_t> innermost =
+      InnermostOpenRanges(extents, NestRanges(extents), instants);
+  for (size_t k = 0; k < samples.samples.size(); ++k) {
+    if (innermost[k] == kNoIndex) continue;
+    const uint32_t weight = samples.samples[k].weight;
+    const uint32_t event = event_of[innermost[k]];
+    out.self[event] += weight;
+    // Its ancestors by the operator nesting count in total.
+    for (int32_t e = static_cast<int32_t>(event); e >= 0; e = fe.parent(static_cast<size_t>(e)))
+      out.total[static_cast<size_t>(e)] += weight;
   }
   return out;
 }

@@ -4,7 +4,7 @@
 #include <map>
 #include <utility>
 
-#include "engine/trace/kineto_schema.h"
+#include "engine/analysis/model/memory_records.h"
 #include "engine/util/saturating.h"
 
 namespace profsh {
@@ -21,30 +21,17 @@ std::string MemoryDeviceName(int64_t device_type, int64_t device_id) {
 MemoryTimeline BuildMemoryTimeline(const Trace& t) {
   MemoryTimeline out;
   out.devices.push_back("cpu");
-  auto memory = t.strings.Find(kineto::kMemoryEvent);
-  auto bytes_key = t.strings.Find(kineto::kBytes);
-  auto type_key = t.strings.Find(kineto::kDeviceType);
-  auto id_key = t.strings.Find(kineto::kDeviceId);
-  if (memory && bytes_key) {
-    std::map<std::pair<int64_t, int64_t>, uint32_t> device_index;
-    for (size_t i = 0; i < t.events.size(); ++i) {
-      if (t.events.name(i) != *memory) continue;
-      auto args = t.args.Get(t.events.args(i));
-      ArgValue v;
-      if (!args.Find(*bytes_key, &v) || !v.is_number()) continue;
-      int64_t bytes = v.AsInt(), type = 0, id = 0;
-      if (type_key && args.Find(*type_key, &v) && v.is_number()) type = v.AsInt();
-      if (id_key && args.Find(*id_key, &v) && v.is_number()) id = v.AsInt();
-      uint32_t device = 0;
-      std::string name = MemoryDeviceName(type, id);
-      if (name != "cpu") {
-        auto [it, added] = device_index.emplace(std::make_pair(type, id),
-                                                static_cast<uint32_t>(out.devices.size()));
-        if (added) out.devices.push_back(name);
-        device = it->second;
-      }
-      out.points.push_back({t.events.ts(i), bytes, 0, t.events.track(i), device});
+  std::map<std::pair<int64_t, int64_t>, uint32_t> device_index;
+  for (const MemoryRecord& r : MemoryRecordsOf(t)) {
+    uint32_t device = 0;
+    std::string name = MemoryDeviceName(r.device_type, r.device_id);
+    if (name != "cpu") {
+      auto [it, added] = device_index.emplace(std::make_pair(r.device_type, r.device_id),
+                                              static_cast<uint32_t>(out.devices.size()));
+      if (added) out.devices.push_back(name);
+      device = it->second;
     }
+    out.points.push_back({t.events.ts(r.event), r.bytes, 0, t.events.track(r.event), device});
   }
   std::stable_sort(out.points.begin(), out.points.end(),
                    [](const MemoryPoint& a, const MemoryPoint& b) { return a.ts < b.ts; });

@@ -1,10 +1,12 @@
-// CPU ranges per thread and what was open when something happened: the nesting of ranges
-// (level, direct children) and, for each call (a runtime call, say), the ranges around it. Used
-// to place kernels under the NVTX ranges and operators that launched them.
+// Spans on trace tracks (what nsys' and the launch statistics' views collect) nested and placed
+// by the event model's range rule (engine/analysis/model/range_tree.h): the nesting of ranges
+// and, for each call (a runtime call, say), the ranges open around it.
 #pragma once
 
 #include <cstdint>
 #include <vector>
+
+#include "engine/analysis/model/range_tree.h"
 
 namespace profsh {
 
@@ -17,11 +19,7 @@ struct Span {
   uint64_t event = 0;  // index in the trace
 };
 
-struct RangeTree {
-  std::vector<uint32_t> order;           // range indices by (track, start, longer first)
-  std::vector<int32_t> level, children;  // level 0: outermost
-};
-
+// The model's tree of the spans (depth 0: outermost).
 RangeTree NestRanges(const std::vector<Span>& ranges);
 
 // For each call, the ranges open on its track when it started, outermost first.

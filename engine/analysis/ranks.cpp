@@ -8,8 +8,8 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "engine/analysis/arg_reader.h"
-#include "engine/analysis/event_kind.h"
+#include "engine/analysis/model/collective_args.h"
+#include "engine/analysis/model/event_model.h"
 
 namespace profsh {
 
@@ -86,11 +86,12 @@ std::string_view KernelCollective(std::string_view n) {
   return n.substr(0, n.find_first_of("_("));
 }
 
-Source SourceOf(const Trace& trace, size_t i) {
+Source SourceOf(const Trace& trace, const EventModel& model, size_t i) {
   if (trace.events.phase(i) != 'X') return Source::kNone;
   std::string_view n = trace.str(trace.events.name(i));
   if (IsNcclKernel(n)) {
-    return KindOfCategory(trace.category_name(trace.events.category(i))) == EventKind::kKernel
+    const TemplateRole& r = model.role(i);
+    return r.role == EventRole::kDeviceWork && r.work == DeviceWorkKind::kKernel
                ? Source::kDeviceKernel
                : Source::kNone;
   }
@@ -108,33 +109,31 @@ std::vector<CollectiveCall> CollectiveCalls(const Trace& trace,
                                             const std::vector<int32_t>& rank_of_track) {
   // One source for the whole job, the most exact one present: NCCL's kernels run while the
   // ranks meet; the host calls only enqueue them.
+  const EventModel& model = ModelOf(trace);
   Source best = Source::kNone;
   for (size_t i = 0; i < trace.events.size(); ++i) {
-    Source s = SourceOf(trace, i);
+    Source s = SourceOf(trace, model, i);
     if (s != Source::kNone && (best == Source::kNone || s < best)) best = s;
   }
   std::vector<CollectiveCall> calls;
   if (best == Source::kNone) return calls;
-  ArgReader args(trace, {"Process Group Name", "Collective name", "Seq"});
+  const CollectiveArgs args(trace);
   std::vector<bool> has_seq;
   for (size_t i = 0; i < trace.events.size(); ++i) {
-    if (SourceOf(trace, i) != best) continue;
+    if (SourceOf(trace, model, i) != best) continue;
     std::string_view n = trace.str(trace.events.name(i));
-    const ArgRef a = trace.events.args(i);
-    ArgValue v;
-    std::string group = "default", name;
-    if (args.Get(a, 0, &v) && v.type == ArgType::kString) group = std::string(trace.str(v.str));
-    if (args.Get(a, 1, &v) && v.type == ArgType::kString) {
-      name = Normalized(trace.str(v.str));
+    std::string group(args.Group(i).value_or("default"));
+    std::string name;
+    if (const auto given = args.Name(i)) {
+      name = Normalized(*given);
     } else if (best == Source::kDeviceKernel) {
       name = Normalized(KernelCollective(n));
     } else {
       name = Normalized(n.substr(n.rfind(':') + 1));
     }
-    int64_t seq = -1;
-    const bool seq_given = args.Get(a, 2, &v) && v.is_number();
-    if (seq_given) seq = v.AsInt();
-    has_seq.push_back(seq_given);
+    const std::optional<int64_t> seq_given = args.Seq(i);
+    const int64_t seq = seq_given.value_or(-1);
+    has_seq.push_back(seq_given.has_value());
     calls.push_back(CollectiveCall{rank_of_track[trace.events.track(i)], std::move(group),
                                    std::move(name), seq, trace.events.ts(i), trace.events.end(i),
                                    best == Source::kDeviceKernel});

@@ -5,12 +5,13 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <span>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
-#include "engine/analysis/arg_reader.h"
 #include "engine/analysis/gpu_events.h"
+#include "engine/analysis/model/event_model.h"
 #include "engine/util/saturating.h"
 
 namespace profsh {
@@ -36,7 +37,7 @@ bool StepDigits(std::string_view name, std::string_view* digits) {
 
 constexpr int64_t kNoStep = INT64_MIN;
 
-struct StepRange {
+struct HtaStep {
   int64_t ts, end, number;
 };
 
@@ -45,8 +46,8 @@ struct StepRange {
 // boundary once and each piece keeps the step that owns it, so a look-up is a binary search.
 class StepTimeline {
  public:
-  explicit StepTimeline(const std::vector<StepRange>& steps) {
-    for (const StepRange& s : steps) {
+  explicit StepTimeline(const std::vector<HtaStep>& steps) {
+    for (const HtaStep& s : steps) {
       if (s.end <= s.ts) continue;  // HTA: ts <= t < ts + dur holds for no t
       bounds_.push_back(s.ts);
       bounds_.push_back(s.end);
@@ -54,7 +55,7 @@ class StepTimeline {
     std::sort(bounds_.begin(), bounds_.end());
     bounds_.erase(std::unique(bounds_.begin(), bounds_.end()), bounds_.end());
     owner_.assign(bounds_.empty() ? 0 : bounds_.size() - 1, kNoStep);
-    for (const StepRange& s : steps) {
+    for (const HtaStep& s : steps) {
       if (s.end <= s.ts) continue;
       size_t from = std::lower_bound(bounds_.begin(), bounds_.end(), s.ts) - bounds_.begin();
       size_t to = std::lower_bound(bounds_.begin(), bounds_.end(), s.end) - bounds_.begin();
@@ -78,10 +79,11 @@ struct NameTotals {
 
 // One trace as HTA's parser and add_iteration see it, read in passes over the event table
 // (nothing per event is kept): the complete events with a category other than "Trace", times in
-// HTA's rounded microseconds, each event's ProfilerStep ("iteration").
+// HTA's rounded microseconds, each event's ProfilerStep ("iteration"). Streams, correlations and
+// the runtime calls of a correlation come from the event model.
 class DiffSide {
  public:
-  explicit DiffSide(const Trace& trace) : trace_(trace), reader_(trace, {"stream", "correlation"}) {
+  explicit DiffSide(const Trace& trace) : trace_(trace), model_(ModelOf(trace)) {
     ReadTemplates();
     ReadSteps();
   }
@@ -97,25 +99,13 @@ class DiffSide {
     const EventTable& ev = trace_.events;
     const auto& template_column = ev.template_column();
     // HTA's add_iteration: host events (no stream; a cpu_op on stream 0, as Triton writes them)
-    // take the step they start in; events on a stream take the step of the host event with
-    // their correlation (transform_correlation_to_index: the last one in trace order).
-    std::unordered_map<int64_t, int64_t> step_of_correlation;
-    if (!whole) {
-      for (size_t i = 0; i < ev.size(); ++i) {
-        const TemplateInfo& t = info_[template_column[i]];
-        if (!t.kept) continue;
-        const int64_t stream = Int(ev.args(i), kStream);
-        const int64_t correlation = Int(ev.args(i), kCorrelation);
-        if (correlation == -1 || OnDevice(t, stream, correlation)) continue;
-        step_of_correlation[correlation] =
-            stream < 0 || (stream == 0 && t.cpu_op) ? timeline.StepAt(Rounded(i).first) : kNoStep;
-      }
-    }
+    // take the step they start in; events on a stream take the step of the host call with
+    // their correlation (StepOfLaunch).
     std::unordered_map<uint32_t, NameTotals> totals;
     for (size_t i = 0; i < ev.size(); ++i) {
       const TemplateInfo& t = info_[template_column[i]];
       if (!t.kept) continue;
-      const int64_t stream = Int(ev.args(i), kStream);
+      const int64_t stream = Int(i, KnownArg::kStream);
       if (device == DiffDevice::kCpu && stream != -1) continue;
       if (device == DiffDevice::kGpu && stream == -1) continue;
       const auto [ts, end] = Rounded(i);
@@ -124,11 +114,9 @@ class DiffSide {
         if (stream < 0 || (stream == 0 && t.cpu_op)) {
           event_step = timeline.StepAt(ts);
         } else if (stream > 0) {
-          const int64_t correlation = Int(ev.args(i), kCorrelation);
-          if (correlation != -1 && OnDevice(t, stream, correlation)) {
-            auto it = step_of_correlation.find(correlation);
-            if (it != step_of_correlation.end()) event_step = it->second;
-          }
+          const int64_t correlation = Int(i, KnownArg::kCorrelation);
+          if (correlation != -1 && OnDevice(t, stream, correlation))
+            event_step = StepOfLaunch(correlation, timeline);
         }
         if (event_step != step) continue;
       }
@@ -144,8 +132,6 @@ class DiffSide {
     bool kept = false, cpu_op = false, sync = false, step = false;
     int64_t step_number = 0;
   };
-  enum Key : size_t { kStream, kCorrelation };
-
   void ReadTemplates() {
     for (const EventTemplate& t : trace_.events.templates()) {
       TemplateInfo i;
@@ -187,12 +173,24 @@ class DiffSide {
             SaturatingInt64(std::floor(ts_us + static_cast<double>(ev.dur(i)) / 1000.0))};
   }
 
-  int64_t Int(ArgRef args, size_t key) const {
-    ArgValue v;
-    if (!reader_.Get(args, key, &v)) return -1;
-    if (v.type == ArgType::kInt || v.type == ArgType::kUInt) return v.int_value;
-    if (v.type == ArgType::kDouble) return static_cast<int64_t>(v.double_value);
-    return -1;  // HTA's to_numeric(errors="coerce") then fillna(-1)
+  int64_t Int(size_t event, KnownArg arg) const {
+    // HTA's to_numeric(errors="coerce") then fillna(-1); doubles truncated.
+    return model_.args().Int(event, arg).value_or(-1);
+  }
+
+  // The step of the host call that launched device work with this correlation: HTA's
+  // transform_correlation_to_index maps a correlation to the last host event that has it, so
+  // the model's last candidate among the runtime calls, host ones only (no stream).
+  int64_t StepOfLaunch(int64_t correlation, const StepTimeline& timeline) const {
+    const std::span<const uint32_t> calls = model_.links().RuntimeCallsWithCorrelation(correlation);
+    for (size_t k = calls.size(); k-- > 0;) {
+      const uint32_t e = model_.ids().runtime.event[calls[k]];
+      const TemplateInfo& t = info_[trace_.events.template_column()[e]];
+      const int64_t stream = Int(e, KnownArg::kStream);
+      if (!t.kept || OnDevice(t, stream, correlation)) continue;
+      return stream < 0 || (stream == 0 && t.cpu_op) ? timeline.StepAt(Rounded(e).first) : kNoStep;
+    }
+    return kNoStep;
   }
 
   // HTA's GPUKernelFilter: on a stream with a correlation, or a device-wide synchronization.
@@ -201,9 +199,9 @@ class DiffSide {
   }
 
   const Trace& trace_;
-  ArgReader reader_;
+  const EventModel& model_;
   std::vector<TemplateInfo> info_;
-  std::vector<StepRange> steps_;
+  std::vector<HtaStep> steps_;
   std::vector<int64_t> step_numbers_;
 };
 

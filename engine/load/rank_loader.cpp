@@ -11,6 +11,7 @@
 #include <thread>
 #include <tuple>
 
+#include "engine/analysis/model/event_model.h"
 #include "engine/analysis/ranks.h"
 #include "engine/load/trace_loader.h"
 #include "engine/trace/kineto_schema.h"
@@ -212,18 +213,15 @@ class RankMerger {
   std::map<int32_t, size_t> events_;
 };
 
-// ProfilerStep#N starts per rank.
+// ProfilerStep#N starts per rank: the event model's steps.
 std::map<int32_t, std::map<int64_t, int64_t>> StepStarts(const Trace& t,
                                                          const std::vector<int32_t>& rank_of) {
   std::map<int32_t, std::map<int64_t, int64_t>> starts;
-  for (size_t i = 0; i < t.events.size(); ++i) {
-    if (t.events.phase(i) != 'X') continue;
-    auto number = kineto::ProfilerStepNumber(t.str(t.events.name(i)));
-    if (!number) continue;
-    const int64_t step = *number;
-    auto& m = starts[rank_of[t.events.track(i)]];
-    auto [it, fresh] = m.emplace(step, t.events.ts(i));
-    if (!fresh) it->second = std::min(it->second, t.events.ts(i));
+  for (const StepRange& s : ModelOf(t).ids().steps) {
+    const int64_t ts = t.events.ts(s.event);
+    auto& m = starts[rank_of[t.events.track(s.event)]];
+    auto [it, fresh] = m.emplace(s.number, ts);
+    if (!fresh) it->second = std::min(it->second, ts);
   }
   return starts;
 }

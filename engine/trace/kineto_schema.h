@@ -43,6 +43,10 @@ inline constexpr std::string_view kRecordFunctionId = "Record function id";  // 
 inline constexpr std::string_view kConcreteInputs = "Concrete Inputs";  // torch 2.x: scalar inputs
 inline constexpr std::string_view kInputStrides = "Input Strides";      // torch 2.x
 inline constexpr std::string_view kMemoryBandwidth = "memory bandwidth (GB/s)";  // of a memcpy
+// collectives (record_param_comms; NCCL kernels in newer Kineto)
+inline constexpr std::string_view kProcessGroupName = "Process Group Name";
+inline constexpr std::string_view kCollectiveName = "Collective name";
+inline constexpr std::string_view kSeq = "Seq";  // the collective's number in its group
 // [memory] instants
 inline constexpr std::string_view kTotalAllocated = "Total Allocated";
 inline constexpr std::string_view kTotalReserved = "Total Reserved";  // read: importer

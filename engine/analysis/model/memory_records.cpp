@@ -1,0 +1,27 @@
+#include "engine/analysis/model/memory_records.h"
+
+#include "engine/trace/kineto_schema.h"
+
+namespace profsh {
+
+std::vector<MemoryRecord> MemoryRecordsOf(const Trace& t) {
+  std::vector<MemoryRecord> out;
+  const auto memory = t.strings.Find(kineto::kMemoryEvent);
+  const auto bytes_key = t.strings.Find(kineto::kBytes);
+  if (!memory || !bytes_key) return out;
+  const auto type_key = t.strings.Find(kineto::kDeviceType);
+  const auto id_key = t.strings.Find(kineto::kDeviceId);
+  for (size_t i = 0; i < t.events.size(); ++i) {
+    if (t.events.name(i) != *memory) continue;
+    const auto args = t.args.Get(t.events.args(i));
+    ArgValue v;
+    if (!args.Find(*bytes_key, &v) || !v.is_number()) continue;
+    MemoryRecord r{static_cast<uint32_t>(i), v.AsInt()};
+    if (type_key && args.Find(*type_key, &v) && v.is_number()) r.device_type = v.AsInt();
+    if (id_key && args.Find(*id_key, &v) && v.is_number()) r.device_id = v.AsInt();
+    out.push_back(r);
+  }
+  return out;
+}
+
+}  // namespace profsh
