@@ -507,12 +507,5 @@ TEST(StacksExport, WritesFoldedLinesOutermostFirst) {
   std::remove(path.c_str());
 }
 
-TEST(PythonRepr, MatchesStrOfShapes) {
-  EXPECT_EQ(JsonToPythonRepr("[[5,64,56,56],[64,64,3,3],[],[]]"),
-            "[[5, 64, 56, 56], [64, 64, 3, 3], [], []]");
-  EXPECT_EQ(JsonToPythonRepr("[]"), "[]");
-  EXPECT_EQ(JsonToPythonRepr(R"(["a", true, null, 1.5])"), "['a', True, None, 1.5]");
-}
-
 }  // namespace
 }  // namespace profsh

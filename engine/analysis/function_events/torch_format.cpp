@@ -1,0 +1,57 @@
+#include "engine/analysis/function_events/torch_format.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string_view>
+
+#include "engine/trace/kineto_schema.h"
+
+namespace profsh {
+
+// Schema keys are few (one per distinct argument layout), so this costs nothing next to reading
+// the events.
+TorchFormat DetectTorchFormat(const Trace& trace) {
+  static constexpr std::string_view kTorch2Args[] = {
+      kineto::kRecordFunctionId, kineto::kConcreteInputs, kineto::kInputStrides};
+  for (std::string_view key : kTorch2Args) {
+    const auto id = trace.strings.Find(key);
+    if (!id) continue;
+    for (uint32_t schema = 0; schema < trace.args.schema_count(); ++schema) {
+      for (size_t f = 0, n = trace.args.field_count(schema); f < n; ++f) {
+        const SchemaField field = trace.args.field(schema, f);
+        if (!field.top_level && field.key == *id) return TorchFormat::k2;
+      }
+    }
+  }
+  return TorchFormat::k113;
+}
+
+int64_t TorchTraceStartNs(const Trace& trace) {
+  const EventTable& ev = trace.events;
+  int64_t earliest = INT64_MAX, span = INT64_MAX;
+  for (size_t i = 0; i < ev.size(); ++i) {
+    if (ev.phase(i) != 'X') continue;
+    earliest = std::min(earliest, ev.ts(i));
+    if (trace.category_name(ev.category(i)) == "Trace" &&
+        trace.str(ev.name(i)).starts_with("PyTorch Profiler"))
+      span = std::min(span, ev.ts(i));
+  }
+  return span != INT64_MAX ? span : earliest == INT64_MAX ? 0 : earliest;
+}
+
+double PythonDivide1000(int64_t a) {
+  if (a < 0) return -PythonDivide1000(-a);
+  const int64_t q = a / 1000, r = a % 1000;
+  if (q >= (int64_t{1} << 53)) return static_cast<double>(q);  // r cannot show at that size
+  int bits = 0;                                                // the binary digits q needs
+  while (bits < 63 && (q >> bits) != 0) ++bits;
+  const int m = 53 - bits;  // fractional binary digits a double keeps next to q
+  // r / 1000 in units of 2^-m: k whole units and a remainder `rem` out of 1000.
+  const __int128 scaled = static_cast<__int128>(r) << m;
+  __int128 mantissa = (static_cast<__int128>(q) << m) + scaled / 1000;
+  const int64_t rem = static_cast<int64_t>(scaled % 1000);
+  if (rem > 500 || (rem == 500 && (mantissa & 1))) ++mantissa;
+  return std::ldexp(static_cast<double>(mantissa), -m);  // mantissa < 2^54: exact
+}
+
+}  // namespace profsh
