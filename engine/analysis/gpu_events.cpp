@@ -35,7 +35,7 @@ bool StartsWithAny(std::string_view name, std::initializer_list<std::string_view
 
 enum class Role : uint8_t { kNone, kDeviceWork, kRuntime, kAnnotation, kStep, kAtenOp };
 
-struct TemplateRole {
+struct GpuTemplateRole {
   Role role = Role::kNone;
   DeviceWorkKind kind = DeviceWorkKind::kKernel;
   int64_t step = 0;
@@ -43,8 +43,8 @@ struct TemplateRole {
   bool cpu_annotation = false;
 };
 
-TemplateRole RoleOf(const Trace& trace, const EventTemplate& t) {
-  TemplateRole r;
+GpuTemplateRole RoleOf(const Trace& trace, const EventTemplate& t) {
+  GpuTemplateRole r;
   if (EventTable::PhaseOf(t.kind) != 'X') return r;
   std::string_view cat = trace.category_name(EventTable::CategoryOf(t.kind));
   if (cat == "kernel" || cat == "Kernel" || cat == "mtia_ccp_events") {
@@ -119,7 +119,7 @@ GpuEvents BuildGpuEvents(const Trace& trace, const GpuEventOptions& options) {
   GpuEvents g;
   g.rank = DistributedRank(trace).value_or(0);
   const EventTable& ev = trace.events;
-  std::vector<TemplateRole> roles;
+  std::vector<GpuTemplateRole> roles;
   roles.reserve(ev.templates().size());
   for (const EventTemplate& t : ev.templates()) roles.push_back(RoleOf(trace, t));
 
@@ -136,7 +136,7 @@ GpuEvents BuildGpuEvents(const Trace& trace, const GpuEventOptions& options) {
   std::unordered_map<uint32_t, KernelType> type_of_name;
   const auto& template_column = ev.template_column();
   for (size_t i = 0; i < ev.size(); ++i) {
-    const TemplateRole& role = roles[template_column[i]];
+    const GpuTemplateRole& role = roles[template_column[i]];
     if (role.role == Role::kNone && !role.cpu_annotation) continue;
     int64_t ts, end;
     if (options.exact_rounding) {

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/analysis/model/event_roles.h"
 #include "engine/trace/trace.h"
 
 namespace profsh {
@@ -22,8 +23,6 @@ namespace profsh {
 enum class KernelType : uint8_t { kCommunication = 0, kMemory = 1, kComputation = 2, kOther = 3 };
 const char* KernelTypeName(KernelType type);  // "COMMUNICATION", ...
 KernelType ClassifyKernel(std::string_view name);
-
-enum class DeviceWorkKind : uint8_t { kKernel, kMemcpy, kMemset, kSync };
 
 struct GpuEventOptions {
   // HTA drops the device work launched from the last ProfilerStep on (a step the profiler cut

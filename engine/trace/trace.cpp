@@ -82,6 +82,7 @@ int64_t EventTable::FindLongDuration(size_t i) const {
 }
 
 void EventTable::SetDurations(const std::vector<LongDuration>& durations) {
+  ++generation_;
   constexpr uint64_t kGone = UINT64_MAX;
   const auto sorted = static_cast<ptrdiff_t>(long_durations_.size());
   for (const LongDuration& d : durations) {
@@ -110,18 +111,21 @@ void EventTable::SetDurations(const std::vector<LongDuration>& durations) {
 }
 
 void EventTable::SetPhase(size_t i, char phase) {
+  ++generation_;
   EventTemplate t = event_template(i);
   t.kind = PackKind(phase, CategoryOf(t.kind), FlagsOf(t.kind));
   template_[i] = InternTemplate(t);
 }
 
 void EventTable::AddFlags(size_t i, uint8_t f) {
+  ++generation_;
   EventTemplate t = event_template(i);
   t.kind |= static_cast<uint32_t>(f) << 8;
   template_[i] = InternTemplate(t);
 }
 
 void EventTable::Compact(const std::vector<bool>& drop) {
+  ++generation_;
   const size_t n = size();
   size_t w = 0, next_long = 0, kept_long = 0;
   for (size_t r = 0; r < n; ++r) {
@@ -150,6 +154,7 @@ void EventTable::Assign(LargeVector<int64_t> ts, LargeVector<uint32_t> dur,
                         LargeVector<uint32_t> templ, LargeVector<uint32_t> args,
                         std::vector<EventTemplate> templates,
                         std::vector<LongDuration> long_durations) {
+  ++generation_;
   ts_ = std::move(ts);
   dur_ = std::move(dur);
   template_ = std::move(templ);
@@ -232,6 +237,7 @@ uint32_t Trace::InternTrack(const Ident& pid, const Ident& tid) {
 }
 
 void Trace::RebuildDerived() {
+  derived.Clear();
   if (track_index_.size() != tracks.size()) {
     track_index_.clear();
     for (uint32_t i = 0; i < tracks.size(); ++i) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "engine/trace/args.h"
+#include "engine/trace/derived_cache.h"
 #include "engine/util/large_vector.h"
 #include "engine/util/string_pool.h"
 
@@ -101,6 +102,7 @@ class EventTable {
   }
   // `event_template` is what InternTemplate returned.
   void AppendWithTemplate(int64_t ts, int64_t dur, uint32_t event_template, uint32_t args_offset) {
+    ++generation_;
     if (dur < 0 || dur >= kLongDuration) {
       long_durations_.push_back(LongDuration{ts_.size(), dur});
       dur_.push_back(kLongDuration);
@@ -129,11 +131,17 @@ class EventTable {
   void SetDurations(const std::vector<LongDuration>& durations);
   void SetPhase(size_t i, char phase);
   // Moves an event in time (ranks of a job aligned after loading).
-  void ShiftTs(size_t i, int64_t delta_ns) { ts_[i] += delta_ns; }
+  void ShiftTs(size_t i, int64_t delta_ns) {
+    ts_[i] += delta_ns;
+    ++generation_;
+  }
   void AddFlags(size_t i, uint8_t f);
   // Removes the events marked in `drop`, keeping the order of the rest.
   void Compact(const std::vector<bool>& drop);
   size_t MemoryBytes() const;
+  // Counts the changes to the events (every append, move, edit, removal): what is derived from
+  // them (Trace::derived) is rebuilt when it changed.
+  uint64_t generation() const { return generation_; }
   static constexpr size_t kBytesPerEvent =
       sizeof(int64_t) + sizeof(uint32_t) * 3;  // ts, dur, template, inline-argument offset
 
@@ -185,6 +193,7 @@ class EventTable {
   uint32_t last_template_ = 0;
   // Sorted by event.
   std::vector<LongDuration> long_durations_;
+  uint64_t generation_ = 0;
 };
 static_assert(EventTable::kBytesPerEvent == 20, "an event must stay 20 bytes in the columns");
 static_assert(sizeof(EventTemplate) == 16);
@@ -248,6 +257,9 @@ class Trace {
   int64_t begin_ns() const { return begin_ns_; }
   int64_t end_ns() const { return end_ns_; }
   void RebuildDerived();
+  // What the analyses derive from the events (their event model), built when first asked for;
+  // rebuilt once the events change, dropped by RebuildDerived.
+  mutable DerivedCache derived;
 
   std::string FormatIdent(const Ident& id) const {
     return id.is_string ? std::string(strings.Get(id.str)) : std::to_string(id.number);
