@@ -15,7 +15,7 @@ void FunctionEventsBuilder::AttachDeviceWork() {
   for (size_t k = 0; k < links_.size(); ++k) {
     int32_t op = link_op_[k];
     if (op < 0 && runtime_of_link_[k] >= 0) op = f_.parent_[runtime_of_link_[k]];
-    uint32_t device = links_[k].candidate;
+    uint32_t device = links_[k];
     f_.launches[k] = {device, op, runtime_of_link_[k]};
     if (op < 0) continue;
     kernel_ns_[op] += f_.end_[device] - f_.start_[device];
@@ -39,27 +39,29 @@ bool FunctionEventsBuilder::AnyDeviceAnnotation() const {
 // that device time twice, in torch as here; ProfilerStep* shows its step's GPU span as self
 // device time, over 100 %.
 void FunctionEventsBuilder::AttachDeviceAnnotations() {
+  auto is_span = [&](size_t c) {
+    return (f_.flags_[c] & FunctionEvents::kDevice) && (f_.flags_[c] & FunctionEvents::kAnnotation);
+  };
+  auto external_of_span = [&](size_t c) {
+    return model_.args().Int(candidate_events_[c], KnownArg::kExternalId);
+  };
   std::unordered_map<int64_t, int32_t> op_of_external;
-  for (size_t c = 0; c < f_.start_.size(); ++c) {
-    if (!((f_.flags_[c] & FunctionEvents::kDevice) && (f_.flags_[c] & FunctionEvents::kAnnotation)))
-      continue;
-    int64_t id = 0;
-    if (reader_.GetInt(trace_.events.args(candidate_events_[c]), kExternal, &id))
-      op_of_external.emplace(id, -1);
+  for (size_t c = 0; c < candidate_events_.size(); ++c) {
+    if (!is_span(c)) continue;
+    if (const auto id = external_of_span(c)) op_of_external.emplace(*id, -1);
+  }
+  // The first CPU range of the view with the span's External id, in trace order.
+  const RangeIds& ranges = model_.ids().ranges;
+  for (size_t r = 0; r < ranges.size(); ++r) {
+    if (range_candidate_[r] < 0 || ranges.external[r] == kNoId) continue;
+    auto it = op_of_external.find(ranges.external[r]);
+    if (it != op_of_external.end() && it->second < 0) it->second = range_candidate_[r];
   }
   for (size_t c = 0; c < candidate_events_.size(); ++c) {
-    if (f_.flags_[c] & (FunctionEvents::kDevice | FunctionEvents::kRuntime)) continue;
-    int64_t id = 0;
-    if (!reader_.GetInt(trace_.events.args(candidate_events_[c]), kExternal, &id)) continue;
-    auto it = op_of_external.find(id);
-    if (it != op_of_external.end() && it->second < 0) it->second = static_cast<int32_t>(c);
-  }
-  for (size_t c = 0; c < f_.start_.size(); ++c) {
-    if (!((f_.flags_[c] & FunctionEvents::kDevice) && (f_.flags_[c] & FunctionEvents::kAnnotation)))
-      continue;
-    int64_t id = 0;
-    if (!reader_.GetInt(trace_.events.args(candidate_events_[c]), kExternal, &id)) continue;
-    const int32_t op = op_of_external[id];
+    if (!is_span(c)) continue;
+    const auto id = external_of_span(c);
+    if (!id) continue;
+    const int32_t op = op_of_external[*id];
     if (op < 0) continue;
     kernel_ns_[op] += f_.end_[c] - f_.start_[c];
     if (!kernel_us_.empty()) kernel_us_[op] += FloatUs(f_.end_[c]) - FloatUs(f_.start_[c]);

@@ -11,6 +11,7 @@
 
 #include "engine/analysis/function_events/builder.h"
 #include "engine/analysis/function_events/torch_format.h"
+#include "engine/trace/kineto_schema.h"
 #include "engine/util/parallel.h"
 #include "engine/util/saturating.h"
 

@@ -10,6 +10,7 @@ std::unique_ptr<FunctionEvents> FunctionEventsBuilder::Build() {
   ResolveSchemaConstants();
   ClassifyTemplates();
   ScanEvents();
+  LinkDeviceWork();
   AttributeMemory();
   Order();
   Nest();

@@ -1,10 +1,12 @@
 // The builder of FunctionEvents, shared by its passes, one file each, which Build (build.cpp)
-// runs in this order:
+// runs in this order. Roles, ids and launch links come from the event model (ModelOf); nesting
+// stays torch's own (_populate_cpu_children asks a parent to contain its child, which the model's
+// range tree does not, and runtime calls nest on their op's thread).
 //   schema_constants    names, input values and stacks, once per name or argument schema
-//   classify_templates  what each event template is to the view (op, runtime call, device work,
-//                       memory record), once per template
-//   scan_events         the columns, in parallel parts over the events; then link_device_work:
-//                       device work to the op or runtime call its ids name
+//   classify_templates  what each template is to the view, from the model's role of it
+//   scan_events         the columns, in parallel parts over the events
+//   link_device_work    device work to its op and runtime call: the model's first candidate
+//                       that is in the view
 //   attribute_memory    memory records to the ops around them
 //   nesting             torch's order per thread and the parent of every CPU event
 //   backward            backward functions (and, after merging, backward ops' stacks)
@@ -20,10 +22,9 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/analysis/arg_reader.h"
 #include "engine/analysis/function_events.h"
-#include "engine/analysis/function_events/id_index.h"
-#include "engine/trace/kineto_schema.h"
+#include "engine/analysis/model/event_model.h"
+#include "engine/analysis/model/operator_args.h"
 #include "engine/trace/trace.h"
 #include "engine/util/large_vector.h"
 
@@ -33,10 +34,8 @@ class FunctionEventsBuilder {
  public:
   FunctionEventsBuilder(const Trace& trace, const IttSelection& itt)
       : trace_(trace),
-        reader_(trace,
-                {kineto::kExternalId, kineto::kCorrelation, kineto::kInputDims, kineto::kCallStack,
-                 kineto::kSequenceNumber, kineto::kBytes, kineto::kDeviceType, kineto::kFlops,
-                 "domain", kineto::kInputType, kineto::kConcreteInputs}),
+        model_(ModelOf(trace)),
+        args_(trace),
         itt_(itt),
         out_(std::make_unique<FunctionEvents>()),
         f_(*out_) {}
@@ -44,51 +43,22 @@ class FunctionEventsBuilder {
   std::unique_ptr<FunctionEvents> Build();
 
  private:
-  // The keys of reader_, in its constructor's order.
-  enum Key {
-    kExternal,
-    kCorrelation,
-    kInputDims,
-    kCallStack,
-    kSequence,
-    kBytes,
-    kDeviceType,
-    kFlops,
-    kDomain,
-    kInputType,
-    kConcreteInputs
-  };
-  enum Role : uint8_t { kIgnored, kOperator, kMemoryRecord, kOutOfMemory };
-  // What an event template is to the view: events of a template share their name, track,
-  // category and argument schema.
+  // What the events of a template are to the view, from the model's role of the template: events
+  // of a template share their name, track, category and argument schema.
   struct TemplateInfo {
-    Role role = kIgnored;
+    bool joins = false;  // a row's event: an op, range, runtime call, device work or GPU span
+    bool memory = false, out_of_memory = false;  // a [memory] or [OutOfMemory] record
     uint8_t flags = 0;
     uint32_t name = 0;  // display name
     uint32_t track = 0;
     bool has_args = false;
     uint32_t inputs = 0, stack = 0;  // an input set of FunctionEvents, a stack id
-    struct Id {
-      uint32_t word = 0, words = 0;  // words == 0: not inline, read it the slow way
-    };
-    Id own_id;       // an op's External id, a runtime call's or device event's correlation
-    Id correlation;  // device work: its correlation (own_id is then its External id)
-    // A kernel, copy or set (not a GPU-side annotation): what is linked to its launcher.
-    bool IsDeviceWork() const {
-      return (flags & (FunctionEvents::kDevice | FunctionEvents::kAnnotation)) ==
-             FunctionEvents::kDevice;
-    }
   };
   struct MemoryRecord {
     int64_t ts;
     int64_t cpu_bytes, cuda_bytes;
     uint32_t track;
     bool oom;
-  };
-  struct DeviceLink {
-    uint32_t candidate;
-    int64_t external, correlation;
-    bool has_external, has_correlation;
   };
 
   // classify_templates.cpp
@@ -100,7 +70,8 @@ class FunctionEventsBuilder {
   // scan_events.cpp
   void ScanEvents();
   // link_device_work.cpp
-  void LinkDeviceWork(const IdIndex& op_by_external, const IdIndex& runtime_by_correlation);
+  void LinkDeviceWork();
+  std::vector<int32_t> CandidatesOf(const std::vector<uint32_t>& events) const;
   // attribute_memory.cpp
   void AttributeMemory();
   void AppendLone(const MemoryRecord& r, uint32_t name);
@@ -131,8 +102,9 @@ class FunctionEventsBuilder {
   }
 
   const Trace& trace_;
-  ArgReader reader_;
-  IttSelection itt_;  // kAuto resolved in ClassifyTemplates
+  const EventModel& model_;  // roles, ids and launch links
+  OperatorArgs args_;        // the operators' arguments the model does not type
+  IttSelection itt_;         // kAuto resolved in ClassifyTemplates
   std::unique_ptr<FunctionEvents> out_;
   FunctionEvents& f_;
   bool want_inputs_ = false, want_stacks_ = false, want_flops_ = false;
@@ -152,7 +124,8 @@ class FunctionEventsBuilder {
   LargeVector<uint32_t> thread_;
   LargeVector<int64_t> seq_;  // only with stacks
   std::vector<MemoryRecord> memory_;
-  LargeVector<DeviceLink> links_;
+  std::vector<uint32_t> links_;  // candidate: device work (kernels, copies, sets) in trace order
+  std::vector<int32_t> range_candidate_;  // per model range (EventIds::ranges): its candidate or -1
   std::vector<int32_t> link_op_;          // candidate: the op named by the link's External id
   std::vector<int32_t> runtime_of_link_;  // candidate: the runtime call with the link's correlation
 

@@ -32,28 +32,25 @@ uint32_t FunctionEventsBuilder::NameOf(uint32_t trace_name, bool* filtered) {
 void FunctionEventsBuilder::ResolveSchemaConstants() {
   name_map_.assign(trace_.strings.size(), 0);
   recorded_map_.assign(trace_.strings.size(), 0);
-  want_inputs_ = trace_.strings.Find(kineto::kInputDims).has_value() ||
-                 trace_.strings.Find(kineto::kInputType).has_value() ||
-                 trace_.strings.Find(kineto::kConcreteInputs).has_value();
-  want_stacks_ = trace_.strings.Find(kineto::kCallStack).has_value();
-  want_flops_ = trace_.strings.Find(kineto::kFlops).has_value();
+  want_inputs_ = args_.any_inputs();
+  want_stacks_ = args_.any_call_stack();
+  want_flops_ = args_.any_flops();
 
   const uint32_t schemas = trace_.args.schema_count();
   if (want_inputs_) schema_inputs_.assign(schemas, 0);
   if (want_stacks_) schema_stack_.assign(schemas, 0);
   // The value of a JSON argument; [] (id 0) when the schema has none.
-  auto input_value = [&](uint32_t schema, Key key) -> uint32_t {
-    ArgValue v;
-    if (!reader_.GetSchemaConstant(schema, key, &v) || v.type != ArgType::kJson) return 0;
-    return out_->inputs.InternJson(v.str, trace_.str(v.str));
+  auto input_value = [&](uint32_t schema, OperatorArgs::Input input) -> uint32_t {
+    const auto text = args_.InputJson(schema, input);
+    return text ? out_->inputs.InternJson(*text, trace_.str(*text)) : 0;
   };
   std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> input_set_ids;
   std::unordered_map<uint32_t, uint32_t> stack_of_text;
   for (uint32_t schema = 0; schema < schemas; ++schema) {
     if (want_inputs_) {
-      const FunctionEvents::InputSet set{input_value(schema, kInputDims),
-                                         input_value(schema, kInputType),
-                                         input_value(schema, kConcreteInputs)};
+      const FunctionEvents::InputSet set{input_value(schema, OperatorArgs::Input::kDims),
+                                         input_value(schema, OperatorArgs::Input::kTypes),
+                                         input_value(schema, OperatorArgs::Input::kConcrete)};
       if (!(set == FunctionEvents::InputSet{})) {
         auto [it, inserted] = input_set_ids.emplace(std::tuple(set.shapes, set.types, set.concrete),
                                                     static_cast<uint32_t>(f_.input_sets_.size()));
@@ -61,13 +58,12 @@ void FunctionEventsBuilder::ResolveSchemaConstants() {
         schema_inputs_[schema] = it->second;
       }
     }
-    ArgValue v;
-    if (want_stacks_ && reader_.GetSchemaConstant(schema, kCallStack, &v) &&
-        v.type == ArgType::kString) {
-      auto it = stack_of_text.find(v.str);
+    const auto stack_text = want_stacks_ ? args_.CallStack(schema) : std::nullopt;
+    if (stack_text) {
+      auto it = stack_of_text.find(*stack_text);
       if (it == stack_of_text.end()) {
         std::vector<uint32_t> frames;
-        std::string_view text = trace_.str(v.str);
+        std::string_view text = trace_.str(*stack_text);
         size_t start = 0;
         while (!text.empty()) {
           size_t semi = text.find(';', start);
@@ -77,7 +73,7 @@ void FunctionEventsBuilder::ResolveSchemaConstants() {
           if (semi == std::string_view::npos) break;
           start = semi + 1;
         }
-        it = stack_of_text.emplace(v.str, out_->stacks.Intern(frames)).first;
+        it = stack_of_text.emplace(*stack_text, out_->stacks.Intern(frames)).first;
       }
       schema_stack_[schema] = it->second;
     }

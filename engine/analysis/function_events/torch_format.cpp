@@ -4,26 +4,12 @@
 #include <cmath>
 #include <string_view>
 
-#include "engine/trace/kineto_schema.h"
+#include "engine/analysis/model/operator_args.h"
 
 namespace profsh {
 
-// Schema keys are few (one per distinct argument layout), so this costs nothing next to reading
-// the events.
 TorchFormat DetectTorchFormat(const Trace& trace) {
-  static constexpr std::string_view kTorch2Args[] = {
-      kineto::kRecordFunctionId, kineto::kConcreteInputs, kineto::kInputStrides};
-  for (std::string_view key : kTorch2Args) {
-    const auto id = trace.strings.Find(key);
-    if (!id) continue;
-    for (uint32_t schema = 0; schema < trace.args.schema_count(); ++schema) {
-      for (size_t f = 0, n = trace.args.field_count(schema); f < n; ++f) {
-        const SchemaField field = trace.args.field(schema, f);
-        if (!field.top_level && field.key == *id) return TorchFormat::k2;
-      }
-    }
-  }
-  return TorchFormat::k113;
+  return CarriesTorch2OperatorArguments(trace) ? TorchFormat::k2 : TorchFormat::k113;
 }
 
 int64_t TorchTraceStartNs(const Trace& trace) {
