@@ -1,7 +1,5 @@
 // The averages list returned by trace:key_averages() and its elements (torch's EventList of
 // FunctionEventAvg): #avgs, avgs[i], ipairs(avgs), avgs:table{...}, and the numeric fields.
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cstring>
 
@@ -257,37 +255,53 @@ int AveragesToString(lua_State* L) {
   });
 }
 
-void PushShapes(lua_State* L, const AvgHandle& h) {
+// An input value as Lua values: lists as sequences (a None inside is nil, as in t:events' args),
+// a dict as a table by key, integers as integers.
+void PushInputValue(lua_State* L, const InputValue& v) {
+  switch (v.type) {
+    case InputValue::Type::kNone:
+      lua_pushnil(L);
+      return;
+    case InputValue::Type::kBool:
+      lua_pushboolean(L, v.integer != 0);
+      return;
+    case InputValue::Type::kInt:
+    case InputValue::Type::kUInt:  // its bits, as Lua's own integers wrap
+      lua_pushinteger(L, static_cast<lua_Integer>(v.integer));
+      return;
+    case InputValue::Type::kFloat:
+      lua_pushnumber(L, v.real);
+      return;
+    case InputValue::Type::kString:
+    case InputValue::Type::kText:
+      lua_pushlstring(L, v.text.data(), v.text.size());
+      return;
+    case InputValue::Type::kList:
+      lua_createtable(L, static_cast<int>(v.items.size()), 0);
+      for (size_t i = 0; i < v.items.size(); ++i) {
+        PushInputValue(L, v.items[i]);
+        lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+      }
+      return;
+    case InputValue::Type::kDict:
+      lua_createtable(L, 0, static_cast<int>(v.items.size() / 2));
+      for (size_t i = 0; i + 1 < v.items.size(); i += 2) {
+        lua_pushlstring(L, v.items[i].text.data(), v.items[i].text.size());
+        PushInputValue(L, v.items[i + 1]);
+        lua_rawset(L, -3);
+      }
+      return;
+  }
+}
+
+// An input field of a row: its first event's, when the list is grouped by input shape; "" when
+// it is not, as torch's key_averages() sets input_shapes.
+void PushInputs(lua_State* L, const AvgHandle& h, uint32_t value) {
   if (!h.parent->group_by_input_shape) {
     lua_pushliteral(L, "");
     return;
   }
-  std::string_view repr = h.row.input_shapes == 0
-                              ? std::string_view("[]")
-                              : h.parent->events->strings.Get(h.row.input_shapes);
-  auto j = nlohmann::json::parse(repr.begin(), repr.end(), nullptr, false);
-  if (j.is_discarded() || !j.is_array()) {
-    lua_pushlstring(L, repr.data(), repr.size());
-    return;
-  }
-  lua_createtable(L, static_cast<int>(j.size()), 0);
-  lua_Integer i = 0;
-  for (const auto& shape : j) {
-    if (shape.is_array()) {
-      lua_createtable(L, static_cast<int>(shape.size()), 0);
-      lua_Integer k = 0;
-      for (const auto& dim : shape) {
-        if (dim.is_number_integer())
-          lua_pushinteger(L, dim.get<int64_t>());
-        else
-          lua_pushstring(L, dim.dump().c_str());
-        lua_rawseti(L, -2, ++k);
-      }
-    } else {
-      lua_pushstring(L, shape.dump().c_str());
-    }
-    lua_rawseti(L, -2, ++i);
-  }
+  PushInputValue(L, h.parent->events->inputs.Get(value));
 }
 
 int AvgField(lua_State* L) {
@@ -338,7 +352,11 @@ int AvgField(lua_State* L) {
     } else if (key == "cpu_samples") {
       lua_pushinteger(L, r.cpu_samples);
     } else if (key == "input_shapes") {
-      PushShapes(L, *h);
+      PushInputs(L, *h, r.input_shapes);
+    } else if (key == "input_types") {
+      PushInputs(L, *h, r.input_types);
+    } else if (key == "concrete_inputs") {
+      PushInputs(L, *h, r.concrete_inputs);
     } else if (key == "stack") {
       lua_createtable(L, static_cast<int>(r.stack.size()), 0);
       for (size_t i = 0; i < r.stack.size(); ++i) {
@@ -422,6 +440,8 @@ void RegisterAverages(lua_State* L) {
                 "cuda_memory_usage",
                 "self_cuda_memory_usage",
                 "input_shapes",
+                "input_types",
+                "concrete_inputs",
                 "stack",
                 "flops",
                 "device_type",

@@ -64,6 +64,8 @@ Fields of an averages element (times in microseconds):
   self_cuda_time_total, cuda_time, cpu_memory_usage, self_cpu_memory_usage,
   cuda_memory_usage, self_cuda_memory_usage, input_shapes, stack, flops, device_type,
   is_async, kind
+  Grouped by input shape, input_shapes, input_types and concrete_inputs are the first event's
+  recorded inputs as tables ({{2, 3}, {}}; a tensor list's shapes as a table of tables).
   kind says what the row's events are: "cpu_op", "annotation" (record_function or other
   user ranges, and their gpu_user_annotation spans: device_type "CUDA"), "runtime"
   (cudaLaunchKernel, ...), "kernel", "copy", "set" (memcpy/memset on the device), "memory"

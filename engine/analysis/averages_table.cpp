@@ -6,6 +6,7 @@
 #include <cstring>
 #include <functional>
 #include <numeric>
+#include <unordered_map>
 #include <variant>
 
 #include "engine/util/saturating.h"
@@ -199,9 +200,18 @@ Result<std::string> BuildAveragesTable(const KeyAverages& averages, const TableO
   size_t shapes_width = 0;
   size_t src_width = 0;
   bool has_stack = false;
+  // Shapes are values until here: Python's str() of each distinct one, as torch prints them.
+  std::unordered_map<uint32_t, std::string> shapes_repr;
+  if (averages.group_by_input_shape) {
+    for (const AverageRow& r : all) {
+      if (!shapes_repr.contains(r.input_shapes))
+        shapes_repr.emplace(r.input_shapes,
+                            PythonRepr(averages.events->inputs.Get(r.input_shapes)));
+    }
+  }
   auto shapes_text = [&](const AverageRow& r) -> std::string_view {
     if (!averages.group_by_input_shape) return "";
-    return r.input_shapes == 0 ? std::string_view("[]") : strings.Get(r.input_shapes);
+    return shapes_repr.at(r.input_shapes);
   };
   for (const AverageRow& r : all) {
     name_width = std::max(name_width, Utf8Length(strings.Get(r.key)));

@@ -25,6 +25,8 @@
 #include <vector>
 
 #include "engine/analysis/event_kind.h"
+#include "engine/analysis/function_events/input_values.h"
+#include "engine/analysis/function_events/stack_table.h"
 #include "engine/trace/trace.h"
 #include "engine/util/large_vector.h"
 #include "engine/util/string_pool.h"
@@ -37,20 +39,6 @@ enum class DeviceType : uint8_t { kCpu = 0, kCuda = 1 };
 // 1.13 and 2.x"). A trace is torch 2.x's when some event carries an argument that only torch 2.x
 // writes ("Record function id", "Concrete Inputs", "Input Strides"); 1.13's otherwise.
 enum class TorchFormat : uint8_t { k113, k2 };
-
-// Interned call stacks: lists of frame string ids, innermost frame first (torch's order).
-class StackTable {
- public:
-  StackTable() { stacks_.emplace_back(); }
-  uint32_t Intern(const std::vector<uint32_t>& frames);
-  const std::vector<uint32_t>& Get(uint32_t id) const { return stacks_[id]; }
-  size_t size() const { return stacks_.size(); }
-
- private:
-  void Grow();
-  std::vector<std::vector<uint32_t>> stacks_;
-  std::vector<uint32_t> slots_ = std::vector<uint32_t>(64, 0);
-};
 
 // Which ITT tasks join the operator view (its rows and its nesting). oneDNN and other libraries
 // report their work as ITT tasks ("convolution", "reorder" in domain dnnl::primitive::execute)
@@ -100,7 +88,11 @@ class FunctionEvents {
   // Events are stored in torch's input order (the trace's order, lone memory records after), so
   // the index itself breaks ties the way torch's stable sort does.
   size_t rank(size_t i) const { return i; }
-  uint32_t input_shapes(size_t i) const { return shapes_.empty() ? 0 : shapes_[i]; }  // 0 means []
+  // An operator's recorded inputs ("Input Dims", "Input type", "Concrete Inputs"), as value ids
+  // in `inputs`; 0, the empty list, where the trace has none.
+  uint32_t input_shapes(size_t i) const { return input_set(i).shapes; }
+  uint32_t input_types(size_t i) const { return input_set(i).types; }
+  uint32_t concrete_inputs(size_t i) const { return input_set(i).concrete; }
   uint32_t stack(size_t i) const { return stack_.empty() ? 0 : stack_[i]; }
   int64_t flops(size_t i) const { return flops_.empty() ? 0 : flops_[i]; }
 
@@ -162,7 +154,8 @@ class FunctionEvents {
   };
   std::vector<Launch> launches;
 
-  StringPool strings;  // names, shape strings and frames the events refer to
+  StringPool strings;      // names and frames the events refer to
+  InputValueTable inputs;  // shapes, dtypes and concrete inputs, as typed values
   StackTable stacks;
   bool profile_memory = false;  // the trace recorded memory (metadata, or any [memory] event)
   bool with_flops = false;
@@ -180,6 +173,16 @@ class FunctionEvents {
  private:
   friend class FunctionEventsBuilder;
 
+  // The values of one operator's inputs; events hold the id of their set (0: none recorded).
+  struct InputSet {
+    uint32_t shapes = 0, types = 0, concrete = 0;
+    bool operator==(const InputSet&) const = default;
+  };
+  const InputSet& input_set(size_t i) const {
+    return input_set_.empty() ? input_sets_[0] : input_sets_[input_set_[i]];
+  }
+  std::vector<InputSet> input_sets_ = std::vector<InputSet>(1);
+
   LargeVector<uint32_t> trace_event_;
   LargeVector<int64_t> start_, end_;
   LargeVector<uint32_t> name_;
@@ -188,7 +191,7 @@ class FunctionEvents {
   LargeVector<uint32_t> track_;
   LargeVector<int64_t> children_cpu_;
   // Empty when the trace has nothing of the kind.
-  LargeVector<uint32_t> shapes_, stack_;
+  LargeVector<uint32_t> input_set_, stack_;
   LargeVector<int64_t> flops_;
   LargeVector<int64_t> cuda_total_, self_cuda_;  // self CUDA is the op's own device work
   LargeVector<int64_t> cpu_memory_, cuda_memory_, children_cpu_memory_, children_cuda_memory_;
@@ -198,8 +201,5 @@ class FunctionEvents {
 // Builds the operator view; the trace is only read.
 std::unique_ptr<FunctionEvents> BuildFunctionEvents(const Trace& trace,
                                                     const IttSelection& itt = {});
-
-// Python's str() of a JSON value, as torch prints input shapes: "[[5, 64, 56, 56], []]".
-std::string JsonToPythonRepr(std::string_view json);
 
 }  // namespace profsh

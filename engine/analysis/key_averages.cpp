@@ -143,7 +143,11 @@ KeyAverages ComputeKeyAverages(std::shared_ptr<const FunctionEvents> events,
     row.kind = fe.kind(e);
     row.is_user_annotation = fe.is_user_annotation(e);
     row.has_parent = fe.parent(e) >= 0;
-    if (group_by_input_shape) row.input_shapes = fe.input_shapes(e);
+    if (group_by_input_shape) {
+      row.input_shapes = fe.input_shapes(e);
+      row.input_types = fe.input_types(e);
+      row.concrete_inputs = fe.concrete_inputs(e);
+    }
     const auto& frames = fe.stacks.Get(fe.stack(e));
     row.stack.assign(frames.begin(), frames.begin() + std::min(frames.size(), stack_n));
   }

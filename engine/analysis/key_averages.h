@@ -32,7 +32,8 @@ struct AverageRow {
   // traces, torch 2.x's float sums in its event order for 2.x's (FunctionEvents::cpu_total_us).
   double cpu_time_total_us = 0, self_cpu_time_total_us = 0;
   double cuda_time_total_us = 0, self_cuda_time_total_us = 0;
-  uint32_t input_shapes = 0;    // repr string id of the first event's shapes; 0 means []
+  // The first event's inputs, grouped by shape (value ids in events->inputs; 0 means []).
+  uint32_t input_shapes = 0, input_types = 0, concrete_inputs = 0;
   std::vector<uint32_t> stack;  // first event's stack, cut to group_by_stack_n frames
   DeviceType device = DeviceType::kCpu;
   EventKind kind = EventKind::kCpuOp;  // the first event's

@@ -19,6 +19,17 @@ Total	true
 profsh> s = t:key_averages{group_by_stack_n=2}:sorted("self_cpu_time_total")[1]
 profsh> s.key, s.stack
 train_step_0	{"<built-in method _record_function_enter of PyCapsule object at 0x7f11af895560>", "torch/_ops.py(437): __call__"}
+# Inputs reach Lua as values (issue 26): a tensor list's shapes as tables (they came as "[2,3]"
+# strings), a None as nil (with one, the whole field came as a string); dtypes and concrete inputs too.
+profsh> shapes = os.tmpname()
+profsh> f = io.open(shapes, "w") f:write('{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::cat", "pid": 1, "tid": 1, "ts": 0, "dur": 5, "args": {"Input Dims": [[[2, 3], [4, 3]], [], null], "Input type": ["TensorList", "Scalar", ""], "Concrete Inputs": ["", "0", "it\'s"]}}]}') f:close()
+profsh> cat = profsh.load(shapes):key_averages{group_by_input_shape=true}
+profsh> cat[1].input_shapes, cat[1].input_shapes[1][2][1], cat[1].input_types, cat[1].concrete_inputs
+{{{2, 3}, {4, 3}}, {}}	4	{"TensorList", "Scalar", ""}	{"", "0", "it's"}
+profsh> cat:table():match("%[%[%[.-None%]")
+[[[2, 3], [4, 3]], [], None]
+profsh> os.remove(shapes)
+true
 profsh> ev = t:events{name="aten::addmm", limit=1}[1]
 profsh> ev.name, ev.cat, ev.ph, ev.args["External id"] ~= nil, ev.args["Input Dims"]
 aten::addmm	cpu_op	X	true	{{128}, {16, 64}, {64, 128}, {}, {}}

@@ -26,13 +26,11 @@ failures = []
 
 DUMP = r"""
 local t = profsh.load(arg[1])
+-- str() of torch's input_shapes: nested lists (a tensor list's input is a list of shapes).
 local function shapes(s)
+  if type(s) ~= "table" then return tostring(s) end
   local parts = {}
-  for i, dims in ipairs(s or {}) do
-    local d = {}
-    for j, v in ipairs(dims) do d[j] = tostring(v) end
-    parts[i] = "[" .. table.concat(d, ", ") .. "]"
-  end
+  for i, v in ipairs(s) do parts[i] = shapes(v) end
   return "[" .. table.concat(parts, ", ") .. "]"
 end
 for _, a in ipairs(t:key_averages{group_by_input_shape = true}) do
