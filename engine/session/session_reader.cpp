@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -96,6 +97,15 @@ std::string ProfshMetadata(const std::vector<StreamFile>& files, const SessionSu
   return j;
 }
 
+// The pid a stream file is named after ("PID-N.pstream"); 0 when the name says none.
+int64_t PidOfStreamFile(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const char* first = path.c_str() + (slash == std::string::npos ? 0 : slash + 1);
+  int64_t pid = 0;
+  std::from_chars(first, path.c_str() + path.size(), pid);
+  return pid;
+}
+
 Result<std::vector<std::string>> StreamPaths(const std::string& path, bool* folder) {
   struct stat st_buf;
   if (stat(path.c_str(), &st_buf) != 0)
@@ -145,7 +155,14 @@ Result<SessionLoad> LoadSession(const std::string& path, const ProcessEndings& e
   auto paths = StreamPaths(path, &folder);
   if (!paths.ok()) return paths.error();
   std::vector<StreamFile> files;
+  // A process that forked (a daemon) or started just before the folder was read may have created
+  // its stream and not yet drained into it: an empty file is a stream cut short, not bad input.
+  std::vector<int64_t> empty_streams;
   for (const std::string& p : paths.value()) {
+    if (struct stat st_buf; folder && stat(p.c_str(), &st_buf) == 0 && st_buf.st_size == 0) {
+      empty_streams.push_back(PidOfStreamFile(p));
+      continue;
+    }
     auto f = OpenStreamFile(p);
     if (!f.ok()) return f.error();
     files.push_back(std::move(f.value()));
@@ -245,6 +262,10 @@ Result<SessionLoad> LoadSession(const std::string& path, const ProcessEndings& e
                          std::to_string(f.outline.cut_at) +
                          " (the process was killed while writing); everything before it is read");
     }
+  }
+  for (int64_t pid : empty_streams) {
+    ++sum.cut_streams;
+    cut.push_back(CutStream{pid, "no event written yet"});
   }
   if (folder) {
     MergeTorchTraces(path, sink.windows, origin, builder, sum, warnings);

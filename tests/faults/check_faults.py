@@ -172,6 +172,7 @@ def check_daemon(env):
     r = env.run(["daemon", done], out)
     check(r.returncode == 0 and r.stdout == "", "daemon(3): profsh returns with the parent's status (%d)" % r.returncode)
     check(wait_for_file(done, 10) == "daemon done\n", "the daemon goes on and finishes after profsh returned")
+    check(os.path.exists(out), "daemon(3): profsh saved the trace (profsh said: %s)" % r.stderr.strip()[-600:])
     d = env.dump(out)
     check(d.count("before daemon") == 50, "the parent's ranges up to the fork are all there (%d/50), though libc "
           "ended it without exit handlers" % d.count("before daemon"))

@@ -426,6 +426,28 @@ TEST(StreamDecoder, ThreadExitAndKilledStreamsCloseWhatIsOpenAndSaySo) {
   EXPECT_TRUE(said_partial);
 }
 
+// A daemon's child (or any process read just after it started) may have created its stream
+// and not yet drained into it: the session still loads, and the empty stream counts as cut short.
+TEST(StreamDecoder, AnEmptyStreamInAFolderIsAStreamCutShort) {
+  StreamWriter parent(7);
+  parent.String(1, "work").Thread(0, 7);
+  parent.Events(0, {Push(2000, 1), Pop(2200)});
+  parent.Clock(3000).End();
+  StreamWriter child(4242);
+  SessionFolder folder;
+  folder.Write(parent, parent.bytes());
+  folder.Write(child, "");
+  Loaded t = MustLoad(folder.path());
+  EXPECT_EQ(t.Named("work").size(), 1u);
+  EXPECT_EQ(t.summary.processes, 1u);
+  EXPECT_EQ(t.summary.cut_streams, 1u);
+  bool named = false;
+  for (const std::string& warning : t.warnings)
+    named = named || (warning.find("did not finish") != std::string::npos &&
+                      warning.find("4242 (no event written yet)") != std::string::npos);
+  EXPECT_TRUE(named);
+}
+
 TEST(StreamDecoder, DropsAreCountedPerSlotOccupant) {
   StreamWriter w(7);
   w.Thread(0, 7).Add(st::DropsBlock{0, 3, 5, 1}).Add(st::DropsBlock{0, 4, 5, 1});
