@@ -1,19 +1,28 @@
 #include "engine/analysis/model/launch_links.h"
 
 #include <algorithm>
-#include <numeric>
+#include <utility>
 
 namespace profsh {
 
 IdGroups::IdGroups(const std::vector<int64_t>& ids) {
-  std::vector<uint32_t> order;
-  order.reserve(ids.size());
-  for (size_t k = 0; k < ids.size(); ++k)
-    if (ids[k] != kNoId) order.push_back(static_cast<uint32_t>(k));
-  // Stable: each group keeps trace order, which FirstCandidate and LastCandidate rely on.
-  std::stable_sort(order.begin(), order.end(),
-                   [&](uint32_t a, uint32_t b) { return ids[a] < ids[b]; });
-  members_ = std::move(order);
+  members_.reserve(ids.size());
+  // Correlations and External ids mostly grow in trace order: sort only when they do not.
+  bool ascending = true;
+  for (size_t k = 0; k < ids.size(); ++k) {
+    if (ids[k] == kNoId) continue;
+    ascending = ascending && (members_.empty() || ids[members_.back()] <= ids[k]);
+    members_.push_back(static_cast<uint32_t>(k));
+  }
+  if (!ascending) {
+    // Each group keeps trace order, which FirstCandidate and LastCandidate rely on: sorting
+    // (id, trace position) pairs gives a stable sort's order without its indirect compares.
+    std::vector<std::pair<int64_t, uint32_t>> keyed;
+    keyed.reserve(members_.size());
+    for (uint32_t k : members_) keyed.emplace_back(ids[k], k);
+    std::sort(keyed.begin(), keyed.end());
+    for (size_t m = 0; m < keyed.size(); ++m) members_[m] = keyed[m].second;
+  }
   for (size_t m = 0; m < members_.size(); ++m) {
     const int64_t id = ids[members_[m]];
     if (ids_.empty() || ids_.back() != id) {
@@ -30,8 +39,7 @@ uint32_t IdGroups::GroupOf(int64_t id) const {
   return it == ids_.end() || *it != id ? kNoIndex : static_cast<uint32_t>(it - ids_.begin());
 }
 
-LaunchLinks::LaunchLinks(const EventIds& ids, std::span<const RangeExtent> ranges,
-                         const RangeTree& tree, std::span<const TrackInstant> runtime_starts)
+LaunchLinks::LaunchLinks(const EventIds& ids)
     : runtime_by_correlation_(ids.runtime.correlation), ranges_by_external_(ids.ranges.external) {
   const DeviceWorkIds& work = ids.device_work;
   work_runtime_group_.resize(work.size());
@@ -43,7 +51,6 @@ LaunchLinks::LaunchLinks(const EventIds& ids, std::span<const RangeExtent> range
   runtime_range_group_.resize(ids.runtime.size());
   for (size_t r = 0; r < ids.runtime.size(); ++r)
     runtime_range_group_[r] = ranges_by_external_.GroupOf(ids.runtime.external[r]);
-  runtime_innermost_ = InnermostOpenRanges(ranges, tree, runtime_starts);
 }
 
 }  // namespace profsh

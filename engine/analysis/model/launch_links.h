@@ -1,5 +1,6 @@
-// Device work ↔ the runtime call that launched it (same correlation id) ↔ the operator and the
-// ranges around that call (same External id; ranges open on the call's track when it started).
+// Device work ↔ the runtime call that launched it (same correlation id) ↔ the operators and
+// ranges with that call's External id. The ranges open on the call's track when it
+// started are the model's (EventModel::EnclosingRanges).
 //
 // Every candidate is kept: a trace can repeat a correlation or an External id (two recordings
 // joined, ids reused across processes), and the tools profsh follows resolve that differently.
@@ -17,7 +18,6 @@
 #include <vector>
 
 #include "engine/analysis/model/event_ids.h"
-#include "engine/analysis/model/range_tree.h"
 
 namespace profsh {
 
@@ -52,8 +52,7 @@ inline uint32_t LastCandidate(std::span<const uint32_t> candidates) {
 class LaunchLinks {
  public:
   LaunchLinks() = default;
-  LaunchLinks(const EventIds& ids, std::span<const RangeExtent> ranges, const RangeTree& tree,
-              std::span<const TrackInstant> runtime_starts);
+  explicit LaunchLinks(const EventIds& ids);
 
   // Runtime calls (indexes into EventIds::runtime) with device work k's correlation.
   std::span<const uint32_t> RuntimeCandidates(size_t work) const {
@@ -71,14 +70,10 @@ class LaunchLinks {
   std::span<const uint32_t> RuntimeCallsWithCorrelation(int64_t correlation) const {
     return runtime_by_correlation_.Members(runtime_by_correlation_.GroupOf(correlation));
   }
-  // The innermost CPU range open on runtime call r's track when it started, or kNoIndex; the
-  // model's EnclosingRanges lists all of them.
-  uint32_t InnermostRange(size_t runtime) const { return runtime_innermost_[runtime]; }
 
  private:
   IdGroups runtime_by_correlation_, ranges_by_external_;
   std::vector<uint32_t> work_runtime_group_, work_range_group_, runtime_range_group_;
-  std::vector<uint32_t> runtime_innermost_;
 };
 
 }  // namespace profsh
