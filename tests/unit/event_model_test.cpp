@@ -204,19 +204,31 @@ TEST(EventModel, RangesOutOfTimeOrderNestAsInOrder) {
 }
 
 TEST(EventModel, IdGroupsKeepTraceOrderWhenIdsAreNotAscending) {
-  const IdGroups groups({7, 3, kNoId, 7, 3, 5, 7});
-  ASSERT_EQ(groups.group_count(), 3u);
-  EXPECT_EQ(std::vector<uint32_t>(groups.Members(groups.GroupOf(7)).begin(),
-                                  groups.Members(groups.GroupOf(7)).end()),
-            (std::vector<uint32_t>{0, 3, 6}));
-  EXPECT_EQ(FirstCandidate(groups.Members(groups.GroupOf(3))), 1u);
-  EXPECT_EQ(LastCandidate(groups.Members(groups.GroupOf(3))), 4u);
-  EXPECT_EQ(groups.GroupOf(kNoId), kNoIndex);
-  EXPECT_EQ(groups.GroupOf(4), kNoIndex);
-  const IdGroups ascending({1, 1, 2, kNoId, 9});
-  ASSERT_EQ(ascending.group_count(), 3u);
-  EXPECT_EQ(ascending.Members(ascending.GroupOf(1)).size(), 2u);
-  EXPECT_EQ(FirstCandidate(ascending.Members(ascending.GroupOf(9))), 4u);
+  // Dense ids (grouped through a table by id) and sparse ones (sorted), in and out of order.
+  for (const int64_t scale : {int64_t{1}, int64_t{1'000'000'000'000}}) {
+    const IdGroups groups(
+        {7 * scale, 3 * scale, kNoId, 7 * scale, 3 * scale, 5 * scale, 7 * scale});
+    ASSERT_EQ(groups.group_count(), 3u);
+    const auto seven = groups.Members(groups.GroupOf(7 * scale));
+    EXPECT_EQ(std::vector<uint32_t>(seven.begin(), seven.end()), (std::vector<uint32_t>{0, 3, 6}));
+    EXPECT_EQ(FirstCandidate(groups.Members(groups.GroupOf(3 * scale))), 1u);
+    EXPECT_EQ(LastCandidate(groups.Members(groups.GroupOf(3 * scale))), 4u);
+    EXPECT_EQ(groups.Members(groups.GroupOf(5 * scale)).size(), 1u);
+    EXPECT_EQ(groups.GroupOf(kNoId), kNoIndex);
+    EXPECT_EQ(groups.GroupOf(4 * scale), kNoIndex);
+    EXPECT_EQ(groups.GroupOf(2 * scale), kNoIndex);  // below the lowest
+    EXPECT_EQ(groups.GroupOf(8 * scale), kNoIndex);  // above the highest
+    const IdGroups ascending({scale, scale, 2 * scale, kNoId, 9 * scale});
+    ASSERT_EQ(ascending.group_count(), 3u);
+    EXPECT_EQ(ascending.Members(ascending.GroupOf(scale)).size(), 2u);
+    EXPECT_EQ(FirstCandidate(ascending.Members(ascending.GroupOf(9 * scale))), 4u);
+  }
+  // The ends of the integer range, and no ids at all.
+  const IdGroups ends({INT64_MAX, kNoId + 1, INT64_MAX});
+  EXPECT_EQ(ends.Members(ends.GroupOf(INT64_MAX)).size(), 2u);
+  EXPECT_EQ(FirstCandidate(ends.Members(ends.GroupOf(kNoId + 1))), 1u);
+  EXPECT_EQ(IdGroups(std::vector<int64_t>{kNoId}).group_count(), 0u);
+  EXPECT_TRUE(IdGroups(std::vector<int64_t>{kNoId}).Members(kNoIndex).empty());
 }
 
 TEST(EventModel, RangeNestingIsMadeWhenFirstAskedAndNotAfterTheEventsChange) {

@@ -37,9 +37,18 @@ class IdGroups {
   size_t group_count() const { return ids_.size(); }
 
  private:
+  // Correlations and External ids are mostly dense (1, 2, 3, ...): then a table by id replaces
+  // the sort and the binary search.
+  void GroupDense(const std::vector<int64_t>& ids, int64_t low, uint64_t span);
+  uint64_t Offset(int64_t id) const {
+    return static_cast<uint64_t>(id) - static_cast<uint64_t>(dense_low_);
+  }
+
   std::vector<int64_t> ids_;     // ascending, one per group
   std::vector<uint32_t> begin_;  // group g's members: members_[begin_[g], begin_[g + 1])
   std::vector<uint32_t> members_;
+  int64_t dense_low_ = 0;
+  std::vector<uint32_t> group_at_;  // dense ids: the group of id dense_low_ + i, or kNoIndex
 };
 
 inline uint32_t FirstCandidate(std::span<const uint32_t> candidates) {
