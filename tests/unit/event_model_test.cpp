@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <string>
 
 #include "engine/trace/trace_builder.h"
@@ -174,6 +175,72 @@ TEST(EventModel, RangesWithEqualStartsNestLongerOuterThenTraceOrder) {
   EXPECT_EQ(open, (std::vector<uint32_t>{0, 1, 5}));  // e (ended at 30) is skipped
 }
 
+TEST(EventModel, RangesOutOfTimeOrderNestAsInOrder) {
+  // The ranges of the test above, shuffled and on interleaved tracks (the sort the tree skips
+  // for a track already in order), then on track ids too sparse to count per track.
+  for (const uint32_t track_base : {0u, 1'000'000u}) {
+    const uint32_t t1 = track_base + 1, t2 = track_base + 2;
+    const std::vector<RangeExtent> r = {
+        {25, 60, t1},  // f
+        {0, 100, t2},  // another track's root
+        {10, 20, t1},  // c
+        {0, 50, t1},   // b
+        {20, 30, t1},  // e
+        {0, 100, t1},  // a
+        {10, 20, t1},  // d: identical to c, later in the trace
+    };
+    const RangeTree tree = NestRanges(r);
+    EXPECT_EQ(tree.order, (std::vector<uint32_t>{5, 3, 2, 6, 4, 0, 1}));
+    EXPECT_EQ(tree.parent[5], kNoIndex);
+    EXPECT_EQ(tree.parent[3], 5u);
+    EXPECT_EQ(tree.parent[2], 3u);
+    EXPECT_EQ(tree.parent[6], 2u);
+    EXPECT_EQ(tree.parent[4], 3u);
+    EXPECT_EQ(tree.parent[0], 4u);
+    EXPECT_EQ(tree.parent[1], kNoIndex);
+    const std::vector<TrackInstant> calls = {{100, t1}, {40, t1}, {0, t2}, {10, t1}};
+    EXPECT_EQ(InnermostOpenRanges(r, tree, calls), (std::vector<uint32_t>{kNoIndex, 0, 1, 6}));
+  }
+}
+
+TEST(EventModel, IdGroupsKeepTraceOrderWhenIdsAreNotAscending) {
+  // Dense ids (grouped through a table by id) and sparse ones (sorted), in and out of order.
+  for (const int64_t scale : {int64_t{1}, int64_t{1'000'000'000'000}}) {
+    const IdGroups groups(
+        {7 * scale, 3 * scale, kNoId, 7 * scale, 3 * scale, 5 * scale, 7 * scale});
+    ASSERT_EQ(groups.group_count(), 3u);
+    const auto seven = groups.Members(groups.GroupOf(7 * scale));
+    EXPECT_EQ(std::vector<uint32_t>(seven.begin(), seven.end()), (std::vector<uint32_t>{0, 3, 6}));
+    EXPECT_EQ(FirstCandidate(groups.Members(groups.GroupOf(3 * scale))), 1u);
+    EXPECT_EQ(LastCandidate(groups.Members(groups.GroupOf(3 * scale))), 4u);
+    EXPECT_EQ(groups.Members(groups.GroupOf(5 * scale)).size(), 1u);
+    EXPECT_EQ(groups.GroupOf(kNoId), kNoIndex);
+    EXPECT_EQ(groups.GroupOf(4 * scale), kNoIndex);
+    EXPECT_EQ(groups.GroupOf(2 * scale), kNoIndex);  // below the lowest
+    EXPECT_EQ(groups.GroupOf(8 * scale), kNoIndex);  // above the highest
+    const IdGroups ascending({scale, scale, 2 * scale, kNoId, 9 * scale});
+    ASSERT_EQ(ascending.group_count(), 3u);
+    EXPECT_EQ(ascending.Members(ascending.GroupOf(scale)).size(), 2u);
+    EXPECT_EQ(FirstCandidate(ascending.Members(ascending.GroupOf(9 * scale))), 4u);
+  }
+  // The ends of the integer range, and no ids at all.
+  const IdGroups ends({INT64_MAX, kNoId + 1, INT64_MAX});
+  EXPECT_EQ(ends.Members(ends.GroupOf(INT64_MAX)).size(), 2u);
+  EXPECT_EQ(FirstCandidate(ends.Members(ends.GroupOf(kNoId + 1))), 1u);
+  EXPECT_EQ(IdGroups(std::vector<int64_t>{kNoId}).group_count(), 0u);
+  EXPECT_TRUE(IdGroups(std::vector<int64_t>{kNoId}).Members(kNoIndex).empty());
+}
+
+TEST(EventModel, RangeNestingIsMadeWhenFirstAskedAndNotAfterTheEventsChange) {
+  auto trace = testing::MustImport(kTwoCandidates);
+  std::shared_ptr<const EventModel> kept = SharedModelOf(*trace);
+  trace->events.ShiftTs(EventNamed(*trace, "cudaLaunchKernel"), 1'000'000);
+  // Made now, it would mix the model's ids with the moved times.
+  EXPECT_THROW(kept->range_tree(), std::logic_error);
+  EXPECT_THROW(kept->range_extents(), std::logic_error);
+  EXPECT_EQ(kept->links().RuntimeCandidates(0).size(), 2u);  // built with the model: still there
+}
+
 TEST(EventModel, ShapesAndTypesAreTypedValues) {
   auto trace = testing::MustImport(kTwoCandidates);
   const EventModel& m = ModelOf(*trace);
@@ -204,6 +271,7 @@ TEST(EventModel, BuiltOnceAndRebuiltAfterTheEventsChange) {
   EXPECT_EQ(trace->derived.builds(), before + 1);
   // Rank alignment moves events in time: the model is built anew and sees the move.
   std::shared_ptr<const EventModel> kept = SharedModelOf(*trace);
+  EXPECT_EQ(kept->InnermostRange(0), 1u);  // the nesting is made here, from the times before
   trace->events.ShiftTs(EventNamed(*trace, "cudaLaunchKernel"), 1'000'000);  // 1 ms
   const EventModel& moved = ModelOf(*trace);
   EXPECT_EQ(trace->derived.builds(), before + 2);
@@ -211,7 +279,7 @@ TEST(EventModel, BuiltOnceAndRebuiltAfterTheEventsChange) {
   moved.EnclosingRanges(0, &around);
   EXPECT_EQ(around.size(), 0u);   // the call now starts after the step and the operator ended
   EXPECT_NE(kept.get(), &moved);  // the one kept from before stays alive beside it
-  EXPECT_EQ(kept->links().InnermostRange(0), 1u);
+  EXPECT_EQ(kept->InnermostRange(0), 1u);
   // Appending events (trace_append, a builder) changes them too.
   TraceBuilder builder(*trace);
   EventFields e;

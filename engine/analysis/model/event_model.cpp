@@ -1,5 +1,8 @@
 #include "engine/analysis/model/event_model.h"
 
+#include <stdexcept>
+#include <string>
+
 namespace profsh {
 
 namespace {
@@ -28,22 +31,42 @@ std::vector<TrackInstant> StartsOf(const Trace& trace, const RuntimeIds& runtime
 }  // namespace
 
 EventModel::EventModel(const Trace& trace)
-    : trace_(trace), roles_(trace), ids_(ReadEventIds(trace, roles_)), args_(trace) {
-  // The extents are the trace's own times: kept only while the tree and links are built.
-  const std::vector<RangeExtent> extents = ExtentsOf(trace, ids_.ranges);
-  range_tree_ = NestRanges(extents);
-  links_ = LaunchLinks(ids_, extents, range_tree_, StartsOf(trace, ids_.runtime));
+    : trace_(trace),
+      generation_(trace.events.generation()),
+      roles_(trace),
+      ids_(ReadEventIds(trace, roles_)),
+      links_(ids_),
+      args_(trace) {}
+
+void EventModel::RequireEventsUnchanged(const char* what) const {
+  if (trace_.events.generation() != generation_)
+    throw std::logic_error(std::string("the event model's ") + what +
+                           " was first asked for after the trace's events changed");
 }
 
 std::span<const RangeExtent> EventModel::range_extents() const {
-  std::call_once(extents_once_, [&] { range_extents_ = ExtentsOf(trace_, ids_.ranges); });
+  std::call_once(extents_once_, [&] {
+    RequireEventsUnchanged("range extents");
+    range_extents_ = ExtentsOf(trace_, ids_.ranges);
+  });
   return range_extents_;
+}
+
+const EventModel::Nesting& EventModel::nesting() const {
+  std::call_once(nesting_once_, [&] {
+    RequireEventsUnchanged("range nesting");
+    const std::span<const RangeExtent> extents = range_extents();
+    nesting_.tree = NestRanges(extents);
+    nesting_.runtime_innermost =
+        InnermostOpenRanges(extents, nesting_.tree, StartsOf(trace_, ids_.runtime));
+  });
+  return nesting_;
 }
 
 void EventModel::EnclosingRanges(size_t runtime, std::vector<uint32_t>* out) const {
   const EventTable& ev = trace_.events;
   OpenRangesAt(
-      range_tree_, links_.InnermostRange(runtime), ev.ts(ids_.runtime.event[runtime]),
+      range_tree(), InnermostRange(runtime), ev.ts(ids_.runtime.event[runtime]),
       [&](uint32_t r) { return ev.end(ids_.ranges.event[r]); }, out);
 }
 

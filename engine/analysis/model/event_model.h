@@ -33,23 +33,36 @@ class EventModel {
   const LaunchLinks& links() const { return links_; }
   const TypedArgs& args() const { return args_; }
 
-  // The CPU ranges (EventIds::ranges: operators and annotations) and their tree. The extents
-  // repeat the trace's times: they are made when first asked for, not with the model.
+  // The CPU ranges (EventIds::ranges: operators and annotations), their tree, and the ranges
+  // open around each runtime call. Only some views ask for them, so each is made when first
+  // asked for, from the trace's times then: a model kept past a change to the trace's events
+  // (SharedModelOf) throws std::logic_error if asked for them first after the change.
   std::span<const RangeExtent> range_extents() const;
-  const RangeTree& range_tree() const { return range_tree_; }
+  const RangeTree& range_tree() const { return nesting().tree; }
+  // The innermost CPU range open on runtime call r's track when it started, or kNoIndex.
+  uint32_t InnermostRange(size_t runtime) const { return nesting().runtime_innermost[runtime]; }
   // The CPU ranges open on runtime call r's track when it started, outermost first (indexes into
   // EventIds::ranges).
   void EnclosingRanges(size_t runtime, std::vector<uint32_t>* out) const;
 
  private:
+  struct Nesting {
+    RangeTree tree;
+    std::vector<uint32_t> runtime_innermost;
+  };
+  const Nesting& nesting() const;
+  void RequireEventsUnchanged(const char* what) const;
+
   const Trace& trace_;
+  const uint64_t generation_;
   EventRoles roles_;
   EventIds ids_;
-  RangeTree range_tree_;
   LaunchLinks links_;
   TypedArgs args_;
-  mutable std::once_flag extents_once_;
+  // The lazy parts: the model is shared and const, and any thread may ask first.
+  mutable std::once_flag extents_once_, nesting_once_;
   mutable std::vector<RangeExtent> range_extents_;
+  mutable Nesting nesting_;
 };
 
 // The trace's model, built on first use and shared by every analysis. The reference stays valid

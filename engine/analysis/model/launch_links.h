@@ -1,5 +1,6 @@
-// Device work ↔ the runtime call that launched it (same correlation id) ↔ the operator and the
-// ranges around that call (same External id; ranges open on the call's track when it started).
+// Device work ↔ the runtime call that launched it (same correlation id) ↔ the operators and
+// ranges with that call's External id. The ranges open on the call's track when it
+// started are the model's (EventModel::EnclosingRanges).
 //
 // Every candidate is kept: a trace can repeat a correlation or an External id (two recordings
 // joined, ids reused across processes), and the tools profsh follows resolve that differently.
@@ -17,7 +18,6 @@
 #include <vector>
 
 #include "engine/analysis/model/event_ids.h"
-#include "engine/analysis/model/range_tree.h"
 
 namespace profsh {
 
@@ -37,9 +37,18 @@ class IdGroups {
   size_t group_count() const { return ids_.size(); }
 
  private:
+  // Correlations and External ids are mostly dense (1, 2, 3, ...): then a table by id replaces
+  // the sort and the binary search.
+  void GroupDense(const std::vector<int64_t>& ids, int64_t low, uint64_t span);
+  uint64_t Offset(int64_t id) const {
+    return static_cast<uint64_t>(id) - static_cast<uint64_t>(dense_low_);
+  }
+
   std::vector<int64_t> ids_;     // ascending, one per group
   std::vector<uint32_t> begin_;  // group g's members: members_[begin_[g], begin_[g + 1])
   std::vector<uint32_t> members_;
+  int64_t dense_low_ = 0;
+  std::vector<uint32_t> group_at_;  // dense ids: the group of id dense_low_ + i, or kNoIndex
 };
 
 inline uint32_t FirstCandidate(std::span<const uint32_t> candidates) {
@@ -52,8 +61,7 @@ inline uint32_t LastCandidate(std::span<const uint32_t> candidates) {
 class LaunchLinks {
  public:
   LaunchLinks() = default;
-  LaunchLinks(const EventIds& ids, std::span<const RangeExtent> ranges, const RangeTree& tree,
-              std::span<const TrackInstant> runtime_starts);
+  explicit LaunchLinks(const EventIds& ids);
 
   // Runtime calls (indexes into EventIds::runtime) with device work k's correlation.
   std::span<const uint32_t> RuntimeCandidates(size_t work) const {
@@ -71,14 +79,10 @@ class LaunchLinks {
   std::span<const uint32_t> RuntimeCallsWithCorrelation(int64_t correlation) const {
     return runtime_by_correlation_.Members(runtime_by_correlation_.GroupOf(correlation));
   }
-  // The innermost CPU range open on runtime call r's track when it started, or kNoIndex; the
-  // model's EnclosingRanges lists all of them.
-  uint32_t InnermostRange(size_t runtime) const { return runtime_innermost_[runtime]; }
 
  private:
   IdGroups runtime_by_correlation_, ranges_by_external_;
   std::vector<uint32_t> work_runtime_group_, work_range_group_, runtime_range_group_;
-  std::vector<uint32_t> runtime_innermost_;
 };
 
 }  // namespace profsh
