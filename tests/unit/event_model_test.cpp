@@ -66,7 +66,9 @@ TEST(EventModel, EveryCategorySpellingHasItsRole) {
     EXPECT_EQ(r.role, c.role);
     EXPECT_EQ(r.kind, c.kind);
     EXPECT_EQ(KindOfCategory(c.category), c.kind);  // EventKind's entry point agrees
-    if (c.role == EventRole::kDeviceWork) EXPECT_EQ(r.work, c.work);
+    if (c.role == EventRole::kDeviceWork) {
+      EXPECT_EQ(r.work, c.work);
+    }
     EXPECT_EQ(r.source, c.source);
   }
 }
