@@ -20,8 +20,10 @@ JOBS=$(nproc 2>/dev/null || echo 2)
 # recipes in scripts/ run Debian's torch and torchvision (CPU only).
 PACKAGES="build-essential cmake pkg-config liblua5.4-dev nlohmann-json3-dev zlib1g-dev \
 googletest libgtest-dev libgmock-dev libbenchmark-dev python3 python3-dev util-linux \
-libtorch-dev python3-torch python3-torchvision libsqlite3-dev libdw-dev"
+libtorch-dev python3-torch python3-torchvision libsqlite3-dev libdw-dev libbz2-dev liblzma-dev"
 # libdw-dev (elfutils; brings libelf-dev): engine/symbols unwinds and names native stacks.
+# libbz2-dev, liblzma-dev: the static archives elfutils needs when build/ links it statically
+# (PROFSH_PORTABLE, cmake/PortableLinking.cmake); libdw-dev does not depend on libbz2-dev.
 # HTML reports inline a charting library the build installs with npm (engine/report/web): Debian's
 # nodejs and npm, unless npm is there already (a nodesource nodejs conflicts with Debian's npm).
 command -v npm >/dev/null 2>&1 || PACKAGES="$PACKAGES nodejs npm"
