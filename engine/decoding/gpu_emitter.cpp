@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "engine/decoding/kineto_emitter.h"
+#include "engine/symbols/demangle.h"
 #include "engine/trace/kineto_schema.h"
 
 namespace profsh {
@@ -204,7 +205,7 @@ void GpuEmitter::Emit(Output& o, TraceBuilder& b, int64_t origin, const st::GpuK
   PushInlineInt(words_, Id(r.correlation));
   PushInlineInt(words_, Id(r.correlation));
   if (r.graph != 0) PushInlineInt(words_, static_cast<int64_t>(r.graph_node));
-  Add(b, origin, 'X', r.start, r.end, names_.Text(r.name), kineto::kKernel, DevicePid(r.device),
+  Add(b, origin, 'X', r.start, r.end, KernelName(r.name), kineto::kKernel, DevicePid(r.device),
       Ident{static_cast<int64_t>(r.stream), 0, false}, schema);
 }
 
@@ -318,6 +319,20 @@ void GpuEmitter::Emit(Output& o, TraceBuilder& b, int64_t origin, const st::GpuM
   const int64_t tid = launch ? launch->tid : pid_;
   Add(b, origin, 'i', r.time, r.time, kineto::kMemoryEvent, kineto::kCpuInstantEvent,
       Ident{pid_, 0, false}, Ident{tid, 0, false}, schema);
+}
+
+// CUPTI gives a kernel's linkage name; Kineto writes it demangled (libkineto's demangle(),
+// which leaves names over 8192 characters as they are), and torch's tables, HTA and the
+// TensorBoard plugin group by that text. Only "_Z" names are demangled: Kineto would also turn
+// an extern "C" kernel named "f" into "float".
+const std::string& GpuEmitter::KernelName(uint32_t name) {
+  auto [it, added] = kernel_names_.try_emplace(name);
+  if (added) {
+    constexpr size_t kKinetoMaxSymbolSize = 8192;
+    const std::string text(names_.Text(name));
+    it->second = text.size() > kKinetoMaxSymbolSize ? text : symbols::Demangle(text.c_str());
+  }
+  return it->second;
 }
 
 void GpuEmitter::Range(size_t window, int64_t tid, uint64_t begin, uint64_t end, uint32_t name) {

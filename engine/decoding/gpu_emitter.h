@@ -90,6 +90,7 @@ class GpuEmitter : public EmitterState {
     uint64_t begin, end;
     uint32_t name;
   };
+  std::unordered_map<uint32_t, std::string> kernel_names_;
   struct Output {
     std::unordered_map<std::string, uint32_t> schemas;  // by a key of the fixed values
     std::vector<DeviceWork> work;
@@ -109,6 +110,8 @@ class GpuEmitter : public EmitterState {
     auto it = context_device_.find(context);
     return it == context_device_.end() ? 0 : it->second;
   }
+  // A kernel's name as Kineto writes it: demangled once per name (kernel_names_).
+  const std::string& KernelName(uint32_t name);
   uint32_t Schema(Output& o, TraceBuilder& b, const std::string& key, auto&& build);
   void Add(TraceBuilder& b, int64_t origin, char phase, uint64_t begin, uint64_t end,
            std::string_view name, std::string_view category, Ident pid, Ident tid, uint32_t schema);

@@ -58,6 +58,10 @@ def main():
         scale = sum(v for k, v in kernels.items() if "scale" in k)
         add = sum(v for k, v in kernels.items() if "add" in k)
         check(scale == 20 and add == 10, "streams: 20 scale and 10 add kernels (%s)" % dict(kernels))
+        # Demangled, as Kineto writes kernel names.
+        check(kernels.get("scale(float*, int, float)") == 20
+              and kernels.get("add(float*, float const*, int)") == 10,
+              "streams: kernel names demangled as Kineto writes them (%s)" % dict(kernels))
         streams = {e["tid"] for e in ev if e.get("cat") == "kernel" and "scale" in e["name"]}
         check(len(streams) == 2, "streams: the scale kernels ran on two streams (%s)" % streams)
         copies = collections.Counter(e["args"].get("copy kind") for e in ev if e.get("cat") == "gpu_memcpy")

@@ -311,6 +311,40 @@ TEST(StreamDecoder, GpuRecordsBeforeTheirLaunchCallAreLinked) {
   EXPECT_EQ(t.Named("layer").size(), 2u);
 }
 
+// CUPTI names a kernel by its linkage name; Kineto writes it demangled, and so does profsh, so
+// that its tables group kernels under the names torch.profiler's traces use. An extern "C"
+// kernel keeps its name.
+TEST(StreamDecoder, KernelNamesAreDemangledAsKinetoWritesThem) {
+  StreamWriter w(7);
+  w.Thread(0, 7).String(1, "_Z6vecAddPfPKfi").String(2, "scale_c").String(3, "cudaLaunchKernel");
+  auto kernel = [](uint64_t start, uint64_t correlation, uint32_t name) {
+    return st::GpuKernel{.start = start,
+                         .end = start + 100,
+                         .context = 1,
+                         .stream = 7,
+                         .correlation = correlation,
+                         .name = name};
+  };
+  auto launch = [](uint64_t start, uint64_t correlation) {
+    return st::GpuApi{.start = start,
+                      .end = start + 50,
+                      .tid = 7,
+                      .correlation = correlation,
+                      .name = 3,
+                      .cbid = 211,
+                      .api = st::kGpuApiRuntime};
+  };
+  w.Gpu(launch(2000, 1)).Gpu(kernel(2100, 1, 1)).Gpu(launch(2300, 2)).Gpu(kernel(2400, 2, 2));
+  w.Gpu(launch(2600, 3)).Gpu(kernel(2700, 3, 1));
+  w.Clock(5000).End();
+  SessionFolder folder;
+  folder.Write(w, w.bytes());
+  Loaded t = MustLoad(folder.path());
+  EXPECT_EQ(t.Named("vecAdd(float*, float const*, int)").size(), 2u);
+  EXPECT_EQ(t.Named("scale_c").size(), 1u);
+  EXPECT_TRUE(t.Named("_Z6vecAddPfPKfi").empty());
+}
+
 TEST(StreamDecoder, MemoryTotalsFollowTimeAcrossThreads) {
   StreamWriter w(7);
   w.Thread(0, 7).Thread(1, 8);
