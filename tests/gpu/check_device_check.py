@@ -87,6 +87,16 @@ def expect_no_gpu(r, seconds, summary_path, reason, what):
           "%s: totals and exit status in the summary" % what)
     check(re.search(r"^profsh: /\S+profsh: profsh \d", text, re.M) is not None,
           "%s: profsh's absolute path and --version in the summary" % what)
+    packed = summary_path[:-len(".txt")] + "_files.tar.gz"
+    try:
+        with tarfile.open(packed) as t:
+            names = t.getnames()
+    except (OSError, tarfile.TarError) as e:
+        names = ["unreadable: %s" % e]
+    base = os.path.basename(packed)[:-len(".tar.gz")]
+    check(any(n.startswith(base + "/") and n.endswith(".log") for n in names)
+          and not any("/bundle/" in n for n in names),
+          "%s: the logs packed in %s, without the bundle (%s)" % (what, packed, names[:4]))
 
 
 def no_gpu(profsh):

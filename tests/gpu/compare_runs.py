@@ -38,7 +38,7 @@ import sys
 OPERATOR_CATEGORIES = ("cpu_op", "user_annotation")
 LAUNCH_CATEGORIES = ("cuda_runtime", "cuda_driver")
 STEP_PATTERN = re.compile(r"^ProfilerStep#(\d+)$")
-DETAIL_LIMIT = 8  # detail lines shown per check
+DETAIL_LIMIT = 12  # detail lines shown per check
 
 
 class InputError(Exception):
@@ -232,17 +232,42 @@ def check_launch_windows(run):
     return Result(name, True, "all %d kernels%s" % (len(run.kernels), shared))
 
 
-def cuda_time_per_operator(run):
-    times = collections.Counter()
+def kernels_per_operator(run):
+    """{operator name: [kernel, ...]} by each kernel's launching operator."""
+    out = collections.defaultdict(list)
     for k in run.kernels:
         launch = run.launches.get(k.correlation)
         op = run.launching_operator(launch) if launch else None
-        times[op.name if op else "(no operator)"] += k.dur
+        out[op.name if op else "(no operator)"].append(k)
+    return out
+
+
+def cuda_time_per_operator(run):
+    times = collections.Counter()
+    for name, kernels in kernels_per_operator(run).items():
+        times[name] += sum(k.dur for k in kernels)
     return times
+
+
+def kernel_time_details(operator, a, b, ka, kb):
+    """Why an operator's CUDA time differs: its kernels per name, count and median in each run."""
+    def by_name(kernels):
+        out = collections.defaultdict(list)
+        for k in kernels:
+            out[k.name].append(k.dur)
+        return out
+    na, nb = by_name(ka.get(operator, ())), by_name(kb.get(operator, ()))
+    lines = []
+    for n in sorted(set(na) | set(nb), key=lambda n: -max(sum(na.get(n, ())), sum(nb.get(n, ())))):
+        def text(durations):
+            return "%d x %.2f us" % (len(durations), statistics.median(durations)) if durations else "none"
+        lines.append("  %s: %s %s, %s %s" % (n[:80], a.label, text(na.get(n, [])), b.label, text(nb.get(n, []))))
+    return lines
 
 
 def check_cuda_time(a, b, tolerance=0.02, min_share=0.01):
     name = "CUDA time per operator within %g %%" % (tolerance * 100)
+    ka, kb = kernels_per_operator(a), kernels_per_operator(b)
     ta, tb = cuda_time_per_operator(a), cuda_time_per_operator(b)
     total = max(sum(ta.values()), sum(tb.values()))
     if total <= 0:
@@ -257,6 +282,7 @@ def check_cuda_time(a, b, tolerance=0.02, min_share=0.01):
         if diff > tolerance:
             details.append("%s: %s %.1f us, %s %.1f us (%.2f %%)"
                            % (n, a.label, ta[n], b.label, tb[n], diff * 100))
+            details += kernel_time_details(n, a, b, ka, kb)[:4]
     tail = "; %d names under %g %% of the kernel time not compared" % (len(small), min_share * 100)
     if details:
         return Result(name, False, "%d of %d operator names differ more%s"

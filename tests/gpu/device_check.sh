@@ -5,7 +5,8 @@
 # BUNDLE: the release tarball (profsh-*.tar.gz), the folder it unpacks to (holding bin/profsh),
 # or a build tree's profsh (build/profsh). The summary goes to PATH, else $OUT/device_check_summary.txt
 # when $OUT is set, else ./device_check_summary.txt; the logs and traces beside it, in
-# SUMMARY_BASE_files/. Each check ends PASS, FAIL, COULD NOT RUN (with why) or NOT IN BUILD.
+# SUMMARY_BASE_files/, also packed as SUMMARY_BASE_files.tar.gz. Each check ends PASS, FAIL,
+# COULD NOT RUN (with why) or NOT IN BUILD.
 # Exit status: 0 all passed; 1 a check failed; 3 nothing failed but a check could not run (no GPU
 # here, say); 2 bad usage or BUNDLE.
 # Environment: DEVICE_CHECK_PYTHON (default python3 on PATH), DEVICE_CHECK_BUDGET_S (default
@@ -381,5 +382,9 @@ if [ $FAILED -gt 0 ]; then STATUS=1 WHY="a check failed"
 elif [ $NOT_RUN -gt 0 ]; then STATUS=3 WHY="nothing failed, but some checks could not run"
 else STATUS=0 WHY="every check that this build has passed"; fi
 say "exit status $STATUS: $WHY"
+# The logs and traces in one file too: a machine that hands back only a few files (the GPU
+# lender's $OUT returns eight) still returns them all.
+tar -czf "$FILES.tar.gz" -C "$(dirname "$FILES")" --exclude "$(basename "$FILES")/bundle" "$(basename "$FILES")" 2>/dev/null \
+  && echo "logs and traces: $FILES.tar.gz"
 echo "summary: $SUMMARY"
 exit $STATUS

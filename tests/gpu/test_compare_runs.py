@@ -193,6 +193,12 @@ class PairTest(unittest.TestCase):
         self.assertRegex(r[CUDA_TIME].details[0], r"^aten::conv2d: profsh 370\.8 us, torch.profiler 360\.0 us \(2\.91 %\)$")
         self.assertTrue(r[KERNELS].ok and r[WINDOWS].ok)
 
+    def test_differing_cuda_time_lists_the_operators_kernels(self):
+        # Which kernel of the operator differs, how many and how long in each run.
+        r = pair(trace(scale={"aten::conv2d": 1.03}), trace())
+        self.assertEqual(r[CUDA_TIME].details[1],
+                         "  conv_fwd_kernel: profsh 3 x 123.60 us, torch.profiler 3 x 120.00 us")
+
     def test_one_and_a_half_percent_passes(self):
         self.assertTrue(pair(trace(scale={"aten::conv2d": 1.015}), trace())[CUDA_TIME].ok)
 
