@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <tuple>
 
+#include "engine/decoding/cuda_call_filter.h"
 #include "engine/decoding/kineto_emitter.h"
 #include "engine/symbols/demangle.h"
 #include "engine/trace/kineto_schema.h"
@@ -245,6 +246,13 @@ void GpuEmitter::Emit(Output& o, TraceBuilder& b, int64_t origin, const st::GpuM
 
 void GpuEmitter::Emit(Output& o, TraceBuilder& b, int64_t origin, const st::GpuApi& r,
                       const GpuLaunch*) {
+  auto [left_out, added] = calls_left_out_.try_emplace(r.name);
+  if (added)
+    left_out->second = KinetoLeavesOutCall(r.api == st::kGpuApiRuntime, names_.Text(r.name));
+  if (left_out->second) {
+    ++counts.calls_left_out;
+    return;
+  }
   ++counts.calls;
   const uint32_t schema = Schema(o, b, Key('a', {r.cbid}), [&] {
     b.AddInlineArg(kineto::kExternalId, ArgType::kInt);

@@ -34,6 +34,7 @@ struct GpuLaunch {
 
 struct GpuCounts {
   uint64_t kernels = 0, copies = 0, sets = 0, calls = 0, syncs = 0, memory = 0, overheads = 0;
+  uint64_t calls_left_out = 0;  // queries Kineto leaves out of its traces (cuda_call_filter.h)
   uint64_t cupti_dropped = 0, buffers_refused = 0, kinds_ignored = 0;  // totals, as reported
   uint64_t untimed = 0, unwritten = 0;                                 // the same
 };
@@ -91,6 +92,7 @@ class GpuEmitter : public EmitterState {
     uint32_t name;
   };
   std::unordered_map<uint32_t, std::string> kernel_names_;
+  std::unordered_map<uint32_t, bool> calls_left_out_;  // by the call's name
   struct Output {
     std::unordered_map<std::string, uint32_t> schemas;  // by a key of the fixed values
     std::vector<DeviceWork> work;

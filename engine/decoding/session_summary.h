@@ -41,6 +41,7 @@ struct SessionSummary {
   // The cuda activity: device work, calls and GPU memory events recorded, and what CUPTI lost.
   uint64_t gpu_kernels = 0, gpu_copies = 0, gpu_sets = 0, gpu_calls = 0, gpu_syncs = 0;
   uint64_t gpu_memory_events = 0;
+  uint64_t gpu_calls_left_out = 0;     // queries Kineto leaves out (cuda_call_filter.h)
   uint64_t gpu_records_dropped = 0;    // CUPTI's count: no buffer was free for them
   uint64_t gpu_buffers_refused = 0;    // CUPTI asked for a buffer while the pool was empty
   uint64_t gpu_records_ignored = 0;    // records of kinds profsh does not keep
@@ -122,6 +123,7 @@ inline constexpr SummaryCount kSummaryCounts[] = {
     {"gpu_copies", &SessionSummary::gpu_copies},
     {"gpu_sets", &SessionSummary::gpu_sets},
     {"gpu_calls", &SessionSummary::gpu_calls},
+    {"gpu_calls_left_out", &SessionSummary::gpu_calls_left_out},
     {"gpu_syncs", &SessionSummary::gpu_syncs},
     {"gpu_memory_events", &SessionSummary::gpu_memory_events},
     {"gpu_records_ignored", &SessionSummary::gpu_records_ignored},

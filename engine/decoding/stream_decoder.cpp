@@ -880,6 +880,7 @@ void StreamDecoder::Finish() {
   sum.gpu_copies += g.copies;
   sum.gpu_sets += g.sets;
   sum.gpu_calls += g.calls;
+  sum.gpu_calls_left_out += g.calls_left_out;
   sum.gpu_syncs += g.syncs;
   sum.gpu_memory_events += g.memory;
   sum.gpu_records_dropped += g.cupti_dropped;

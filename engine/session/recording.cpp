@@ -135,6 +135,9 @@ std::string DescribeRecording(const SessionSummary& s) {
     out += "; GPU: " + Plural(s.gpu_kernels, "kernel", "kernels") + ", " +
            Plural(s.gpu_copies, "copy", "copies") + ", " + Plural(s.gpu_sets, "set", "sets") +
            ", " + Plural(s.gpu_calls, "CUDA call", "CUDA calls");
+    if (s.gpu_calls_left_out)
+      out += " (and " + std::to_string(s.gpu_calls_left_out) +
+             " queries left out, as Kineto leaves them out)";
     if (s.gpu_records_dropped)
       out += " (" + std::to_string(s.gpu_records_dropped) + " records dropped by CUPTI)";
   }

@@ -345,6 +345,43 @@ TEST(StreamDecoder, KernelNamesAreDemangledAsKinetoWritesThem) {
   EXPECT_TRUE(t.Named("_Z6vecAddPfPKfi").empty());
 }
 
+// Kineto leaves the runtime's noisy queries (cudaGetDevice, ...) and the driver's queries out of
+// torch.profiler's traces; so does profsh, counting them. Launches, copies and syncs stay, from
+// either API.
+TEST(StreamDecoder, CudaQueriesAreLeftOutAsKinetoLeavesThemOut) {
+  StreamWriter w(7);
+  w.Thread(0, 7)
+      .String(1, "cudaGetDevice")
+      .String(2, "cuDevicePrimaryCtxGetState")
+      .String(3, "cudaLaunchKernel")
+      .String(4, "cuMemcpyHtoD_v2")
+      .String(5, "cuStreamSynchronize")
+      .String(6, "cudaPeekAtLastError");
+  uint64_t correlation = 0, t = 2000;
+  for (uint32_t name : {1u, 2u, 3u, 4u, 5u, 6u, 1u}) {
+    const bool runtime = name == 1 || name == 3 || name == 6;
+    w.Gpu(st::GpuApi{.start = t,
+                     .end = t + 50,
+                     .tid = 7,
+                     .correlation = ++correlation,
+                     .name = name,
+                     .cbid = 1,
+                     .api = runtime ? st::kGpuApiRuntime : st::kGpuApiDriver});
+    t += 100;
+  }
+  w.Clock(5000).End();
+  SessionFolder folder;
+  folder.Write(w, w.bytes());
+  Loaded t2 = MustLoad(folder.path());
+  EXPECT_TRUE(t2.Named("cudaGetDevice").empty());
+  EXPECT_TRUE(t2.Named("cuDevicePrimaryCtxGetState").empty());
+  for (const char* kept :
+       {"cudaLaunchKernel", "cuMemcpyHtoD_v2", "cuStreamSynchronize", "cudaPeekAtLastError"})
+    EXPECT_EQ(t2.Named(kept).size(), 1u) << kept;
+  EXPECT_EQ(t2.summary.gpu_calls, 4u);
+  EXPECT_EQ(t2.summary.gpu_calls_left_out, 3u);
+}
+
 TEST(StreamDecoder, MemoryTotalsFollowTimeAcrossThreads) {
   StreamWriter w(7);
   w.Thread(0, 7).Thread(1, 8);
