@@ -27,6 +27,7 @@ SCRIPT = os.path.join(HERE, "device_check.sh")
 GPU_CHECKS = [
     "CUDA programs (tests/gpu/*.cu under profsh run --activities nvtx,cuda, expected counts)",
     "operator source for this torch", "operator counts per name", "kernel counts per name",
+    "CUDA runtime calls per name",
     "kernels inside their launching operators (profsh)", "CUDA time per operator within 2 %",
     "added time per kernel launch (none vs torch.profiler vs profsh)",
     "schedule windows (profsh run --schedule)", "on-demand window (profsh trace --pid)"]
@@ -82,7 +83,7 @@ def expect_no_gpu(r, seconds, summary_path, reason, what):
     check(got.get("comparison logic self-test", ("?",))[0] == "PASS", "%s: the self-test passed" % what)
     check(got.get("flight recorder with CUDA", ("?",))[0] == "NOT IN BUILD",
           "%s: the flight recorder is NOT IN BUILD, said plainly" % what)
-    check("totals: 1 PASS, 0 FAIL, 9 COULD NOT RUN, 1 NOT IN BUILD" in text
+    check("totals: 1 PASS, 0 FAIL, 10 COULD NOT RUN, 1 NOT IN BUILD" in text
           and "exit status 3: nothing failed, but some checks could not run" in text,
           "%s: totals and exit status in the summary" % what)
     check(re.search(r"^profsh: /\S+profsh: profsh \d", text, re.M) is not None,
@@ -186,7 +187,8 @@ def cpu(profsh, cache):
         check(re.search(r"added per operator: torch.profiler -?[\d.]+ us, profsh -?[\d.]+ us", text) is not None,
               "the added time per operator is printed")
         want = "DEVICE_CHECK_TORCH_DEVICE=cpu: no GPU work"
-        for name in ("kernel counts per name", "kernels inside their launching operators (profsh)",
+        for name in ("kernel counts per name", "CUDA runtime calls per name",
+                     "kernels inside their launching operators (profsh)",
                      "CUDA time per operator within 2 %"):
             check(got.get(name) == ("COULD NOT RUN", want), "%s: COULD NOT RUN on the CPU (%s)" % (name, got.get(name)))
     return 0

@@ -5,7 +5,7 @@ library only: it runs on the GPU machine's Python and here (tests/gpu/test_compa
 
   compare_runs.py pair PROFSH_TRACE KINETO_TRACE [--loop-range NAME] [--checks LIST]
                        [--cuda-time-tolerance 0.02] [--cuda-time-min-share 0.01]
-      LIST (comma-separated, default all): operators, kernels, launch-windows, cuda-time
+      LIST (comma-separated, default all): operators, kernels, calls, launch-windows, cuda-time
   compare_runs.py windows REFERENCE_TRACE --steps N [--kernels] WINDOW_TRACE...
   compare_runs.py overhead --launches-from TRACE [--loop-range NAME] NONE_T KINETO_T PROFSH_T
 
@@ -14,7 +14,9 @@ status is 1 when any check failed, 2 for unreadable input.
 
 Definitions (docs/TESTING.md, "The GPU device check"):
 - operators: complete events of category cpu_op or user_annotation (in a legacy export, which
-  has no categories, every complete event), counted per name; kernels: category kernel, per name.
+  has no categories, every complete event), counted per name; kernels: category kernel, per name;
+  calls: category cuda_runtime, per name (Kineto leaves its blocklisted queries out, and so must
+  profsh).
 - A kernel's launch is the cuda_runtime or cuda_driver event with its correlation id; its
   launching operator is the innermost cpu_op (else user_annotation) on the launch's thread that
   contains the launch. The kernel is inside that operator's window when the launch lies within
@@ -88,6 +90,7 @@ class Run:
 
     def __init__(self, events, label, loop_range=None):
         self.label = label
+        self.loop = None  # (start, end) of the loop range, when restricted to one
         legacy = all("cat" not in e for e in events if e.get("ph") == "X")
         self.operators, self.kernels, self.launches = [], [], {}
         self.duplicate_correlations = 0
@@ -116,8 +119,15 @@ class Run:
         if len(loops) != 1:
             raise InputError("%s: %d events named %s (want exactly one)" % (self.label, len(loops), name))
         lo, hi = loops[0].ts, loops[0].end
+        self.loop = (lo, hi)
         self.operators = [o for o in self.operators if lo <= o.ts <= hi]
         self.kernels = [k for k in self.kernels if lo <= self.launch_time(k) <= hi]
+
+    def runtime_call_counts(self):
+        """CUDA runtime calls per name (inside the loop range, when restricted to one)."""
+        lo, hi = self.loop or (float("-inf"), float("inf"))
+        return collections.Counter(s.name for s in self.launches.values()
+                                   if s.cat == "cuda_runtime" and lo <= s.ts <= hi)
 
     def launch_time(self, kernel):
         launch = self.launches.get(kernel.correlation)
@@ -197,6 +207,11 @@ def check_kernel_counts(a, b):
 def check_operator_counts(a, b):
     return compare_counts("operator counts per name", "operators", a, b, a.operator_counts(),
                           b.operator_counts(), require_some=True)
+
+
+def check_runtime_call_counts(a, b):
+    return compare_counts("CUDA runtime calls per name", "calls", a, b, a.runtime_call_counts(),
+                          b.runtime_call_counts(), require_some=True)
 
 
 def kernel_placement_problems(run):
@@ -314,7 +329,7 @@ def check_cuda_time(a, b, tolerance=0.02, min_share=0.01):
                                             KERNEL_TIME_NOISE_US, tail))
 
 
-PAIR_CHECKS = ("operators", "kernels", "launch-windows", "cuda-time")
+PAIR_CHECKS = ("operators", "kernels", "calls", "launch-windows", "cuda-time")
 
 
 def compare_pair(profsh, kineto, checks=PAIR_CHECKS, tolerance=0.02, min_share=0.01):
@@ -324,6 +339,8 @@ def compare_pair(profsh, kineto, checks=PAIR_CHECKS, tolerance=0.02, min_share=0
             results.append(check_operator_counts(profsh, kineto))
         elif c == "kernels":
             results.append(check_kernel_counts(profsh, kineto))
+        elif c == "calls":
+            results.append(check_runtime_call_counts(profsh, kineto))
         elif c == "launch-windows":
             r = check_launch_windows(profsh)
             if not r.ok:  # whether torch.profiler's own trace meets the rule tells where to look

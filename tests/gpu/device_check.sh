@@ -199,7 +199,7 @@ else
 fi
 
 # --- 3. the training loop: bare, under torch.profiler, under profsh -----------------------------
-PAIR_NAMES=("operator counts per name" "kernel counts per name"
+PAIR_NAMES=("operator counts per name" "kernel counts per name" "CUDA runtime calls per name"
             "kernels inside their launching operators (profsh)" "CUDA time per operator within 2 %")
 TORCH_NAMES=("operator source for this torch" "${PAIR_NAMES[@]}"
              "added time per kernel launch (none vs torch.profiler vs profsh)"
@@ -256,7 +256,7 @@ torch_checks() {
   [ $kineto_rc -ne 0 ] && why="the loop under torch.profiler $(ended $kineto_rc $kineto_t) (log: $FILES/kineto.log)"
   [ $profsh_rc -ne 0 ] && why="${why:+$why; }the loop under profsh run $(ended $profsh_rc $profsh_t) (log: $FILES/profsh_run.log)"
   # Without CUPTI 13 (or on the CPU) only the operators are compared.
-  local checks=operators,kernels,launch-windows,cuda-time compared=("${PAIR_NAMES[@]}")
+  local checks=operators,kernels,calls,launch-windows,cuda-time compared=("${PAIR_NAMES[@]}")
   if [ -n "$NO_CUPTI" ]; then
     checks=operators compared=("${PAIR_NAMES[0]}")
   fi
