@@ -108,8 +108,10 @@ void FlightRecorder::Evict(Process& p) {
     ++stats_.steps_dropped;
     p.ring.pop_front();
   };
-  // A step a pending dump asks for stays (the byte bound below still applies).
-  while (!p.ring.empty() && !Needed(p, p.ring.front().info.first_step)) {
+  // A step a pending dump asks for stays (the byte bound below still applies), and so do the
+  // `before` steps a trigger at the next step asks for.
+  const size_t at_least = static_cast<size_t>(std::max<int64_t>(options_.before, 1));
+  while (p.ring.size() > at_least && !Needed(p, p.ring.front().info.first_step)) {
     const Kept& oldest = p.ring.front();
     const bool too_many = options_.steps > 0 && p.ring.size() > static_cast<size_t>(options_.steps);
     const bool too_old = options_.seconds > 0 && p.ring.back().info.end_ns - oldest.info.end_ns >=

@@ -167,6 +167,44 @@ for _, d in ipairs(dumps) do print(d) end
 """
 
 
+BAD_OPTIONS = [
+    ('profsh.profile{flight_recorder = {steps = 0}}', "steps = N or seconds = S"),
+    ('profsh.profile{flight_recorder = {steps = 5, seconds = 3}}', "one of them"),
+    ('profsh.profile{trigger = "slow-step"}', "a trigger needs flight_recorder"),
+    ('profsh.profile{flight_recorder = {steps = 5}, trigger = "slow-step:x"}', "is not a positive number"),
+    ('profsh.profile{flight_recorder = {steps = 5}, trigger = "step.duration >"}', "nor a Lua expression"),
+    ('profsh.profile{flight_recorder = {steps = 5}, schedule = profsh.schedule{}}', "not with a schedule"),
+    ('profsh.profile{flight_recorder = {stepz = 5}}', "stepz"),
+]
+
+
+def check_buffer_bound(profsh, workload, tmp):
+    # 1 MiB for every thread's buffer together: the main thread's takes it all, the three
+    # workers find none and their events are counted; 256 MiB leaves room for all four.
+    lines = {}
+    for mb in ("1", "256"):
+        r = run(profsh, ["--flight-recorder", "5", "--flight-recorder-mb", mb, "-o", os.path.join(tmp, "b.profsh")],
+                [workload, "threads", "3", "5"])
+        line = [l for l in r.stderr.splitlines() if "ranges" in l and "bytes of streams" in l]
+        lines[mb] = (r.returncode, line[0] if line else r.stderr[-300:])
+    check(lines["1"][0] == 0 and "1 thread," in lines["1"][1] and "60 other events dropped" in lines["1"][1],
+          "--flight-recorder-mb 1: one thread's buffer, the workers' 60 events counted: %s" % (lines["1"],))
+    check(lines["256"][0] == 0 and "4 threads" in lines["256"][1] and "nothing dropped" in lines["256"][1],
+          "--flight-recorder-mb 256: every thread recorded: %s" % (lines["256"],))
+
+
+def check_bad_options(profsh, workload, tmp):
+    for chunk, want in BAD_OPTIONS:
+        r = subprocess.run([profsh, "-e", chunk], capture_output=True, text=True, timeout=60)
+        check(r.returncode != 0 and want in r.stderr, "%s is refused: %r" % (chunk, r.stderr.strip()[-160:]))
+    for args, want in ((["--trigger", "slow-step"], "--trigger needs --flight-recorder"),
+                       (["--flight-recorder", "3x"], "a number of steps (20) or of seconds (30s)"),
+                       (["--flight-recorder", "5", "--trigger", "range:work"], "range:NAME>MS"),
+                       (["--flight-recorder", "5", "--schedule", "active=1"], "not with --schedule")):
+        r = run(profsh, args, [workload, "steps", "3", "1"])
+        check(r.returncode == 2 and want in r.stderr, "profsh run %s is refused: %r" % (" ".join(args), r.stderr.strip()[-160:]))
+
+
 def check_lua(profsh, workload, tmp):
     path = os.path.join(tmp, "profile.lua")
     with open(path, "w") as f:
@@ -181,7 +219,8 @@ def check_lua(profsh, workload, tmp):
 def main():
     profsh, workload = sys.argv[1], sys.argv[2]
     with tempfile.TemporaryDirectory() as tmp:
-        for test in (check_step_37, check_slow_step, check_memory_growth, check_trigger_error, check_lua, check_flat):
+        for test in (check_step_37, check_slow_step, check_memory_growth, check_trigger_error, check_lua, check_bad_options, check_buffer_bound,
+                     check_flat):
             if len(sys.argv) > 3 and test.__name__ not in sys.argv[3:]:
                 continue
             test(profsh, workload, tmp)

@@ -7,6 +7,8 @@
 //                                               kept (each step also frees what it allocates)
 //   flight_workload steps STEPS US              STEPS steps of US microseconds (the collector
 //                                               logs up to 4096 step boundaries a drain round)
+//   flight_workload threads N STEPS             STEPS steps on the main thread, then N threads
+//                                               that each record 10 "worker" ranges
 #include <nvtx3/nvToolsExt.h>
 
 #include <time.h>
@@ -15,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "include/profsh.h"
@@ -77,6 +80,27 @@ int Steps(long steps, long us) {
   return 0;
 }
 
+int Threads(long threads, long steps) {
+  for (long i = 0; i < steps; ++i) {
+    profsh_step();
+    nvtxRangePushA("work");
+    SleepUs(1000);
+    nvtxRangePop();
+  }
+  std::vector<std::thread> pool;
+  for (long t = 0; t < threads; ++t) {
+    pool.emplace_back([] {
+      for (int j = 0; j < 10; ++j) {
+        nvtxRangePushA("worker");
+        nvtxRangePop();
+      }
+    });
+  }
+  for (auto& t : pool) t.join();
+  profsh_step();
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -86,6 +110,7 @@ int main(int argc, char** argv) {
   if (mode == "leak")
     return Leak(Arg(argc, argv, 2, 80), Arg(argc, argv, 3, 50), Arg(argc, argv, 4, 5),
                 Arg(argc, argv, 5, 16 << 20));
+  if (mode == "threads") return Threads(Arg(argc, argv, 2, 3), Arg(argc, argv, 3, 5));
   if (mode == "steps") return Steps(Arg(argc, argv, 2, 10000), Arg(argc, argv, 3, 200));
   std::fprintf(stderr, "flight_workload: unknown mode '%s'\n", mode.c_str());
   return 2;

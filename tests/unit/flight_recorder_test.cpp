@@ -228,8 +228,8 @@ TEST(FlightRecorder, KeepsTheLastStepsAndDumpsAroundATrigger) {
   EXPECT_EQ(last_work_ts, 7 * 100 * kMs) << "each step keeps its place in time";
   const std::string* meta = t.FindMetadata("profsh");
   ASSERT_NE(meta, nullptr);
-  EXPECT_NE(meta->find("\"reason\": \"at 20\""), std::string::npos) << *meta;
-  EXPECT_NE(meta->find("\"steps\": [15, 22]"), std::string::npos) << *meta;
+  EXPECT_NE(meta->find("\"reason\":\"at 20\""), std::string::npos) << *meta;
+  EXPECT_NE(meta->find("\"steps\":[15,22]"), std::string::npos) << *meta;
   EXPECT_EQ(r.stats().steps_seen, 40u);
   EXPECT_EQ(r.stats().steps_dropped, 30u);
   EXPECT_EQ(r.stats().dumps, 1u);
@@ -237,7 +237,7 @@ TEST(FlightRecorder, KeepsTheLastStepsAndDumpsAroundATrigger) {
 
 TEST(FlightRecorder, MergesRequestsInsideAPendingSpanAndFinishesWithWhatThereIs) {
   FlightRecorderOptions o;
-  o.steps = 4;  // fewer than before + after + 1: the requested steps stay until dumped
+  o.steps = 3;  // fewer than before: `before` steps are kept, and the requested ones until dumped
   FlightRecorder r(o);
   r.AddTrigger(std::make_unique<AtSteps>(std::vector<int64_t>{10, 11, 30}));
   std::vector<FlightDump> dumps;
