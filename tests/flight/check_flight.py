@@ -178,6 +178,22 @@ BAD_OPTIONS = [
 ]
 
 
+def check_failed_workload(profsh, workload, tmp):
+    # A workload that fails leaves its kept steps behind; the seconds form keeps a span of time.
+    out = os.path.join(tmp, "failed.profsh")
+    r = subprocess.run([profsh, "run", "--activities", "nvtx", "--no-table", "--flight-recorder", "1s", "-o", out,
+                        "--", "sh", "-c", '"$0" slow 100 999 20; exit 3', workload],
+                       capture_output=True, text=True, timeout=300)
+    dumps = dumps_of(r.stdout)
+    check(r.returncode == 3, "the workload's exit status is profsh run's: %d" % r.returncode)
+    check(len(dumps) == 1 and dumps[0][4] == "the workload exited with status 3" and dumps[0][3] == 99,
+          "its last steps are saved with its status as the reason: %s" % dumps)
+    s = stats_of(r.stderr)
+    # 20 ms steps and 1 s kept: about 50, fewer on a loaded machine, never more than 51.
+    check(s is not None and 5 <= s[1] <= 51 and dumps and dumps[0][3] - dumps[0][2] + 1 == s[1],
+          "--flight-recorder 1s keeps the last second's steps, all of them dumped: %s %s" % (s, dumps[:1]))
+
+
 def check_buffer_bound(profsh, workload, tmp):
     # 1 MiB for every thread's buffer together: the main thread's takes it all, the three
     # workers find none and their events are counted; 256 MiB leaves room for all four.
@@ -220,6 +236,7 @@ def main():
     profsh, workload = sys.argv[1], sys.argv[2]
     with tempfile.TemporaryDirectory() as tmp:
         for test in (check_step_37, check_slow_step, check_memory_growth, check_trigger_error, check_lua, check_bad_options, check_buffer_bound,
+                     check_failed_workload,
                      check_flat):
             if len(sys.argv) > 3 and test.__name__ not in sys.argv[3:]:
                 continue
