@@ -143,6 +143,9 @@ std::vector<FlightDump> FlightRecorder::AddStep(WindowTrace step, uint64_t dropp
   Process& p = ProcessOf(step.info.pid);
   StepSummary summary = SummarizeStep(*step.trace, step.info.pid, step.info.first_step,
                                       step.info.begin_ns, step.info.end_ns, p.memory_level);
+  // The event model was built for the summary: the ring keeps the events alone, which is what
+  // its byte bound counts.
+  step.trace->derived.Clear();
   summary.dropped = dropped_so_far >= last_dropped_ ? dropped_so_far - last_dropped_ : 0;
   last_dropped_ = std::max(last_dropped_, dropped_so_far);
   p.memory_level = summary.memory_at_end();
