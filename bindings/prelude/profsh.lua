@@ -24,7 +24,7 @@ profsh — a programmable profiling shell.
 Help topics: load, key_averages, table, avg, trace, events, gpu, processes, threads,
 export_chrome_trace, export_stacks, save, to_sqlite, sql, flamegraph, flamegraph_diff,
 diff, speedscope, profile, run, pytorch, memory_timeline, schedule, record_function, on_demand,
-tensorboard_trace_handler, gpu_events, compile, ranks, report, samples, repl.
+flight_recorder, tensorboard_trace_handler, gpu_events, compile, ranks, report, samples, repl.
 Type :help TOPIC]]
 
 topics.load = [[
