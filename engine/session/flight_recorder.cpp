@@ -1,6 +1,7 @@
 #include "engine/session/flight_recorder.h"
 
 #include <algorithm>
+#include <chrono>
 #include <set>
 
 #include "engine/trace/trace_append.h"
@@ -186,7 +187,10 @@ std::vector<FlightDump> FlightRecorder::AddStep(WindowTrace step, uint64_t dropp
     if (pending_[i].pid == p.pid && pending_[i].last <= newest) {
       Pending r = std::move(pending_[i]);
       pending_.erase(pending_.begin() + static_cast<ptrdiff_t>(i));
-      for (FlightDump& d : DumpProcess(p, r.first, r.last, r.reason)) out.push_back(std::move(d));
+      for (FlightDump& d : DumpProcess(p, r.first, r.last, r.reason)) {
+        d.requested_at_ns = r.requested_at_ns;
+        out.push_back(std::move(d));
+      }
     } else {
       ++i;
     }
@@ -211,7 +215,10 @@ void FlightRecorder::RequestDump(int64_t pid, int64_t step, const std::string& r
     return;
   }
   const int64_t first = std::max(step - options_.before, p.dumped_through + 1);
-  pending_.push_back(Pending{pid, step, first, step + options_.after, reason});
+  const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::steady_clock::now().time_since_epoch())
+                          .count();
+  pending_.push_back(Pending{pid, step, first, step + options_.after, reason, now});
   p.dumped_through = step + options_.after;
 }
 
@@ -270,8 +277,10 @@ std::vector<FlightDump> FlightRecorder::Finish() {
   std::vector<Pending> pending;
   pending.swap(pending_);
   for (const Pending& r : pending) {
-    for (FlightDump& d : DumpProcess(ProcessOf(r.pid), r.first, r.last, r.reason))
+    for (FlightDump& d : DumpProcess(ProcessOf(r.pid), r.first, r.last, r.reason)) {
+      d.requested_at_ns = r.requested_at_ns;
       out.push_back(std::move(d));
+    }
   }
   return out;
 }

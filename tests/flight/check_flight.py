@@ -82,18 +82,28 @@ def check_step_37(profsh, workload, tmp):
     got = read_dump(profsh, path) if path else []
     check(got == ["32", "39", "8", "the 37th step"],
           "the saved trace holds steps 32-39, their 8 'work' ranges and the reason: %s" % got)
+    timed = re.search(r"dump 0 saved ([0-9.]+) ms after its trigger", r.stderr)
+    check(timed is not None, "the time from the trigger to the saved dump is given: %s" % (timed and timed[0]))
     left = sorted(os.path.basename(p) for p in glob.glob(os.path.join(tmp, "known*")))
     check(left == [os.path.basename(path)], "nothing else is saved: %s" % left)
 
 
 def check_slow_step(profsh, workload, tmp):
-    out = os.path.join(tmp, "slow.profsh")
-    r = run(profsh, ["--flight-recorder", "20", "-o", out, "--trigger", "slow-step:2.2"],
-            [workload, "slow", "200", "37", "20"])
-    dumps = dumps_of(r.stdout)
+    # Real sleeps on a shared machine: a step the scheduler delays by more than 1.5 times its
+    # length is slow too. Such a run is repeated (twice at most) rather than judged.
+    for attempt in range(3):
+        for old in glob.glob(os.path.join(tmp, "slow.*")):
+            os.unlink(old)
+        out = os.path.join(tmp, "slow.profsh")
+        r = run(profsh, ["--flight-recorder", "20", "-o", out, "--trigger", "slow-step:2.5"],
+                [workload, "slow", "200", "37", "30"])
+        dumps = dumps_of(r.stdout)
+        if r.returncode != 0 or all(d[4].startswith("slow-step: step 37 ") for d in dumps):
+            break
+        print("note: the machine delayed another step; again (%s)" % [d[4] for d in dumps], flush=True)
     check(r.returncode == 0, "slow-step: the run completes (%s)" % r.stderr[-400:])
     check([(d[2], d[3]) for d in dumps] == [(32, 39)],
-          "slow-step:2.2 over 200 steps of 20 ms, step 37 of 60 ms: steps 32-39 saved (%s)" % dumps)
+          "slow-step:2.5 over 200 steps of 30 ms, step 37 of 90 ms: steps 32-39 saved (%s)" % dumps)
     if dumps:
         check(dumps[0][4].startswith("slow-step: step 37 took "), "the reason names the step: %r" % dumps[0][4])
         got = read_dump(profsh, dumps[0][5])

@@ -208,6 +208,7 @@ TEST(FlightRecorder, KeepsTheLastStepsAndDumpsAroundATrigger) {
   ASSERT_EQ(dumps.size(), 1u);
   const FlightDump& d = dumps[0];
   EXPECT_EQ(d.reason, "at 20");
+  EXPECT_GT(d.requested_at_ns, 0) << "a triggered dump knows when it was asked for";
   EXPECT_EQ(d.steps, 8u);
   EXPECT_EQ(d.window.info.first_step, 15);
   EXPECT_EQ(d.window.info.last_step, 22);
@@ -276,6 +277,7 @@ TEST(FlightRecorder, BytesAndSecondsBoundTheRing) {
   EXPECT_EQ(d[0].window.info.first_step, 20);
   EXPECT_EQ(d[0].window.info.last_step, 29);
   EXPECT_EQ(d[0].reason, "on demand");
+  EXPECT_EQ(d[0].requested_at_ns, 0);
   EXPECT_TRUE(s.Dump(99, 0, 100, "no such process").empty());
 }
 
