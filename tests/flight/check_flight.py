@@ -204,6 +204,20 @@ def check_failed_workload(profsh, workload, tmp):
           "--flight-recorder 1s keeps the last second's steps, all of them dumped: %s %s" % (s, dumps[:1]))
 
 
+def check_samples(profsh, workload, tmp):
+    # With the cpu activity each step's summary names the functions its samples fell in.
+    r = subprocess.run([profsh, "run", "--activities", "nvtx,cpu", "--no-table", "--flight-recorder", "10",
+                        "-o", os.path.join(tmp, "cpu.profsh"), "--trigger",
+                        'step.step == 10 and (step.top_functions[1] and step.top_functions[1].name .. " " .. '
+                        'step.top_functions[1].samples or "no samples")',
+                        "--", workload, "busy", "20", "30"], capture_output=True, text=True, timeout=300)
+    dumps = dumps_of(r.stdout)
+    m = re.match(r"^busy_step (\d+)$", dumps[0][4]) if len(dumps) == 1 else None
+    # 30 ms of CPU time at 999 samples per second of it: about 30.
+    check(r.returncode == 0 and m is not None and 10 <= int(m[1]) <= 40,
+          "step 10's top sampled function is busy_step, with about 30 samples: %s (%s)" % (dumps, r.stderr[-300:]))
+
+
 def check_buffer_bound(profsh, workload, tmp):
     # 1 MiB for every thread's buffer together: the main thread's takes it all, the three
     # workers find none and their events are counted; 256 MiB leaves room for all four.
@@ -246,7 +260,7 @@ def main():
     profsh, workload = sys.argv[1], sys.argv[2]
     with tempfile.TemporaryDirectory() as tmp:
         for test in (check_step_37, check_slow_step, check_memory_growth, check_trigger_error, check_lua, check_bad_options, check_buffer_bound,
-                     check_failed_workload,
+                     check_failed_workload, check_samples,
                      check_flat):
             if len(sys.argv) > 3 and test.__name__ not in sys.argv[3:]:
                 continue
