@@ -255,7 +255,7 @@ std::vector<FlightDump> FlightRecorder::DumpProcess(Process& p, int64_t first, i
   trace->last_step = info.last_step;
   trace->source_path =
       "flight recorder dump " + std::to_string(info.index) + " of pid " + std::to_string(info.pid);
-  d.window = WindowTrace{std::move(trace), info};
+  d.window = WindowTrace{std::move(trace), info, 0};
   std::vector<FlightDump> out;
   out.push_back(std::move(d));
   return out;
