@@ -125,7 +125,7 @@ class LiveSession::Sink final : public WindowSink {
     o.builder->AddMetadata("profsh", meta);
     o.builder->Finish();
     t.source_path = "window " + std::to_string(info.index) + " of pid " + std::to_string(info.pid);
-    done_.push_back(WindowTrace{std::move(o.trace), info});
+    done_.push_back(WindowTrace{std::move(o.trace), info, 0});
   }
 
  public:
@@ -243,7 +243,14 @@ Result<std::vector<WindowTrace>> LiveSession::Poll() {
   }
   Status samples = ReadSamples(false);
   if (!samples.ok()) return Error{samples.message()};
-  return sink_->TakeDone();
+  return StampDropped(sink_->TakeDone());
+}
+
+std::vector<WindowTrace> LiveSession::StampDropped(std::vector<WindowTrace> windows) const {
+  const uint64_t dropped =
+      summary_.dropped_ranges + summary_.dropped_events + summary_.events_without_slot;
+  for (WindowTrace& w : windows) w.dropped_so_far = dropped;
+  return windows;
 }
 
 Result<std::vector<WindowTrace>> LiveSession::Finish() {
@@ -260,7 +267,7 @@ Result<std::vector<WindowTrace>> LiveSession::Finish() {
   Status samples = ReadSamples(true);
   if (!samples.ok()) return Error{samples.message()};
   std::vector<WindowTrace> out = std::move(last.value());
-  for (WindowTrace& w : sink_->TakeDone()) out.push_back(std::move(w));
+  for (WindowTrace& w : StampDropped(sink_->TakeDone())) out.push_back(std::move(w));
   summary_.operator_sources = OperatorSources(folder_);
   if (HasTorchTraces(folder_)) {
     warnings_.push_back(
