@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Checks profsh's TensorBoard memory and module views against the plugin's goldens.
-usage: check_views_more.py PROFSH GOLDEN_DIR RUNS_DIR
+"""Checks profsh's TensorBoard memory, module and distributed views against the plugin's goldens.
+usage: check_views_more.py PROFSH GOLDEN_DIR RUNS_DIR [SHARED_TRACES_DIR]
 For every worker folder of GOLDEN_DIR with a memory.json or module.json (the plugin's answer, recorded by
 record_golden.py or record_runs_golden.py), finds the worker's trace (RUNS_DIR/RUN/WORKER*.json*
 or the plugin's sample runs, span N being the worker's Nth file by name), runs
@@ -8,7 +8,11 @@ dump_views_more.lua on it and compares, in the plugin's units (KB, MB, ms) and r
 - memory.json: per device, every operator row (calls, sizes and counts with and without children);
 - memory_events.json: per device, every allocation in the plugin's order (operator, size, times);
 - memory_curve.json: per device, every point before the plugin's step-plot patch, and the peak;
-- module.json: the module tree in pre-order, every module's figures (µs, the plugin's ints).
+- module.json: the module tree in pre-order, every module's figures (µs, the plugin's ints);
+- All.SPAN/overlap.json, waittime.json, commops.json (the distributed view): every worker's
+  figures per step and their mean, and every collective's row, within 1 µs (the plugin's float
+  µs and truncated means against the trace's ns). The run is RUNS_DIR/RUN loaded as ranks
+  (profsh.load_ranks), or the shared trace RUN.json.gz of SHARED_TRACES_DIR.
 Exit 77 (skipped) when the plugin's sample runs cannot be found and no run of RUNS_DIR matches.
 """
 import csv
@@ -147,8 +151,57 @@ def check_worker(profsh, folder, trace, failures):
             fail(f"memory_curve {device}: {want} != plugin {curves['metadata']['peaks'].get(device)}")
 
 
+def check_distributed(profsh, folder, source, kind, failures):
+    """The plugin's distributed view (All.SPAN/overlap, waittime, commops) against
+    t:distributed_summary() on the run's workers."""
+    with tempfile.TemporaryDirectory() as out:
+        r = subprocess.run([profsh, os.path.join(os.path.dirname(__file__), "dump_distributed.lua"),
+                            source, out, kind], capture_output=True, text=True)
+        if r.returncode != 0:
+            failures.append(f"{folder}: profsh failed: {r.stderr.strip()}")
+            return
+        steps = read_csv(os.path.join(out, "distributed_steps.csv"))
+        ops = read_csv(os.path.join(out, "distributed_ops.csv"))
+    fail = lambda what: failures.append(f"{folder}: {what}")  # noqa: E731
+    if kind == "single":  # the golden links the trace as worker0.pt.trace.json.gz
+        for row in steps + ops:
+            row["worker"] = "worker0"
+    # The plugin's step of the collectives outside every step is None ("null" in its JSON).
+    mine = {(s["step"] or "null", s["worker"]): s for s in steps}
+    # Times: the plugin's float µs against the trace's ns; its "all" rows are int()-truncated.
+    for stem, columns in (("overlap", ("computation", "overlapping", "communication", "other")),
+                          ("waittime", ("data_transfer", "synchronizing"))):
+        data = json.load(open(os.path.join(folder, stem + ".json")))["data"]
+        for step, workers in data.items():
+            for worker, values in workers.items():
+                m = mine.get((step, worker))
+                if m is None:
+                    fail(f"{stem}: no row for step {step} of {worker}")
+                    continue
+                got = [num(m[c]) for c in columns]
+                # The plugin adds float µs: on a trace whose timestamps are ~1e12 µs with
+                # fractions (ns_resolution_trace) each end is rounded to 1/4 µs or so, and the
+                # sums of a step's thousands of kernels drift by a few µs (1e-4 of the step).
+                tol = max(1.0, 1e-4 * sum(abs(v) for v in values))
+                if any(g is None or not close(g, v, tol) for g, v in zip(got, values)):
+                    fail(f"{stem} step {step} {worker}: {got} != plugin {values}")
+    commops = json.load(open(os.path.join(folder, "commops.json")))["data"]
+    for worker, table in commops.items():
+        rows = [o for o in ops if o["worker"] == worker]
+        if len(rows) != len(table["rows"]):
+            fail(f"commops {worker}: {len(rows)} ops, the plugin {len(table['rows'])}")
+            continue
+        for m, g in zip(rows, table["rows"]):
+            got = [m["name"], int(m["calls"]), int(m["total_bytes"]), float(m["avg_bytes"]),
+                   float(m["total_latency"]), float(m["avg_latency"]), float(m["data_transfer"]),
+                   float(m["avg_data_transfer"])]
+            if got[:3] != g[:3] or not all(close(a, b, 1.0) for a, b in zip(got[3:], g[3:])):
+                fail(f"commops {worker}: {got} != plugin {g}")
+
+
 def main():
     profsh, golden, runs_dir = sys.argv[1:4]
+    shared = sys.argv[4] if len(sys.argv) > 4 else None
     try:
         samples = tb_harness.sample_runs_dir()
     except Exception:  # no kineto clone: only the committed runs
@@ -162,6 +215,18 @@ def main():
         if trace is None:
             continue
         check_worker(profsh, folder, trace, failures)
+        checked += 1
+        print(f"checked {run}/{os.path.basename(folder)}")
+    for overlap in sorted(glob.glob(os.path.join(golden, "*", "All.*", "overlap.json"))):
+        folder = os.path.dirname(overlap)
+        run = os.path.basename(os.path.dirname(folder))
+        if os.path.isdir(os.path.join(runs_dir, run)):
+            source, kind = os.path.join(runs_dir, run), "ranks"
+        elif shared and os.path.exists(os.path.join(shared, run + ".json.gz")):
+            source, kind = os.path.join(shared, run + ".json.gz"), "single"
+        else:
+            continue
+        check_distributed(profsh, folder, source, kind, failures)
         checked += 1
         print(f"checked {run}/{os.path.basename(folder)}")
     for f in failures:

@@ -75,23 +75,43 @@ std::vector<std::string> StepOfOps(const DistributedWorker& w) {
 
 std::vector<CommunicationOp> CommunicationOpsOf(const EventModel& model) {
   const Trace& t = model.trace();
+  // The plugin types gpu_user_annotation as user_annotation: the device span of a collective's
+  // record_function range is a collective too, with the CPU range's External id, and being
+  // later it takes that id's place.
+  struct Candidate {
+    uint32_t event;
+    int64_t external;
+  };
+  std::vector<Candidate> candidates;
   const RangeIds& ranges = model.ids().ranges;
+  for (size_t r = 0; r < ranges.size(); ++r) {
+    const uint32_t e = ranges.event[r];
+    HostNodeKind kind;
+    if (IsPluginCollectiveName(t.str(t.events.name(e))) &&
+        PluginHostNodeKind(t.category_name(t.events.category(e)), t.str(t.events.name(e)), &kind))
+      candidates.push_back(Candidate{e, ranges.external[r]});
+  }
+  for (uint32_t e : model.ids().gpu_annotations)
+    if (IsPluginCollectiveName(t.str(t.events.name(e))))
+      candidates.push_back(
+          Candidate{e, model.args().Int(e, KnownArg::kExternalId).value_or(kNoId)});
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [&](const Candidate& a, const Candidate& b) {
+                     return t.events.ts(a.event) < t.events.ts(b.event);
+                   });
   std::vector<CommunicationOp> ops;
   std::unordered_map<int64_t, size_t> op_of_external;  // the last op of each External id
   bool nccl = false, gloo = false;
-  for (size_t r = 0; r < ranges.size(); ++r) {
-    const uint32_t e = ranges.event[r];
+  for (const Candidate& c : candidates) {
+    const uint32_t e = c.event;
     const std::string_view name = t.str(t.events.name(e));
-    if (!IsPluginCollectiveName(name)) continue;
-    HostNodeKind kind;
-    if (!PluginHostNodeKind(t.category_name(t.events.category(e)), name, &kind)) continue;
     (IsNcclCollectiveName(name) ? nccl : gloo) = true;
     CommunicationOp op{std::string(name),
                        t.events.ts(e),
                        t.events.end(e),
                        InputBytes(model.args(), e),
                        {Interval{t.events.ts(e), t.events.end(e)}}};
-    auto [it, added] = op_of_external.try_emplace(ranges.external[r], ops.size());
+    auto [it, added] = op_of_external.try_emplace(c.external, ops.size());
     if (added)
       ops.push_back(std::move(op));
     else
@@ -223,10 +243,10 @@ DistributedSummary BuildDistributedSummary(std::vector<DistributedWorker> worker
     for (const std::string& step : comm_steps) {
       const int64_t latency = CoveredLength(by_step[step].first);
       const int64_t data = CoveredLength(by_step[step].second);
-      if (step.empty()) {
+      // The plugin keeps the collectives outside every step as a step of no name ("null"), in
+      // the mean too.
+      if (step.empty())
         out.notes.push_back("worker " + w.name + ": collectives outside every step");
-        continue;
-      }
       WorkerStepFigures& f = figure(step, w.name);
       f.has_wait = true;
       f.data_transfer = static_cast<double>(data);

@@ -41,7 +41,8 @@ struct DistributedWorker {
 };
 
 struct WorkerStepFigures {
-  std::string worker, step;  // step "all": the mean over the worker's steps
+  std::string worker, step;  // step "all": the mean over the worker's steps; step "": the
+                             // collectives outside every step (wait figures only)
   // The plugin's chart: computation and communication without their overlap.
   double computation = 0, overlapping = 0, communication = 0, other = 0;
   // Of the communication: the time all workers spent moving data (each collective's shortest
