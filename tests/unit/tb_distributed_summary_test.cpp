@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "engine/analysis/tensorboard/distributed_workers.h"
 #include "test_util.h"
 
 namespace profsh::tensorboard {
@@ -32,6 +33,25 @@ TEST(TbDistributedSummary, CollectivesWithTheirKernelsAndBytes) {
   EXPECT_EQ(ops[1].kernel_ranges[1].ts, 30'000);
   EXPECT_EQ(ops[1].kernel_ranges[1].end, 50'000);
   EXPECT_EQ(ops[1].bytes, 2 * 3 * 4 + 4);  // a 0-d int counts one element
+}
+
+TEST(TbDistributedSummary, TheDeviceSpanOfACollectiveTakesItsPlace) {
+  auto t = testing::MustImport(R"json({"traceEvents": [
+    {"ph": "X", "cat": "user_annotation", "name": "nccl:all_reduce", "pid": 1, "tid": 1,
+     "ts": 10, "dur": 5, "args": {"External id": 3}},
+    {"ph": "X", "cat": "gpu_user_annotation", "name": "nccl:all_reduce", "pid": 0, "tid": 7,
+     "ts": 40, "dur": 30, "args": {"External id": 3}}
+  ]})json");
+  const std::vector<CommunicationOp> ops = CommunicationOpsOf(ModelOf(*t));
+  ASSERT_EQ(ops.size(), 1u);
+  EXPECT_EQ(ops[0].ts, 40'000);
+  EXPECT_EQ(ops[0].end, 70'000);
+}
+
+TEST(TbDistributedSummary, WorkerNamesAsThePluginReadsThem) {
+  EXPECT_EQ(PluginWorkerName("/x/worker0.1623143089861.pt.trace.json.gz"), "worker0");
+  EXPECT_EQ(PluginWorkerName("/x/host_123.pt.trace.json"), "host_123");
+  EXPECT_EQ(PluginWorkerName("trace.json"), "trace.json");
 }
 
 TEST(TbDistributedSummary, NoCollectivesWhenBothLibrariesAreUsed) {
