@@ -78,6 +78,11 @@ int TraceKernelSummary(lua_State* L);
 // The cpu activity's samples (lua_samples.cpp).
 int TraceSamples(lua_State* L);
 int TraceHotspots(lua_State* L);
+// The TensorBoard plugin's memory and module views (lua_tensorboard_more.cpp):
+// trace:memory_summary(), trace:distributed_summary(), trace:module_summary().
+int TraceMemorySummary(lua_State* L);
+int TraceDistributedSummary(lua_State* L);
+int TraceModuleSummary(lua_State* L);
 // torch.compile's regions, graph breaks and kernel provenance (lua_compile.cpp).
 int TraceCompileRegions(lua_State* L);
 int TraceGraphBreaks(lua_State* L);
