@@ -146,6 +146,7 @@ class Builder {
   // cudaStreamWaitEvent (by the call's event).
   std::unordered_map<int64_t, uint32_t> launch_before_record_;
   std::unordered_map<uint32_t, uint32_t> launch_after_wait_;
+  size_t unmatched_waits_ = 0;  // Event Syncs and Stream Wait Events with no recorded kernel
   CpGraph graph_;
 };
 
@@ -535,11 +536,14 @@ void Builder::KernelEdges() {
       const uint32_t runtime = RuntimeEventOf(ev);
       if (f.stream_wait_event || f.event_sync) {
         const auto corr = args.Int(ev, KnownArg::kWaitOnEventRecordCorrelation);
-        if (!corr) continue;
-        auto before = launch_before_record_.find(*corr);
-        if (before == launch_before_record_.end()) continue;
-        const uint32_t src_kernel = kernel_of_runtime_event_[before->second];
-        if (src_kernel == kNone) continue;
+        auto before = corr ? launch_before_record_.find(*corr) : launch_before_record_.end();
+        const uint32_t src_kernel = before == launch_before_record_.end()
+                                        ? kNone
+                                        : kernel_of_runtime_event_[before->second];
+        if (src_kernel == kNone) {
+          ++unmatched_waits_;
+          continue;
+        }
         if (f.stream_wait_event) {
           auto next =
               runtime == kNone ? launch_after_wait_.end() : launch_after_wait_.find(runtime);
@@ -646,7 +650,12 @@ CpGraph Builder::Build(int64_t start, int64_t end, std::vector<std::string>* not
   EventSyncTables();
   KernelEdges();
   AssignBounds();
-  (void)notes;
+  if (unmatched_waits_ > 0)
+    notes->push_back(
+        std::to_string(unmatched_waits_) +
+        " Event Sync or Stream Wait Event record(s) name no cudaEventRecord whose launch is in the "
+        "trace (argument wait_on_cuda_event_record_corr_id, which torch 2.1+'s Kineto writes and "
+        "profsh's own CUPTI recording does not): the path does not follow those waits");
   return std::move(graph_);
 }
 
