@@ -20,7 +20,7 @@ struct Arrival {
 
 // The nodes of each event of one rank's graph (the first start and the last end node it has).
 std::unordered_map<uint32_t, std::pair<uint32_t, uint32_t>> NodesByEvent(const CpGraph& g,
-                                                                          uint32_t offset) {
+                                                                         uint32_t offset) {
   std::unordered_map<uint32_t, std::pair<uint32_t, uint32_t>> nodes;
   for (uint32_t n = 0; n < g.node_count(); ++n) {
     if (g.node_event[n] == kCpNoEvent) continue;
@@ -98,9 +98,7 @@ JobGraph LinkRanks(std::vector<RankGraphInput> ranks) {
         // from its start; a CPU call's last part follows its last child).
         for (uint32_t k = in_begin[a.end]; k < in_begin[a.end + 1]; ++k) {
           const uint32_t e = in_edges[k];
-          if (g.edge_event[e] != a.event ||
-              g.edge_type[e] != CpEdgeType::kOperatorKernel)
-            continue;
+          if (g.edge_event[e] != a.event || g.edge_type[e] != CpEdgeType::kOperatorKernel) continue;
           g.edge_weight[e] = std::max<int64_t>(0, g.edge_weight[e] - waited);
         }
       }

@@ -49,7 +49,8 @@ std::vector<uint8_t> MatchedTemplates(const Trace& trace, const EventModel& mode
 // away on the CPU.
 class RemovedSpans {
  public:
-  RemovedSpans(const Trace& trace, const std::vector<uint8_t>& matched) : spans_(trace.tracks.size()) {
+  RemovedSpans(const Trace& trace, const std::vector<uint8_t>& matched)
+      : spans_(trace.tracks.size()) {
     const EventTable& ev = trace.events;
     const auto& column = ev.template_column();
     for (size_t i = 0; i < ev.size(); ++i) {
@@ -89,8 +90,8 @@ bool LaunchedInside(const Trace& trace, const EventModel& model, const RemovedSp
   const auto& work = model.ids().device_work.event;
   auto it = std::lower_bound(work.begin(), work.end(), event);
   if (it == work.end() || *it != event) return false;
-  const uint32_t runtime = FirstCandidate(
-      model.links().RuntimeCandidates(static_cast<size_t>(it - work.begin())));
+  const uint32_t runtime =
+      FirstCandidate(model.links().RuntimeCandidates(static_cast<size_t>(it - work.begin())));
   return runtime != kNoIndex && spans.Covers(trace, model.ids().runtime.event[runtime]);
 }
 
@@ -144,9 +145,8 @@ Result<std::vector<int64_t>> WhatIfWeights(const JobGraph& job,
           case WhatIfChange::Target::kOperator: {
             if (type == CpEdgeType::kOperatorKernel && event != kCpNoEvent) {
               const EventRole role = model.role(event).role;
-              hit = role == EventRole::kDeviceWork
-                        ? LaunchedInside(trace, model, *spans, event)
-                        : spans->Covers(trace, event);
+              hit = role == EventRole::kDeviceWork ? LaunchedInside(trace, model, *spans, event)
+                                                   : spans->Covers(trace, event);
             } else if (type == CpEdgeType::kKernelLaunchDelay) {
               const uint32_t kernel = g.node_event[g.edge_dst[e]];
               hit = kernel != kCpNoEvent && LaunchedInside(trace, model, *spans, kernel);
