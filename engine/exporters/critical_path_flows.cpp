@@ -29,8 +29,7 @@ struct End {
   int64_t ts;
 };
 
-End EndAt(const JobGraph& job, uint32_t node) {
-  const CpGraph& g = job.graph;
+End EndAt(const CpGraph& g, const JobLayout& job, uint32_t node) {
   const Trace& t = *job.parts[job.node_part[node]].trace;
   const uint32_t event = g.node_event[node];
   const Track& track = t.tracks[t.events.track(event)];
@@ -42,12 +41,12 @@ End EndAt(const JobGraph& job, uint32_t node) {
 
 }  // namespace
 
-std::vector<ChromeFlow> CriticalPathFlows(const JobGraph& job, const CpPath& path) {
-  const CpGraph& g = job.graph;
+std::vector<ChromeFlow> CriticalPathFlows(const CpGraph& g, const JobLayout& job,
+                                          const CpPath& path) {
   std::vector<ChromeFlow> flows;
   auto add = [&](uint32_t from, uint32_t to, int64_t weight, std::string_view type) {
     if (g.node_event[from] == kCpNoEvent || g.node_event[to] == kCpNoEvent) return;
-    const End a = EndAt(job, from), b = EndAt(job, to);
+    const End a = EndAt(g, job, from), b = EndAt(g, job, to);
     std::string args;
     {
       JsonOut j(&args);

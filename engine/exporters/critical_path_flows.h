@@ -14,6 +14,7 @@ namespace profsh {
 // duration) on a device, so that it lands inside the slice) and ends at its destination. A
 // link through a collective's meeting node is drawn from the last rank's arrival to the rank
 // that waited. Each arrow's args: weight (µs), type (HTA's edge type name), critical (1).
-std::vector<ChromeFlow> CriticalPathFlows(const JobGraph& job, const CpPath& path);
+std::vector<ChromeFlow> CriticalPathFlows(const CpGraph& graph, const JobLayout& job,
+                                          const CpPath& path);
 
 }  // namespace profsh

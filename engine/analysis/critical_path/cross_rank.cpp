@@ -37,8 +37,9 @@ std::unordered_map<uint32_t, std::pair<uint32_t, uint32_t>> NodesByEvent(const C
 }  // namespace
 
 JobGraph LinkRanks(std::vector<RankGraphInput> ranks) {
-  JobGraph job;
-  CpGraph& g = job.graph;
+  JobGraph out;
+  CpGraph& g = out.graph;
+  JobLayout& job = out.layout;
   using Key = std::tuple<std::string, std::string, int64_t>;
   std::map<Key, std::vector<Arrival>> calls;
   for (size_t p = 0; p < ranks.size(); ++p) {
@@ -107,13 +108,13 @@ JobGraph LinkRanks(std::vector<RankGraphInput> ranks) {
     }
     ++job.linked_collectives;
   }
-  return job;
+  return out;
 }
 
-SinkedGraph WithSinkOnPart(const JobGraph& job, uint16_t part) {
-  SinkedGraph s{job.graph, 0};
+SinkedGraph WithSinkOnPart(const CpGraph& graph, const JobLayout& layout, uint16_t part) {
+  SinkedGraph s{graph, 0};
   s.sink = s.graph.AddNode(0, kCpNoEvent, false);
-  const JobPart& p = job.parts[part];
+  const JobPart& p = layout.parts[part];
   for (uint32_t n = p.node_begin; n < p.node_end; ++n)
     s.graph.AddEdge(n, s.sink, CpEdgeType::kDependency, kCpSinkBias);
   return s;

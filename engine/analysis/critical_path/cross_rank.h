@@ -31,11 +31,8 @@ struct JobPart {
   uint32_t node_begin, node_end;  // this rank's nodes in the job graph
 };
 
-struct JobGraph {
-  // The ranks' nodes one rank after another (each rank's in its own order, times on the job's
-  // clock), then one meeting node per linked collective; each rank's edges in its own order, then
-  // the links.
-  CpGraph graph;
+// Where each node of a job's graph comes from: its rank, and the trace its event indexes into.
+struct JobLayout {
   std::vector<uint16_t> node_part;  // the rank (an index into parts) of each node; kJobNoPart
                                     // for a collective's meeting node
   std::vector<JobPart> parts;
@@ -45,10 +42,24 @@ struct JobGraph {
 
   // The part an edge's time belongs to: its source's, or its end's for a link out of a meeting
   // node.
-  uint16_t EdgePart(uint32_t edge) const {
-    const uint16_t p = node_part[graph.edge_src[edge]];
-    return p != kJobNoPart ? p : node_part[graph.edge_dst[edge]];
+  uint16_t EdgePart(const CpGraph& g, uint32_t edge) const {
+    const uint16_t p = node_part[g.edge_src[edge]];
+    return p != kJobNoPart ? p : node_part[g.edge_dst[edge]];
   }
+  // The part of a rank, or kJobNoPart.
+  uint16_t PartOfRank(int32_t rank) const {
+    for (size_t p = 0; p < parts.size(); ++p)
+      if (parts[p].rank == rank) return static_cast<uint16_t>(p);
+    return kJobNoPart;
+  }
+};
+
+struct JobGraph {
+  // The ranks' nodes one rank after another (each rank's in its own order, times on the job's
+  // clock), then one meeting node per linked collective; each rank's edges in its own order, then
+  // the links.
+  CpGraph graph;
+  JobLayout layout;
 };
 
 // Joins the ranks' graphs (in the order given) and links them at their collectives, matched as
@@ -70,7 +81,7 @@ struct SinkedGraph {
   uint32_t sink;
 };
 inline constexpr int64_t kCpSinkBias = int64_t{1} << 52;
-SinkedGraph WithSinkOnPart(const JobGraph& job, uint16_t part);
+SinkedGraph WithSinkOnPart(const CpGraph& graph, const JobLayout& layout, uint16_t part);
 // The longest path of `sinked` under `weights` (one per edge of the job's graph, or empty), less
 // the sink: the path that ends on that rank.
 Result<CpPath> PathEndingOnPart(const SinkedGraph& sinked, std::span<const int64_t> weights);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "engine/analysis/model/event_model.h"
 
@@ -102,11 +103,32 @@ int64_t Scaled(int64_t weight, double scale) {
 
 }  // namespace
 
-Result<std::vector<int64_t>> WhatIfWeights(const JobGraph& job,
+std::vector<int64_t> WhatIfBaseWeights(const CpGraph& g) {
+  std::vector<int64_t> weights = g.edge_weight;
+  std::vector<int64_t> awaited_end(g.node_count(), INT64_MIN);  // per waiting call's end node
+  bool any = false;
+  for (uint32_t e = 0; e < g.edge_count(); ++e) {
+    if (g.edge_type[e] != CpEdgeType::kSyncDependency) continue;
+    const uint32_t dst = g.edge_dst[e];
+    if (g.node_is_start[dst] || g.node_event[dst] == kCpNoEvent) continue;
+    awaited_end[dst] = std::max(awaited_end[dst], g.node_ts[g.edge_src[e]]);
+    any = true;
+  }
+  if (!any) return weights;
+  for (uint32_t e = 0; e < g.edge_count(); ++e) {
+    const uint32_t dst = g.edge_dst[e];
+    if (awaited_end[dst] == INT64_MIN || g.edge_type[e] != CpEdgeType::kOperatorKernel ||
+        g.edge_event[e] != g.node_event[dst])
+      continue;
+    weights[e] = std::min(weights[e], std::max<int64_t>(0, g.node_ts[dst] - awaited_end[dst]));
+  }
+  return weights;
+}
+
+Result<std::vector<int64_t>> WhatIfWeights(const CpGraph& g, const JobLayout& job,
                                            const std::vector<WhatIfChange>& changes,
                                            std::vector<size_t>* edges_per_change) {
-  const CpGraph& g = job.graph;
-  std::vector<int64_t> weights = g.edge_weight;
+  std::vector<int64_t> weights = WhatIfBaseWeights(g);
   if (edges_per_change) edges_per_change->assign(changes.size(), 0);
   for (size_t c = 0; c < changes.size(); ++c) {
     const WhatIfChange& change = changes[c];
@@ -134,7 +156,7 @@ Result<std::vector<int64_t>> WhatIfWeights(const JobGraph& job,
       std::optional<RemovedSpans> spans;
       if (change.target == WhatIfChange::Target::kOperator) spans.emplace(trace, matched);
       for (uint32_t e = 0; e < g.edge_count(); ++e) {
-        if (job.EdgePart(e) != p) continue;
+        if (job.EdgePart(g, e) != p) continue;
         const uint32_t event = g.edge_event[e];
         const CpEdgeType type = g.edge_type[e];
         bool hit = false;
@@ -179,17 +201,23 @@ Result<std::vector<int64_t>> WhatIfWeights(const JobGraph& job,
   return weights;
 }
 
-Result<WhatIfResult> WhatIf(const JobGraph& job, const std::vector<WhatIfChange>& changes,
-                            uint16_t end_part) {
+Result<WhatIfResult> WhatIf(const CpGraph& graph, const JobLayout& job,
+                            const std::vector<WhatIfChange>& changes, uint16_t end_part) {
   WhatIfResult out;
-  auto weights = WhatIfWeights(job, changes, &out.edges_per_change);
+  auto weights = WhatIfWeights(graph, job, changes, &out.edges_per_change);
   if (!weights.ok()) return weights.error();
   out.weights = std::move(weights.value());
-  for (size_t e = 0; e < out.weights.size(); ++e)
-    out.edges_changed += out.weights[e] != job.graph.edge_weight[e];
-  Result<CpPath> path = end_part == kJobNoPart
-                            ? LongestPath(job.graph, out.weights)
-                            : PathEndingOnPart(WithSinkOnPart(job, end_part), out.weights);
+  const std::vector<int64_t> base = WhatIfBaseWeights(graph);
+  for (size_t e = 0; e < out.weights.size(); ++e) out.edges_changed += out.weights[e] != base[e];
+  std::optional<SinkedGraph> sinked;
+  if (end_part != kJobNoPart) sinked.emplace(WithSinkOnPart(graph, job, end_part));
+  auto longest = [&](std::span<const int64_t> weights) {
+    return sinked ? PathEndingOnPart(*sinked, weights) : LongestPath(graph, weights);
+  };
+  Result<CpPath> before = longest(base);
+  if (!before.ok()) return before.error();
+  out.baseline_ns = before->length_ns;
+  Result<CpPath> path = longest(out.weights);
   if (!path.ok()) return path.error();
   out.path = std::move(path.value());
   return out;

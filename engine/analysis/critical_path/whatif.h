@@ -36,19 +36,30 @@ struct WhatIfChange {
 struct WhatIfResult {
   std::vector<int64_t> weights;  // the graph's edge weights after the changes
   CpPath path;                   // the longest path under them
+  // The path with no change but the waits made to follow the GPU (WhatIfBaseWeights): what the
+  // changed path is compared with.
+  int64_t baseline_ns = 0;
   size_t edges_changed = 0;
   // Per change: how many edges it touched (a change that touched none is worth a warning).
   std::vector<size_t> edges_per_change;
 };
 
-// The changed weights of `job`'s graph (every change applied, scales multiplying).
-Result<std::vector<int64_t>> WhatIfWeights(const JobGraph& job,
+// The weights a what-if starts from: the graph's, except that a runtime call that waits for the
+// GPU (a synchronization edge ends at its end) keeps, of its own span, only the time after the
+// work it waited for ended, so that its wait shrinks when that work ends earlier. The path's
+// length is the graph's where the waits were as long as the trace shows.
+std::vector<int64_t> WhatIfBaseWeights(const CpGraph& graph);
+
+// The changed weights of `job`'s graph (every change applied to WhatIfBaseWeights, scales
+// multiplying).
+Result<std::vector<int64_t>> WhatIfWeights(const CpGraph& graph, const JobLayout& job,
                                            const std::vector<WhatIfChange>& changes,
                                            std::vector<size_t>* edges_per_change);
 
 // The weights and the longest path under them; `end_part` (kJobNoPart for anywhere) keeps the
 // path ending on one rank, as the path it is compared with does.
-Result<WhatIfResult> WhatIf(const JobGraph& job, const std::vector<WhatIfChange>& changes,
+Result<WhatIfResult> WhatIf(const CpGraph& graph, const JobLayout& job,
+                            const std::vector<WhatIfChange>& changes,
                             uint16_t end_part = kJobNoPart);
 
 }  // namespace profsh
