@@ -127,8 +127,13 @@ std::vector<int64_t> WhatIfBaseWeights(const CpGraph& g) {
 
 Result<std::vector<int64_t>> WhatIfWeights(const CpGraph& g, const JobLayout& job,
                                            const std::vector<WhatIfChange>& changes,
+                                           std::span<const int64_t> start,
                                            std::vector<size_t>* edges_per_change) {
-  std::vector<int64_t> weights = WhatIfBaseWeights(g);
+  if (!start.empty() && start.size() != g.edge_count())
+    return Error{"what-if: " + std::to_string(start.size()) + " starting weights for " +
+                 std::to_string(g.edge_count()) + " edges"};
+  std::vector<int64_t> weights =
+      start.empty() ? WhatIfBaseWeights(g) : std::vector<int64_t>(start.begin(), start.end());
   if (edges_per_change) edges_per_change->assign(changes.size(), 0);
   for (size_t c = 0; c < changes.size(); ++c) {
     const WhatIfChange& change = changes[c];
@@ -202,13 +207,15 @@ Result<std::vector<int64_t>> WhatIfWeights(const CpGraph& g, const JobLayout& jo
 }
 
 Result<WhatIfResult> WhatIf(const CpGraph& graph, const JobLayout& job,
-                            const std::vector<WhatIfChange>& changes, uint16_t end_part) {
+                            const std::vector<WhatIfChange>& changes, uint16_t end_part,
+                            std::span<const int64_t> start) {
   WhatIfResult out;
-  auto weights = WhatIfWeights(graph, job, changes, &out.edges_per_change);
+  auto weights = WhatIfWeights(graph, job, changes, start, &out.edges_per_change);
   if (!weights.ok()) return weights.error();
   out.weights = std::move(weights.value());
   const std::vector<int64_t> base = WhatIfBaseWeights(graph);
   for (size_t e = 0; e < out.weights.size(); ++e) out.edges_changed += out.weights[e] != base[e];
+  // The baseline is always the unchanged graph's (a what-if on a what-if compares with it too).
   std::optional<SinkedGraph> sinked;
   if (end_part != kJobNoPart) sinked.emplace(WithSinkOnPart(graph, job, end_part));
   auto longest = [&](std::span<const int64_t> weights) {

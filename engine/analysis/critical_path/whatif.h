@@ -50,16 +50,17 @@ struct WhatIfResult {
 // length is the graph's where the waits were as long as the trace shows.
 std::vector<int64_t> WhatIfBaseWeights(const CpGraph& graph);
 
-// The changed weights of `job`'s graph (every change applied to WhatIfBaseWeights, scales
-// multiplying).
+// The changed weights of `job`'s graph: every change applied to `start` (an earlier what-if's
+// weights, or WhatIfBaseWeights when empty), scales multiplying.
 Result<std::vector<int64_t>> WhatIfWeights(const CpGraph& graph, const JobLayout& job,
                                            const std::vector<WhatIfChange>& changes,
+                                           std::span<const int64_t> start,
                                            std::vector<size_t>* edges_per_change);
 
 // The weights and the longest path under them; `end_part` (kJobNoPart for anywhere) keeps the
-// path ending on one rank, as the path it is compared with does.
+// path ending on one rank, as the path it is compared with does. `start`: as WhatIfWeights'.
 Result<WhatIfResult> WhatIf(const CpGraph& graph, const JobLayout& job,
                             const std::vector<WhatIfChange>& changes,
-                            uint16_t end_part = kJobNoPart);
+                            uint16_t end_part = kJobNoPart, std::span<const int64_t> start = {});
 
 }  // namespace profsh
