@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "bindings/lua_api.h"
+#include "bindings/lua_critical_path.h"
 #include "bindings/lua_ranks.h"
 #include "bindings/lua_support.h"
 #include "engine/analysis/function_events.h"
@@ -716,6 +717,7 @@ void RegisterTrace(lua_State* L) {
        {"graph_breaks", TraceGraphBreaks},
        {"kernel_provenance", TraceKernelProvenance},
        {"collectives", TraceCollectives},
+       {"critical_path", TraceCriticalPath},
        {"samples", TraceSamples},
        {"hotspots", TraceHotspots}},
       TraceField,
@@ -725,6 +727,7 @@ void RegisterTrace(lua_State* L) {
   lua_pushcfunction(L, Load);
   lua_setfield(L, -2, "load");
   RegisterRanks(L);
+  RegisterCriticalPath(L);
 }
 
 }  // namespace profsh::lua

@@ -43,6 +43,11 @@ inline constexpr std::string_view kRecordFunctionId = "Record function id";  // 
 inline constexpr std::string_view kConcreteInputs = "Concrete Inputs";  // torch 2.x: scalar inputs
 inline constexpr std::string_view kInputStrides = "Input Strides";      // torch 2.x
 inline constexpr std::string_view kMemoryBandwidth = "memory bandwidth (GB/s)";  // of a memcpy
+// cuda_sync events (Event Sync, Stream Wait Event): the stream and the cudaEventRecord call
+// (its correlation) that recorded the event waited on
+inline constexpr std::string_view kWaitOnStream = "wait_on_stream";
+inline constexpr std::string_view kWaitOnEventRecordCorrelation =
+    "wait_on_cuda_event_record_corr_id";
 // collectives (record_param_comms; NCCL kernels in newer Kineto)
 inline constexpr std::string_view kProcessGroupName = "Process Group Name";
 inline constexpr std::string_view kCollectiveName = "Collective name";

@@ -21,6 +21,26 @@ std::string_view CpEdgeTypeName(CpEdgeType type) {
   return "";
 }
 
+std::string_view CpBoundName(CpBound bound) {
+  switch (bound) {
+    case CpBound::kNone:
+      return "";
+    case CpBound::kCpu:
+      return "cpu_bound";
+    case CpBound::kDataLoading:
+      return "data_loading";
+    case CpBound::kGpuCompute:
+      return "gpu_compute_bound";
+    case CpBound::kGpuCommunication:
+      return "gpu_communication_bound";
+    case CpBound::kKernelKernelOverhead:
+      return "gpu_kernel_kernel_overhead";
+    case CpBound::kKernelLaunchOverhead:
+      return "gpu_kernel_launch_overhead";
+  }
+  return "";
+}
+
 namespace {
 uint64_t PairKey(uint32_t src, uint32_t dst) {
   return (uint64_t{src} << 32) | dst;
@@ -45,6 +65,7 @@ uint32_t CpGraph::AddEdge(uint32_t src, uint32_t dst, CpEdgeType type, int64_t w
     edge_weight.push_back(weight);
     edge_type.push_back(type);
     edge_event.push_back(event);
+    edge_bound.push_back(CpBound::kNone);
   } else {
     edge_weight[e] = weight;
     edge_type[e] = type;

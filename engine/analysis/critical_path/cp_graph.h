@@ -26,6 +26,19 @@ enum class CpEdgeType : uint8_t {
 // HTA's spelling ("critical_path_operator", ...).
 std::string_view CpEdgeTypeName(CpEdgeType type);
 
+// What bounds an edge on the path (HTA's BoundType; kNone for dependency and sync edges).
+enum class CpBound : uint8_t {
+  kNone,
+  kCpu,
+  kDataLoading,
+  kGpuCompute,
+  kGpuCommunication,
+  kKernelKernelOverhead,
+  kKernelLaunchOverhead,
+};
+// HTA's spelling ("cpu_bound", "gpu_kernel_launch_overhead", ...); "" for kNone.
+std::string_view CpBoundName(CpBound bound);
+
 inline constexpr uint32_t kCpNoEvent = UINT32_MAX;
 
 class CpGraph {
@@ -39,6 +52,7 @@ class CpGraph {
   std::vector<int64_t> edge_weight;  // ns
   std::vector<CpEdgeType> edge_type;
   std::vector<uint32_t> edge_event;  // the event the edge's time is attributed to, or kCpNoEvent
+  std::vector<CpBound> edge_bound;   // what the edge counts as on a path (set by the builder)
 
   size_t node_count() const { return node_ts.size(); }
   size_t edge_count() const { return edge_src.size(); }

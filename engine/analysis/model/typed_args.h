@@ -21,10 +21,12 @@ enum class KnownArg : uint8_t {
   kDevice,
   kStream,
   kSequenceNumber,
-  kCopyBytes,        // a copy's or set's bytes
-  kMemoryBandwidth,  // a copy's or set's GB/s
-  kGrid,             // a kernel's grid, JSON text
-  kBlock,            // a kernel's block, JSON text
+  kCopyBytes,                     // a copy's or set's bytes
+  kMemoryBandwidth,               // a copy's or set's GB/s
+  kGrid,                          // a kernel's grid, JSON text
+  kBlock,                         // a kernel's block, JSON text
+  kWaitOnStream,                  // a cuda_sync event's: the stream whose work it waits for
+  kWaitOnEventRecordCorrelation,  // ...: the correlation of the cudaEventRecord it waits for
   kCount,
 };
 
