@@ -50,9 +50,12 @@ JobGraph LinkRanks(std::vector<RankGraphInput> ranks) {
                 in.graph.node_is_start[n] != 0);
       job.node_part.push_back(static_cast<uint16_t>(p));
     }
-    for (uint32_t e = 0; e < in.graph.edge_count(); ++e)
-      g.AddEdge(in.graph.edge_src[e] + offset, in.graph.edge_dst[e] + offset, in.graph.edge_type[e],
-                in.graph.edge_weight[e], in.graph.edge_event[e]);
+    for (uint32_t e = 0; e < in.graph.edge_count(); ++e) {
+      const uint32_t added =
+          g.AddEdge(in.graph.edge_src[e] + offset, in.graph.edge_dst[e] + offset,
+                    in.graph.edge_type[e], in.graph.edge_weight[e], in.graph.edge_event[e]);
+      if (e < in.graph.edge_bound.size()) g.edge_bound[added] = in.graph.edge_bound[e];
+    }
     job.parts.push_back(JobPart{in.rank, in.trace, in.clock_offset_ns, offset,
                                 static_cast<uint32_t>(g.node_count())});
     const auto nodes = NodesByEvent(in.graph, offset);
@@ -94,17 +97,18 @@ JobGraph LinkRanks(std::vector<RankGraphInput> ranks) {
     for (const Arrival& a : members) g.AddEdge(a.start, meet, CpEdgeType::kSyncDependency, 0);
     for (const Arrival& a : members) {
       const int64_t waited = last_start - g.node_ts[a.start];
-      if (waited > 0) {
-        // The call's own edges into its end: the last of them holds the wait (a kernel has one,
-        // from its start; a CPU call's last part follows its last child).
-        for (uint32_t k = in_begin[a.end]; k < in_begin[a.end + 1]; ++k) {
-          const uint32_t e = in_edges[k];
-          if (g.edge_event[e] != a.event || g.edge_type[e] != CpEdgeType::kOperatorKernel) continue;
-          g.edge_weight[e] = std::max<int64_t>(0, g.edge_weight[e] - waited);
-        }
+      // The call's own edges into its end (a kernel has one, from its start; a CPU call's last
+      // part follows its last child): the wait comes off them, and the link counts as they do.
+      CpBound bound = CpBound::kGpuCommunication;
+      for (uint32_t k = in_begin[a.end]; k < in_begin[a.end + 1]; ++k) {
+        const uint32_t e = in_edges[k];
+        if (g.edge_event[e] != a.event || g.edge_type[e] != CpEdgeType::kOperatorKernel) continue;
+        if (waited > 0) g.edge_weight[e] = std::max<int64_t>(0, g.edge_weight[e] - waited);
+        if (e < g.edge_bound.size()) bound = g.edge_bound[e];
       }
-      g.AddEdge(meet, a.end, CpEdgeType::kOperatorKernel,
-                std::max<int64_t>(0, g.node_ts[a.end] - last_start), a.event);
+      const uint32_t link = g.AddEdge(meet, a.end, CpEdgeType::kOperatorKernel,
+                                      std::max<int64_t>(0, g.node_ts[a.end] - last_start), a.event);
+      if (link < g.edge_bound.size()) g.edge_bound[link] = bound;
     }
     ++job.linked_collectives;
   }
