@@ -42,6 +42,8 @@ JobGraph LinkRanks(std::vector<RankGraphInput> ranks) {
   JobLayout& job = out.layout;
   using Key = std::tuple<std::string, std::string, int64_t>;
   std::map<Key, std::vector<Arrival>> calls;
+  const Trace* calls_of = nullptr;
+  std::vector<CollectiveCall> trace_calls;
   for (size_t p = 0; p < ranks.size(); ++p) {
     RankGraphInput& in = ranks[p];
     const uint32_t offset = static_cast<uint32_t>(g.node_count());
@@ -59,7 +61,12 @@ JobGraph LinkRanks(std::vector<RankGraphInput> ranks) {
     job.parts.push_back(JobPart{in.rank, in.trace, in.clock_offset_ns, offset,
                                 static_cast<uint32_t>(g.node_count())});
     const auto nodes = NodesByEvent(in.graph, offset);
-    for (const CollectiveCall& c : CollectiveCalls(*in.trace, RankOfTrack(*in.trace))) {
+    // The ranks' graphs mostly come from one trace: its collectives are found once.
+    if (in.trace != calls_of) {
+      calls_of = in.trace;
+      trace_calls = CollectiveCalls(*in.trace, RankOfTrack(*in.trace));
+    }
+    for (const CollectiveCall& c : trace_calls) {
       if (c.rank != in.rank) continue;
       auto it = nodes.find(c.event);
       if (it == nodes.end() || it->second.first == UINT32_MAX || it->second.second == UINT32_MAX)
