@@ -122,6 +122,15 @@ def main():
             check(all(e.get("bp") == "e" for e in ends.values()), "flow ends bind to the enclosing slice")
         else:
             check(False, "the export was written")
+        # A real job (gloo_h200, recorded on an H200 with torch 2.11): gloo's all-reduces run on
+        # its own threads, outside HTA's graph; the path says it could not link them.
+        real = os.path.join(os.path.dirname(data), "gloo_h200")
+        p = subprocess.run([profsh, "critical-path", os.path.join(real, "rank-0.json.gz"),
+                            os.path.join(real, "rank-1.json.gz"), "--rank", "0"],
+                           capture_output=True, text=True)
+        check(p.returncode == 0 and "linked at 0 collective(s)" in p.stdout and
+              "2 collective call(s) in the window have no node" in p.stdout,
+              "gloo's collectives outside the graph are noted: " + p.stdout[-400:] + p.stderr[-300:])
         p = lua(profsh, work, ERRORS, data)
         errs = p.stdout.splitlines()
         want = ["say scale = S or remove = true", "scale must be >= 0", "a sync can only be removed",

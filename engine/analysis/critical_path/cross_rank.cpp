@@ -61,6 +61,11 @@ JobGraph LinkRanks(std::vector<RankGraphInput> ranks) {
     job.parts.push_back(JobPart{in.rank, in.trace, in.clock_offset_ns, offset,
                                 static_cast<uint32_t>(g.node_count())});
     const auto nodes = NodesByEvent(in.graph, offset);
+    int64_t window_start = INT64_MAX, window_end = INT64_MIN;
+    for (int64_t ts : in.graph.node_ts) {
+      window_start = std::min(window_start, ts);
+      window_end = std::max(window_end, ts);
+    }
     // The ranks' graphs mostly come from one trace: its collectives are found once.
     if (in.trace != calls_of) {
       calls_of = in.trace;
@@ -69,8 +74,12 @@ JobGraph LinkRanks(std::vector<RankGraphInput> ranks) {
     for (const CollectiveCall& c : trace_calls) {
       if (c.rank != in.rank) continue;
       auto it = nodes.find(c.event);
-      if (it == nodes.end() || it->second.first == UINT32_MAX || it->second.second == UINT32_MAX)
-        continue;  // outside the graph's window
+      if (it == nodes.end() || it->second.first == UINT32_MAX || it->second.second == UINT32_MAX) {
+        // Outside the rank's window, or a call the graph has no node for.
+        if (!in.graph.node_ts.empty() && c.ts >= window_start && c.ts <= window_end)
+          ++job.calls_outside_graph;
+        continue;
+      }
       calls[{c.group, c.name, c.seq}].push_back(
           Arrival{static_cast<uint16_t>(p), it->second.first, it->second.second, c.event});
     }

@@ -39,6 +39,9 @@ struct JobLayout {
   size_t linked_collectives = 0;
   // Collectives called by a single rank in the graphs' windows, or twice by one rank.
   size_t unlinked_collectives = 0;
+  // Collective calls in a rank's window whose event has no node in its graph (gloo's
+  // gloo:all_reduce ranges on its own threads, which HTA's graph leaves out).
+  size_t calls_outside_graph = 0;
 
   // The part an edge's time belongs to: its source's, or its end's for a link out of a meeting
   // node.

@@ -80,6 +80,12 @@ Result<JobCriticalPath> AnalyzeJobCriticalPath(const Trace& trace,
   job.cp.notes = std::move(notes);
   job.cp.notes.push_back(std::to_string(ranks.size()) + " ranks linked at " +
                          std::to_string(job.layout.linked_collectives) + " collective(s)");
+  if (job.layout.calls_outside_graph > 0)
+    job.cp.notes.push_back(
+        std::to_string(job.layout.calls_outside_graph) +
+        " collective call(s) in the window have no node in their rank's graph (such as gloo's "
+        "gloo:all_reduce ranges on its own threads) and could not be linked: the path does not "
+        "see the ranks wait for each other there");
   if (job.layout.unlinked_collectives > 0)
     job.cp.notes.push_back(std::to_string(job.layout.unlinked_collectives) +
                            " collective(s) not called once by each of several ranks in the "
