@@ -134,9 +134,10 @@ int Field(lua_State* L) {
 int ToString(lua_State* L) {
   return Protect(L, [&] {
     CriticalPathHandle* h = CheckCriticalPath(L, "tostring");
-    const std::string s = "CriticalPath(" + std::to_string(CriticalPathMicroseconds(h->cp->path)) +
-                          " us, " + std::to_string(h->cp->path.edges.size()) + " edges of " +
-                          std::to_string(h->cp->graph.edge_count()) + ")";
+    const std::string s = "CriticalPath(" +
+                          Cell::Double(CriticalPathMicroseconds(h->cp->path)).Format() + " us, " +
+                          std::to_string(h->cp->path.edges.size()) + " of the graph's " +
+                          std::to_string(h->cp->graph.edge_count()) + " edges)";
     lua_pushstring(L, s.c_str());
     return 1;
   });

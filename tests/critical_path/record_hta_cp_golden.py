@@ -12,7 +12,8 @@ launch edges). Each case writes OUT_DIR/<case>/:
                  bound_by (ts/dur/name of the event the edge is attributed to)
   path.csv.gz    critical_path_nodes in order: name, ts, dur, pid, tid, stream, is_start
   meta.json      length (sum of the path's edge weights), node and edge counts by type, and
-                 whether the longest path is unique (no tie at any step of the DP)
+                 whether the longest path is unique (no tie at any step of the DP), and whether HTA added
+                 its zero-weight launch edges (CRITICAL_PATH_ADD_ZERO_WEIGHT_LAUNCH_EDGE)
 A case HTA fails on is written as error.txt.
 """
 import gzip
@@ -36,6 +37,10 @@ CASES = {
                    FORWARD, 1, None),
     "simple_add_whole": ("critical_path_simple_add_benchmark_result_493459_1694039959_trace.json.gz",
                          "", 0, ["data_load"]),
+    # HTA's own test runs with CRITICAL_PATH_ADD_ZERO_WEIGHT_LAUNCH_EDGE=1 (315 path nodes).
+    "simple_add_launch_edges": (
+        "critical_path_simple_add_benchmark_result_493459_1694039959_trace.json.gz", FORWARD, 1,
+        None),
     "alexnet": ("critical_path_alexnet_benchmark_result_2869224_1695835535_trace.json.gz",
                 FORWARD, 1, None),
     "alexnet_range": ("critical_path_alexnet_benchmark_result_2869224_1695835535_trace.json.gz",
@@ -97,7 +102,14 @@ def unique_longest_path(g, path):
     return not any(tie[v] for v in path[1:])
 
 
+ZERO_WEIGHT_LAUNCH_EDGES = {"simple_add_launch_edges"}
+
+
 def record(case, trace_name, annotation, instance, data_load):
+    import hta.configs.env_options as hta_options
+    launch_edges = case in ZERO_WEIGHT_LAUNCH_EDGES
+    hta_options.HTAEnvOptions.instance().set_critical_path_add_zero_weight_launch_edges(
+        launch_edges)
     out = os.path.join(out_dir, case)
     os.makedirs(out, exist_ok=True)
     path = os.path.join(traces_dir, trace_name)
@@ -164,6 +176,7 @@ def record(case, trace_name, annotation, instance, data_load):
     meta = {"trace": trace_name, "annotation": annotation,
             "instance": list(instance) if isinstance(instance, tuple) else instance,
             "data_load_events": data_load, "length": int(length),
+            "zero_weight_launch_edges": launch_edges,
             "nodes": g.number_of_nodes(), "edges": counts,
             "unique": unique_longest_path(g, nodes)}
     with open(os.path.join(out, "meta.json"), "w") as f:

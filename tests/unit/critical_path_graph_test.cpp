@@ -68,6 +68,17 @@ TEST(CriticalPathGraph, TiesResolveAsNetworkx) {
   EXPECT_EQ(p->nodes, (std::vector<uint32_t>{0, 1}));
 }
 
+TEST(CriticalPathGraph, NodesOnNoEdgeTakeNoPart) {
+  // networkx's graph holds only the nodes of HTA's edges, in the order they first appear there.
+  CpGraph g;
+  for (int i = 0; i < 3; ++i) g.AddNode(i, static_cast<uint32_t>(i), true);
+  g.AddEdge(2, 1, CpEdgeType::kDependency, 0);
+  auto p = LongestPath(g);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->nodes, (std::vector<uint32_t>{2}));
+  EXPECT_TRUE(LongestPath(CpGraph{})->nodes.empty());
+}
+
 TEST(CriticalPathGraph, CycleIsAnError) {
   CpGraph g = Diamond();
   g.AddEdge(3, 0, CpEdgeType::kSyncDependency, 0);

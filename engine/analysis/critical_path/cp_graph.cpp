@@ -120,18 +120,27 @@ Result<CpPath> LongestPath(const CpGraph& graph, std::span<const int64_t> weight
   const Adjacency out = Group(graph.edge_src, n, kept);
   const Adjacency in = Group(graph.edge_dst, n, kept);
 
-  // networkx's topological_generations: the nodes with no incoming edge in node order, then
-  // each generation's children in the order their last incoming edge is removed.
-  std::vector<uint32_t> indegree(n), order;
-  order.reserve(n);
-  for (uint32_t v = 0; v < n; ++v) {
+  // networkx's topological_generations over the graph HTA hands it, whose nodes are those of
+  // its edges in the order they first appear there (a node on no edge is not in it): the nodes
+  // with no incoming edge in that order, then each generation's children in the order their
+  // last incoming edge is removed.
+  std::vector<uint32_t> indegree(n), order, appearance;
+  appearance.reserve(n);
+  std::vector<uint8_t> seen(n, 0);
+  for (size_t e = 0; e < m; ++e) {
+    for (uint32_t v : {graph.edge_src[e], graph.edge_dst[e]}) {
+      if (!seen[v]) seen[v] = 1, appearance.push_back(v);
+    }
+  }
+  order.reserve(appearance.size());
+  for (uint32_t v : appearance) {
     indegree[v] = static_cast<uint32_t>(in.Of(v).size());
     if (indegree[v] == 0) order.push_back(v);
   }
   for (size_t i = 0; i < order.size(); ++i)
     for (uint32_t e : out.Of(order[i]))
       if (--indegree[graph.edge_dst[e]] == 0) order.push_back(graph.edge_dst[e]);
-  if (order.size() != n) {
+  if (order.size() != appearance.size()) {
     for (size_t e = 0; e < m; ++e)
       if (kept[e] && indegree[graph.edge_dst[e]] != 0 && indegree[graph.edge_src[e]] != 0)
         return Error{"critical path: the graph has a cycle through the edge from node " +
@@ -153,7 +162,7 @@ Result<CpPath> LongestPath(const CpGraph& graph, std::span<const int64_t> weight
     if (best_edge != UINT32_MAX && best >= 0) dist[v] = best, via[v] = best_edge;
   }
   CpPath path;
-  if (n == 0) return path;
+  if (order.empty()) return path;
   uint32_t end = order[0];
   for (uint32_t v : order)
     if (dist[v] > dist[end]) end = v;

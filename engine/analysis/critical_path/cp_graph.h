@@ -79,12 +79,13 @@ struct CpPath {
 };
 
 // The longest path of the graph, as networkx's dag_longest_path finds it (so that ties resolve
-// as HTA's do): for each node in topological order (Kahn's, generation by generation), the best
-// of its incoming edges in insertion order, the first one on a tie; a node whose best is
-// negative starts a path; the path ends at the first node (in that order) with the largest
-// distance. `weights`, when not empty, replaces every edge's weight (one per edge;
-// kCpRemovedEdge drops the edge); negative weights count as 0, as HTA's _validate_graph makes
-// them. Fails on a cycle, naming one edge on it.
+// as HTA's do): for each node in topological order (Kahn's, generation by generation, starting
+// from the nodes without incoming edges in the order they first appear in the edge list; nodes
+// on no edge take no part), the best of its incoming edges in insertion order, the first one on
+// a tie; a node whose best is negative starts a path; the path ends at the first node (in that
+// order) with the largest distance. `weights`, when not empty, replaces every edge's weight (one
+// per edge; kCpRemovedEdge drops the edge); negative weights count as 0, as HTA's _validate_graph
+// makes them. Fails on a cycle, naming one edge on it.
 Result<CpPath> LongestPath(const CpGraph& graph, std::span<const int64_t> weights = {});
 
 }  // namespace profsh

@@ -1,6 +1,7 @@
 #include "engine/analysis/critical_path/critical_path.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "engine/analysis/critical_path/cp_build.h"
@@ -10,21 +11,32 @@
 namespace profsh {
 CpTimes::CpTimes(const Trace& trace, bool hta_rounding) : trace_(trace) {
   if (!hta_rounding) return;
-  const int64_t origin = trace.origin_ns % 1000;
+  const int64_t origin = WrittenOrigin() % 1000;
   for (size_t ev = 0; ev < trace.events.size() && !round_; ++ev)
     round_ = (origin + trace.events.ts(ev)) % 1000 != 0 || trace.events.dur(ev) % 1000 != 0;
 }
 
-// Whole microseconds of the absolute time, whatever the trace's origin.
-int64_t CpTimes::RoundUp(int64_t ts) const {
-  const int64_t abs = (trace_.origin_ns % 1000) + ts;
-  const int64_t rem = ((abs % 1000) + 1000) % 1000;
-  return rem == 0 ? ts : ts + (1000 - rem);
+// The time as the trace file wrote it (after baseTimeNanoseconds when it has one, else since the
+// epoch), as a double of µs as json.load reads it (the whole microseconds are exact, the fraction
+// rounds once), so that rounding sees what HTA's float arithmetic sees: at 1.7e15 µs a double
+// holds quarters of a microsecond, and an end at .9 becomes the next microsecond.
+int64_t CpTimes::WrittenOrigin() const {
+  return trace_.has_origin ? 0 : trace_.origin_ns;
 }
 
-int64_t CpTimes::RoundDown(int64_t ts) const {
-  const int64_t abs = (trace_.origin_ns % 1000) + ts;
-  return ts - ((abs % 1000) + 1000) % 1000;
+double CpTimes::StartMicros(size_t ev) const {
+  const int64_t abs = WrittenOrigin() + trace_.events.ts(ev);
+  const int64_t whole = abs >= 0 ? abs / 1000 : -((-abs + 999) / 1000);
+  return static_cast<double>(whole) + static_cast<double>(abs - whole * 1000) / 1000.0;
+}
+
+int64_t CpTimes::HtaStart(size_t ev) const {
+  return static_cast<int64_t>(std::ceil(StartMicros(ev))) * 1000 - WrittenOrigin();
+}
+
+int64_t CpTimes::HtaEnd(size_t ev) const {
+  const double end = StartMicros(ev) + static_cast<double>(trace_.events.dur(ev)) / 1000.0;
+  return static_cast<int64_t>(std::floor(end)) * 1000 - WrittenOrigin();
 }
 
 namespace {

@@ -38,17 +38,17 @@ struct CriticalPathOptions {
 class CpTimes {
  public:
   CpTimes(const Trace& trace, bool hta_rounding);
-  int64_t Ts(size_t ev) const {
-    return round_ ? RoundUp(trace_.events.ts(ev)) : trace_.events.ts(ev);
-  }
-  int64_t End(size_t ev) const {
-    return round_ ? RoundDown(trace_.events.end(ev)) : trace_.events.end(ev);
-  }
+  int64_t Ts(size_t ev) const { return round_ ? HtaStart(ev) : trace_.events.ts(ev); }
+  int64_t End(size_t ev) const { return round_ ? HtaEnd(ev) : trace_.events.end(ev); }
   int64_t Dur(size_t ev) const { return End(ev) - Ts(ev); }
 
  private:
-  int64_t RoundUp(int64_t ts) const;
-  int64_t RoundDown(int64_t ts) const;
+  // HTA's arithmetic: the time as the double JSON gives (µs), rounded up; the end as that
+  // double plus the duration's, rounded down.
+  int64_t WrittenOrigin() const;
+  double StartMicros(size_t ev) const;
+  int64_t HtaStart(size_t ev) const;
+  int64_t HtaEnd(size_t ev) const;
   const Trace& trace_;
   bool round_ = false;  // set when asked and some time has a sub-microsecond part
 };
