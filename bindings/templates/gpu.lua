@@ -85,7 +85,6 @@ if ok then
                category = "bound_by", values = {"pct"}}
   report:heading("Where the path's time goes")
   report:table(cp:contributors(10), {units = {duration = "us", pct = "%"}})
-  for _, note in ipairs(cp.notes) do report:text("Note: %s", note) end
 else
   report:text("No critical path: %s", tostring(cp))
 end
