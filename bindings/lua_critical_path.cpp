@@ -4,6 +4,7 @@
 #include "bindings/lua_critical_path.h"
 
 #include "bindings/lua_api.h"
+#include "bindings/lua_critical_path_job.h"
 #include "bindings/lua_support.h"
 
 namespace profsh::lua {
@@ -83,7 +84,11 @@ int Summary(lua_State* L) {
 int Breakdown(lua_State* L) {
   return Protect(L, [&] {
     CriticalPathHandle* h = CheckCriticalPath(L, "breakdown");
-    PushRows(L, CriticalPathBreakdown(*h->trace, *h->cp, h->cp->path), {});
+    // A job's path has a rank column (cross_rank.h).
+    PushRows(L,
+             h->job->linked ? JobBreakdown(*h->trace, *h->job, h->cp->path)
+                            : CriticalPathBreakdown(*h->trace, *h->cp, h->cp->path),
+             {});
     return 1;
   });
 }
@@ -141,8 +146,10 @@ int ToString(lua_State* L) {
 }  // namespace
 
 void PushCriticalPath(lua_State* L, std::shared_ptr<Trace> trace,
-                      std::shared_ptr<const CriticalPath> cp) {
-  NewUserdata(L, kCriticalPathType, CriticalPathHandle{std::move(trace), std::move(cp)});
+                      std::shared_ptr<const JobCriticalPath> job) {
+  std::shared_ptr<const CriticalPath> cp(job, &job->cp);
+  NewUserdata(L, kCriticalPathType,
+              CriticalPathHandle{std::move(trace), std::move(cp), std::move(job)});
 }
 
 int TraceCriticalPath(lua_State* L) {
@@ -150,8 +157,10 @@ int TraceCriticalPath(lua_State* L) {
     TraceHandle* h = CheckUserdata<TraceHandle>(L, 1, kTraceType, "critical_path");
     Options opts(L, 2, "critical_path",
                  {"annotation", "instance", "rank", "data_load_events", "zero_weight_launch_edges",
-                  "rounding"});
-    CriticalPathOptions options;
+                  "rounding", "link_ranks"});
+    JobCriticalPathOptions job_options;
+    job_options.link_ranks = opts.Bool("link_ranks", true);
+    CriticalPathOptions& options = job_options.path;
     if (auto a = opts.String("annotation")) options.annotation = *a;
     ReadInstance(opts, &options);
     if (opts.Has("rank")) options.rank = static_cast<int32_t>(opts.Int("rank", 0));
@@ -163,16 +172,20 @@ int TraceCriticalPath(lua_State* L) {
           "bad option 'rounding' to 'critical_path' (\"exact\" or \"hta\" expected, got \"" +
           rounding + "\")");
     options.hta_rounding = rounding == "hta";
-    auto cp = AnalyzeCriticalPath(*h->trace, options);
-    if (!cp.ok()) throw LuaError(cp.error().message);
-    PushCriticalPath(L, h->trace, std::make_shared<const CriticalPath>(std::move(cp.value())));
+    auto job = AnalyzeJobCriticalPath(*h->trace, job_options);
+    if (!job.ok()) throw LuaError(job.error().message);
+    PushCriticalPath(L, h->trace, std::make_shared<const JobCriticalPath>(std::move(job.value())));
     return 1;
   });
 }
 
 void RegisterCriticalPath(lua_State* L) {
-  RegisterType(L, kCriticalPathType, {{"summary", Summary}, {"breakdown", Breakdown}}, Field,
-               {"duration", "nodes", "edges", "graph", "notes", "rank", "start", "end"},
+  RegisterType(L, kCriticalPathType,
+               {{"summary", Summary},
+                {"breakdown", Breakdown},
+                {"whatif", CriticalPathWhatIf},
+                {"contributors", CriticalPathContributors}},
+               Field, {"duration", "nodes", "edges", "graph", "notes", "rank", "start", "end"},
                {{"__gc", GcUserdata<CriticalPathHandle>}, {"__tostring", ToString}});
 }
 

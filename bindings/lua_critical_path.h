@@ -10,6 +10,7 @@ extern "C" {
 }
 
 #include "engine/analysis/critical_path/critical_path.h"
+#include "engine/analysis/critical_path/job_path.h"
 #include "engine/trace/trace.h"
 
 namespace profsh::lua {
@@ -18,13 +19,15 @@ inline constexpr const char* kCriticalPathType = "profsh.CriticalPath";
 
 struct CriticalPathHandle {
   std::shared_ptr<Trace> trace;
-  std::shared_ptr<const CriticalPath> cp;
+  std::shared_ptr<const CriticalPath> cp;  // job->cp
+  std::shared_ptr<const JobCriticalPath> job;
 };
 
 // Pushes a CriticalPath userdata.
 void PushCriticalPath(lua_State* L, std::shared_ptr<Trace> trace,
-                      std::shared_ptr<const CriticalPath> cp);
-// t:critical_path{annotation=, instance=, rank=, data_load_events=, zero_weight_launch_edges=}
+                      std::shared_ptr<const JobCriticalPath> job);
+// t:critical_path{annotation=, instance=, rank=, data_load_events=, zero_weight_launch_edges=,
+// rounding=, link_ranks=}
 int TraceCriticalPath(lua_State* L);
 // Registers the CriticalPath type (expects the profsh table on top of the stack).
 void RegisterCriticalPath(lua_State* L);

@@ -6,6 +6,7 @@
 
 #include "bindings/lua_api.h"
 #include "bindings/lua_critical_path.h"
+#include "bindings/lua_critical_path_job.h"
 #include "bindings/lua_ranks.h"
 #include "bindings/lua_support.h"
 #include "engine/analysis/function_events.h"
@@ -234,10 +235,17 @@ int ExportChromeTrace(lua_State* L) {
   return Protect(L, [&] {
     TraceHandle* h = CheckTrace(L, 1, "export_chrome_trace");
     std::string path(CheckString(L, 2, "export_chrome_trace", "file path"));
-    // counters = true adds queue length and memory bandwidth as counter tracks.
-    Options opts(L, 3, "export_chrome_trace", {"counters"});
-    Status s = ExportTrace(*h->trace, "chrome", path,
-                           {{"counters", opts.Bool("counters", false) ? "true" : "false"}});
+    // counters = true adds queue length and memory bandwidth as counter tracks; critical_path =
+    // cp (or a what-if) its path's edges as flow events.
+    Options opts(L, 3, "export_chrome_trace", {"counters", "critical_path"});
+    std::vector<ChromeFlow> flows;
+    if (opts.Has("critical_path")) {
+      opts.Push("critical_path");
+      flows = CriticalPathFlowsOf(L, lua_gettop(L), "export_chrome_trace");
+      lua_pop(L, 1);
+    }
+    Status s = ExportChromeTrace(
+        *h->trace, path, {{"counters", opts.Bool("counters", false) ? "true" : "false"}}, flows);
     if (!s.ok()) throw LuaError(s.message());
     return 0;
   });
@@ -678,8 +686,7 @@ std::string FormatDuration(int64_t ns) {
 }
 
 void PushTrace(lua_State* L, std::shared_ptr<Trace> trace) {
-  NewUserdata(L, kTraceType,
-              TraceHandle{.trace = std::move(trace)});
+  NewUserdata(L, kTraceType, TraceHandle{.trace = std::move(trace)});
 }
 
 TraceHandle* TestTrace(lua_State* L, int index) {
@@ -734,6 +741,7 @@ void RegisterTrace(lua_State* L) {
   lua_setfield(L, -2, "load");
   RegisterRanks(L);
   RegisterCriticalPath(L);
+  RegisterWhatIf(L);
 }
 
 }  // namespace profsh::lua

@@ -10,6 +10,7 @@
 #include "bindings/interpreter.h"
 #include "repl/build_info.h"
 #include "repl/command_line.h"
+#include "repl/critical_path_command.h"
 #include "repl/diff_command.h"
 #include "repl/flamegraph_command.h"
 #include "repl/repl.h"
@@ -47,6 +48,8 @@ constexpr char kUsage[] =
     "  profsh stats TRACE [--report NAME]         Nsight Systems' stats reports of a trace\n"
     "        [--format table|csv]                 (profsh stats --help lists the reports)\n"
     "  profsh kernels TRACE [--format table|csv]  PyProf's kernel table of a trace\n"
+    "  profsh critical-path TRACE [--step N]      a step's critical path: what bounds it, what\n"
+    "                                             its time goes to (profsh critical-path --help)\n"
     "  profsh sql TRACE QUERY [--format csv]      one SQL query over a trace's tables\n"
     "                                             (Perfetto's names; profsh sql --help)\n"
     "  profsh export --sqlite OUT TRACE           the trace as a SQLite database\n"
@@ -72,6 +75,9 @@ int main(int argc, char** argv) {
   }
   if (argc > 1 && std::strcmp(argv[1], "stats") == 0) {
     return profsh::repl::RunStatsCommand(argc - 1, argv + 1);
+  }
+  if (argc > 1 && std::strcmp(argv[1], "critical-path") == 0) {
+    return profsh::repl::RunCriticalPathCommand(argc - 1, argv + 1);
   }
   if (argc > 1 && std::strcmp(argv[1], "sql") == 0) {
     return profsh::repl::RunSqlCommand(argc - 1, argv + 1);

@@ -136,6 +136,21 @@ A distributed job's traces as one (docs/ANALYSIS.md "Many ranks"):
   and the rank of the max of every numeric column. `profsh run` of a torchrun job labels each
   process with its RANK: the same works on that trace.]]
 
+topics.whatif = [[
+The critical path across ranks and what-if (docs/ANALYSIS.md "Critical path across ranks"):
+  cp = t:critical_path{annotation=, instance=, rank=N, link_ranks=true}
+    on a job (load_ranks, or a trace of several ranks) every rank's graph is linked at the
+    collectives; rank = N: the path that ends on rank N; link_ranks = false: rank N alone
+  cp:breakdown()      has a rank column on a job; cp:contributors(n) the path's time per
+                      rank, name and bound_by (n = 10; 0 for all)
+  w = cp:whatif{ {kernel = "pattern", scale = 0.5}, {op = "aten::copy_", remove = true},
+                 {sync = "cudaStreamSynchronize", remove = true}, {rank = 3, scale = 0.9} }
+    names are Lua patterns (string.find); rank = N beside kernel/op/sync limits the change
+    w.duration, w.baseline, w.gain (us), w.changes, w.nodes, w.edges, w:summary(),
+    w:breakdown(), w:contributors(n), w:whatif{...} (changes it further)
+  t:export_chrome_trace(path, {critical_path = cp or w})   the path as flow events
+  profsh critical-path TRACE... [--step N|all] [--rank N]; scripts/critical_path.lua]]
+
 topics.processes = [[
 trace:processes() -> list of {pid, name, labels, sort_index, threads={{tid, name, events}}}]]
 

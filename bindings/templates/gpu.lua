@@ -68,6 +68,27 @@ report:table(launches, {units = us, sort = "launch_delay", limit = 20,
 report:section("Queue length", "queue")
 report:table(t:queue_length_summary())
 
+-- The critical path of the first step (the whole trace without ProfilerStep ranges); a trace of
+-- several ranks is linked at its collectives. A trace the analysis cannot read says why.
+report:section("Critical path", "critical_path")
+local has_steps = #t:events{pattern = "^ProfilerStep#", limit = 1} > 0
+local ok, cp = pcall(t.critical_path, t, has_steps and {annotation = "ProfilerStep", instance = 0}
+                                         or {annotation = ""})
+if ok then
+  report:text("The longest chain of dependent work in %s (HTA's critical path analysis): %s. "
+              .. "Time off this path can shrink without the step getting shorter; cp:whatif{...} "
+              .. "says what a change would gain.",
+              has_steps and "the first step" or "the trace", report:duration(cp.duration))
+  local summary = cp:summary()
+  report:table(summary, {units = {pct = "%", duration_us = "us"}})
+  report:chart{kind = "bar", title = "Critical path by what bounds it", unit = "%", rows = summary,
+               category = "bound_by", values = {"pct"}}
+  report:heading("Where the path's time goes")
+  report:table(cp:contributors(10), {units = {duration = "us", pct = "%"}})
+else
+  report:text("No critical path: %s", tostring(cp))
+end
+
 report:section("Timeline", "timeline")
 report:timeline(t)
 report:link("temporal", "Back to the temporal breakdown")

@@ -136,7 +136,7 @@ std::vector<CollectiveCall> CollectiveCalls(const Trace& trace,
     has_seq.push_back(seq_given.has_value());
     calls.push_back(CollectiveCall{rank_of_track[trace.events.track(i)], std::move(group),
                                    std::move(name), seq, trace.events.ts(i), trace.events.end(i),
-                                   best == Source::kDeviceKernel});
+                                   best == Source::kDeviceKernel, static_cast<uint32_t>(i)});
   }
   // Without a sequence number, a call's place among its rank's calls of the same collective in
   // time order (every rank issues a group's collectives in the same order).

@@ -39,6 +39,7 @@ struct CollectiveCall {
                       // (group, name, device or host)
   int64_t ts, end;    // ns
   bool device;
+  uint32_t event;  // the call's event in the trace
 };
 std::vector<CollectiveCall> CollectiveCalls(const Trace& trace,
                                             const std::vector<int32_t>& rank_of_track);

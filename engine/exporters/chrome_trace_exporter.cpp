@@ -151,7 +151,8 @@ class EventTexts {
 
 // Queue length and memory bandwidth (engine/analysis/gpu_counters) as counter events ("ph": "C"),
 // one track per counter and stream, in the device's process (Kineto's pid for device N is N).
-void WriteCounters(const Trace& t, bool first, JsonOut& j) {
+// Returns whether nothing has been written yet (`first` still).
+bool WriteCounters(const Trace& t, bool first, JsonOut& j) {
   AnalysisRows series = CounterSeries(BuildGpuEvents(t), t);
   const size_t name = series.Column("name"), device = series.Column("device"),
                stream = series.Column("stream"), ts = series.Column("ts"),
@@ -175,6 +176,36 @@ void WriteCounters(const Trace& t, bool first, JsonOut& j) {
     j.Raw(row[value].Format());
     j.Raw("}}");
   }
+  return first;
+}
+
+void WriteFlows(std::span<const ChromeFlow> flows, bool first, JsonOut& j) {
+  int64_t id = 0;
+  for (const ChromeFlow& f : flows) {
+    for (int end = 0; end < 2; ++end) {
+      j.Raw(first ? "\n  " : ",\n  ");
+      first = false;
+      j.Raw(end == 0 ? "{\"ph\": \"s\", \"id\": " : "{\"ph\": \"f\", \"bp\": \"e\", \"id\": ");
+      j.Int(id);
+      j.Raw(", \"pid\": ");
+      j.Raw(end == 0 ? f.from_pid : f.to_pid);
+      j.Raw(", \"tid\": ");
+      j.Raw(end == 0 ? f.from_tid : f.to_tid);
+      j.Raw(", \"ts\": ");
+      j.Micros(end == 0 ? f.from_ts : f.to_ts);
+      j.Raw(", \"cat\": ");
+      j.String(f.cat);
+      j.Raw(", \"name\": ");
+      j.String(f.name);
+      if (!f.args.empty()) {
+        j.Raw(", \"args\": {");
+        j.Raw(f.args);
+        j.Char('}');
+      }
+      j.Char('}');
+    }
+    ++id;
+  }
 }
 
 class ChromeTraceExporter final : public Exporter {
@@ -182,6 +213,11 @@ class ChromeTraceExporter final : public Exporter {
   std::string_view name() const override { return "chrome"; }
 
   Status Write(const Trace& t, const ExportOptions& options, AtomicWriter& out) const override {
+    return WriteWithFlows(t, options, {}, out);
+  }
+
+  Status WriteWithFlows(const Trace& t, const ExportOptions& options,
+                        std::span<const ChromeFlow> flows, AtomicWriter& out) const {
     JsonOut j(out);
     j.Raw("{\n");
     if (t.FindMetadata("schemaVersion") == nullptr) j.Raw("  \"schemaVersion\": 1,\n");
@@ -233,7 +269,9 @@ class ChromeTraceExporter final : public Exporter {
       j.Char('}');
     }
     auto counters = options.find("counters");
-    if (counters != options.end() && counters->second == "true") WriteCounters(t, n == 0, j);
+    bool first = n == 0;
+    if (counters != options.end() && counters->second == "true") first = WriteCounters(t, first, j);
+    WriteFlows(flows, first, j);
     j.Raw("\n  ]\n}\n");
     j.Flush();
     return Status::Ok();
@@ -244,6 +282,15 @@ class ChromeTraceExporter final : public Exporter {
 
 std::unique_ptr<Exporter> MakeChromeTraceExporter() {
   return std::make_unique<ChromeTraceExporter>();
+}
+
+Status ExportChromeTrace(const Trace& trace, const std::string& path, const ExportOptions& options,
+                         std::span<const ChromeFlow> flows) {
+  auto writer = AtomicWriter::Create(path);
+  if (!writer.ok()) return writer.error();
+  Status s = ChromeTraceExporter().WriteWithFlows(trace, options, flows, *writer.value());
+  if (!s.ok()) return s;
+  return writer.value()->Commit();
 }
 
 }  // namespace profsh

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,6 +39,19 @@ class ExporterRegistry {
 // Finds the exporter, writes `path` atomically.
 Status ExportTrace(const Trace& trace, std::string_view format, const std::string& path,
                    const ExportOptions& options = {});
+
+// An arrow the Chrome export draws over the trace's events: a flow event pair ("ph": "s" at its
+// start, "f" at its end), an analysis's mark such as an edge of a critical path. Its ends are
+// given as the JSON of their pid and tid, so that an arrow may come from a rank's own trace.
+struct ChromeFlow {
+  std::string from_pid, from_tid, to_pid, to_tid;  // JSON values
+  int64_t from_ts, to_ts;                          // ns
+  std::string name, cat;
+  std::string args;  // the "args" object's members as JSON text ("\"weight\": 3"), or empty
+};
+// The Chrome export with `flows` after the trace's events (ids from 0 in their own category).
+Status ExportChromeTrace(const Trace& trace, const std::string& path, const ExportOptions& options,
+                         std::span<const ChromeFlow> flows);
 
 std::unique_ptr<Exporter> MakeChromeTraceExporter();
 std::unique_ptr<Exporter> MakeProfshFormatExporter();

@@ -40,9 +40,11 @@ CASES = {
         "operators": (0, ["cudaDeviceGetStreamPriorityRange", "cudaFree", "cudaLaunchKernel",
                           "aten::cudnn_convolution"]),
         "categories": (0, ["runtime", "cpu_op", "annotation", "copy", "kernel", "set"])}),
-    "gpu": ([SIMPLE_ADD], 3, {
+    "gpu": ([SIMPLE_ADD], 4, {
         "temporal": (0, ["0"]),
-        "kernels": (0, ["MEMORY", "COMPUTATION"])}),
+        "kernels": (0, ["MEMORY", "COMPUTATION"]),
+        "critical_path": (0, ["", "cpu_bound", "gpu_compute_bound", "gpu_kernel_kernel_overhead",
+                              "gpu_kernel_launch_overhead"])}),
     "compile": ([TRITON], 2, {
         "regions": (0, ["Torch-Compiled Region: 0/0"]),
         "provenance": (0, ["gpu"])}),

@@ -59,7 +59,7 @@ void Builder::IndexEvents() {
     const uint32_t ev = ids_.device_work.event[w];
     if (Stream(ev) < 0 && !IsSyncWork(ev)) continue;
     for (uint32_t r : model_.links().RuntimeCandidates(w))
-      kernel_of_runtime_event_[ids_.runtime.event[r]] = ev;
+      if (SameRank(ids_.runtime.event[r], ev)) kernel_of_runtime_event_[ids_.runtime.event[r]] = ev;
   }
 }
 

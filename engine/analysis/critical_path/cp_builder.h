@@ -65,8 +65,13 @@ class Builder {
   uint32_t RuntimeEventOf(size_t ev) const {
     const uint32_t w = work_of_event_[ev];
     if (w == kNone) return kNone;
-    const uint32_t r = FirstCandidate(model_.links().RuntimeCandidates(w));
-    return r == kNoIndex ? kNone : ids_.runtime.event[r];
+    // A job's ranks reuse correlation ids: the call is the first on the work's own rank.
+    for (uint32_t r : model_.links().RuntimeCandidates(w))
+      if (SameRank(ids_.runtime.event[r], ev)) return ids_.runtime.event[r];
+    return kNone;
+  }
+  bool SameRank(size_t a, size_t b) const {
+    return rank_of_track_[events_.track(a)] == rank_of_track_[events_.track(b)];
   }
   bool IsSyncWork(size_t ev) const {
     const uint32_t w = work_of_event_[ev];

@@ -1,0 +1,198 @@
+// The critical path across ranks and what-if, on hand-made graphs over a two-rank trace whose
+// answer is known: rank 1 is late to an all-reduce, so rank 0's path runs through rank 1's
+// operator; removing that operator makes rank 0's own work the path (docs/ANALYSIS.md, "Critical
+// path across ranks", "What-if").
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "engine/analysis/critical_path/cross_rank.h"
+#include "engine/analysis/critical_path/whatif.h"
+#include "engine/exporters/critical_path_flows.h"
+#include "test_util.h"
+
+namespace profsh {
+namespace {
+
+// Rank 0: aten::mm [0, 100] launches an all-reduce kernel that starts at 110 and waits for rank
+// 1 until 430; cudaStreamSynchronize [120, 440] waits for it, then aten::add [445, 455].
+// Rank 1: aten::index_put_ [0, 400] (the straggler's work), its all-reduce kernel [410, 430].
+const char kLateRank[] = R"json({"traceEvents": [
+  {"ph": "M", "name": "process_labels", "pid": 10, "args": {"labels": "rank 0"}},
+  {"ph": "M", "name": "process_labels", "pid": 11, "args": {"labels": "rank 1"}},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 10, "tid": 1, "ts": 0, "dur": 100},
+  {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)", "pid": 10,
+   "tid": 7, "ts": 110, "dur": 320},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamSynchronize", "pid": 10, "tid": 1,
+   "ts": 120, "dur": 320},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 10, "tid": 1, "ts": 445, "dur": 10},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::index_put_", "pid": 11, "tid": 1, "ts": 0,
+   "dur": 400},
+  {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)", "pid": 11,
+   "tid": 7, "ts": 410, "dur": 20}
+]})json";
+
+uint32_t EventOf(const Trace& t, std::string_view name, int64_t pid) {
+  for (uint32_t i = 0; i < t.events.size(); ++i)
+    if (t.str(t.events.name(i)) == name && t.tracks[t.events.track(i)].pid.number == pid) return i;
+  ADD_FAILURE() << name << " not in the trace";
+  return 0;
+}
+
+struct Nodes {
+  uint32_t start, end;
+};
+Nodes AddSpan(CpGraph& g, const Trace& t, uint32_t event) {
+  const uint32_t s = g.AddNode(t.events.ts(event), event, true);
+  const uint32_t e = g.AddNode(t.events.end(event), event, false);
+  g.AddEdge(s, e, CpEdgeType::kOperatorKernel, t.events.dur(event), event);
+  return {s, e};
+}
+
+// The graphs HTA's rules give these events (an operator, its kernel's launch delay, the kernel;
+// on rank 0 the sync's wait and the next operator).
+std::vector<RankGraphInput> Graphs(const Trace& t) {
+  std::vector<RankGraphInput> ranks(2);
+  {
+    CpGraph& g = ranks[0].graph;
+    const Nodes mm = AddSpan(g, t, EventOf(t, "aten::mm", 10));
+    const Nodes k = AddSpan(g, t, EventOf(t, "ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)", 10));
+    g.AddEdge(mm.end, k.start, CpEdgeType::kKernelLaunchDelay, 10000);
+    const Nodes sync = AddSpan(g, t, EventOf(t, "cudaStreamSynchronize", 10));
+    g.AddEdge(mm.end, sync.start, CpEdgeType::kDependency, 0);
+    g.AddEdge(k.end, sync.end, CpEdgeType::kSyncDependency, 0);
+    const Nodes add = AddSpan(g, t, EventOf(t, "aten::add", 10));
+    g.AddEdge(sync.end, add.start, CpEdgeType::kDependency, 0);
+  }
+  {
+    CpGraph& g = ranks[1].graph;
+    const Nodes put = AddSpan(g, t, EventOf(t, "aten::index_put_", 11));
+    const Nodes k = AddSpan(g, t, EventOf(t, "ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)", 11));
+    g.AddEdge(put.end, k.start, CpEdgeType::kKernelLaunchDelay, 10000);
+  }
+  for (int r = 0; r < 2; ++r) {
+    ranks[r].rank = r;
+    ranks[r].trace = &t;
+  }
+  return ranks;
+}
+
+// Times are in ns (the trace's µs times 1000).
+
+// The names of the events the path's edges are attributed to, with their rank.
+std::vector<std::string> Attributed(const CpGraph& g, const JobLayout& job, const Trace& t,
+                                    const CpPath& path) {
+  std::vector<std::string> out;
+  for (uint32_t e : path.edges) {
+    if (g.edge_event[e] == kCpNoEvent || g.edge_weight[e] == 0) continue;
+    out.push_back(std::to_string(job.parts[job.EdgePart(g, e)].rank) + ":" +
+                  std::string(t.str(t.events.name(g.edge_event[e]))));
+  }
+  return out;
+}
+
+WhatIfChange Change(WhatIfChange::Target target, std::string name, double scale, bool remove,
+                    int32_t rank = -1) {
+  WhatIfChange c;
+  c.target = target;
+  c.name_matches = [name](std::string_view n) { return n.find(name) != std::string_view::npos; };
+  c.scale = scale;
+  c.remove = remove;
+  c.rank = rank;
+  c.label = name;
+  return c;
+}
+
+TEST(CriticalPathRanks, PathCrossesToTheLateRankAtTheCollective) {
+  auto trace = testing::MustImport(kLateRank);
+  JobGraph job = LinkRanks(Graphs(*trace));
+  EXPECT_EQ(job.layout.linked_collectives, 1u);
+  EXPECT_EQ(job.layout.unlinked_collectives, 0u);
+  // Alone, rank 0's path is its own: aten::mm, the launch, the kernel's 320 µs (mostly waiting).
+  // Linked, its kernel ends 20 after rank 1 arrived at 410: the path runs through rank 1.
+  auto p = PathEndingOnPart(WithSinkOnPart(job.graph, job.layout, 0), {});
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  EXPECT_EQ(p->length_ns, 440000);
+  EXPECT_EQ(
+      Attributed(job.graph, job.layout, *trace, *p),
+      (std::vector<std::string>{"1:aten::index_put_",
+                                "0:ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)", "0:aten::add"}));
+  // Rank 0's wait left its own kernel edge: 320 - 300.
+  const uint32_t k0 = EventOf(*trace, "ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)", 10);
+  for (uint32_t e = 0; e < job.graph.edge_count(); ++e) {
+    if (job.graph.edge_event[e] == k0 && job.layout.node_part[job.graph.edge_src[e]] == 0)
+      EXPECT_EQ(job.graph.edge_weight[e], 20000);
+  }
+}
+
+TEST(CriticalPathRanks, RemovingTheOnlyBottleneckShowsTheNext) {
+  auto trace = testing::MustImport(kLateRank);
+  JobGraph job = LinkRanks(Graphs(*trace));
+  auto r = WhatIf(job.graph, job.layout,
+                  {Change(WhatIfChange::Target::kOperator, "aten::index_put_", 1, true)}, 0);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->edges_per_change, (std::vector<size_t>{1}));
+  // Rank 1 now arrives at 10: rank 0's own aten::mm (100) + launch (10) + the all-reduce after
+  // the last arrival (20) + aten::add (10).
+  EXPECT_EQ(r->path.length_ns, 140000);
+  EXPECT_EQ(Attributed(job.graph, job.layout, *trace, r->path),
+            (std::vector<std::string>{"0:aten::mm", "0:ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)",
+                                      "0:aten::add"}));
+  // The graph itself is unchanged.
+  auto again = PathEndingOnPart(WithSinkOnPart(job.graph, job.layout, 0), {});
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->length_ns, 440000);
+}
+
+TEST(CriticalPathRanks, WhatIfScalesKernelsAndRanksAndDropsSyncs) {
+  auto trace = testing::MustImport(kLateRank);
+  JobGraph job = LinkRanks(Graphs(*trace));
+  // The all-reduce kernels twice as fast: 20 -> 10 after the last arrival.
+  auto k = WhatIf(job.graph, job.layout,
+                  {Change(WhatIfChange::Target::kKernel, "ncclDev", 0.5, false)}, 0);
+  ASSERT_TRUE(k.ok());
+  EXPECT_EQ(k->path.length_ns, 430000);
+  // Rank 1 10% faster: 360 + 9 + 20 + 10.
+  WhatIfChange rank1 = Change(WhatIfChange::Target::kRank, "", 0.9, false, 1);
+  auto r = WhatIf(job.graph, job.layout, {rank1}, 0);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->path.length_ns, 399000);
+  // Without the sync's wait, aten::add no longer waits for the all-reduce: rank 0's path ends
+  // at its kernel's end (430).
+  auto s = WhatIf(job.graph, job.layout,
+                  {Change(WhatIfChange::Target::kSync, "cudaStreamSynchronize", 1, true)}, 0);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->path.length_ns, 430000);
+  EXPECT_EQ(Attributed(job.graph, job.layout, *trace, s->path),
+            (std::vector<std::string>{"1:aten::index_put_",
+                                      "0:ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)"}));
+  // Changes compose; a scale below 0 is an error naming the change.
+  auto both = WhatIf(job.graph, job.layout,
+                     {Change(WhatIfChange::Target::kOperator, "aten::index_put_", 1, true),
+                      Change(WhatIfChange::Target::kOperator, "aten::mm", 0.5, false)},
+                     0);
+  ASSERT_TRUE(both.ok());
+  EXPECT_EQ(both->path.length_ns, 90000);
+  auto bad = WhatIf(job.graph, job.layout, {Change(WhatIfChange::Target::kKernel, "x", -1, false)});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("scale"), std::string::npos);
+}
+
+TEST(CriticalPathRanks, FlowsDrawTheLinkFromTheLastArrival) {
+  auto trace = testing::MustImport(kLateRank);
+  JobGraph job = LinkRanks(Graphs(*trace));
+  auto p = PathEndingOnPart(WithSinkOnPart(job.graph, job.layout, 0), {});
+  ASSERT_TRUE(p.ok());
+  const std::vector<ChromeFlow> flows = CriticalPathFlows(job.graph, job.layout, *p);
+  // The launch on rank 1, the link from rank 1's kernel start to rank 0's kernel end, the sync,
+  // the dependency to aten::add.
+  ASSERT_EQ(flows.size(), 4u);
+  EXPECT_EQ(flows[1].from_pid, "11");
+  EXPECT_EQ(flows[1].to_pid, "10");
+  EXPECT_EQ(flows[1].from_ts, 410000);
+  EXPECT_NE(flows[1].args.find("critical_path_collective"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace profsh
