@@ -6,6 +6,7 @@
 #include <linux/falloc.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "engine/session/torch_fallback.h"
@@ -244,6 +245,17 @@ Result<std::vector<WindowTrace>> LiveSession::Poll() {
   Status samples = ReadSamples(false);
   if (!samples.ok()) return Error{samples.message()};
   return sink_->TakeDone();
+}
+
+std::vector<ProcessHangState> LiveSession::HangStates() {
+  std::vector<ProcessHangState> out;
+  for (auto& [path, s] : streams_) {
+    if (s->finished || !s->decoder->has_process()) continue;
+    out.push_back(s->decoder->HangState());
+  }
+  std::sort(out.begin(), out.end(),
+            [](const ProcessHangState& a, const ProcessHangState& b) { return a.pid < b.pid; });
+  return out;
 }
 
 Result<std::vector<WindowTrace>> LiveSession::Finish() {

@@ -33,6 +33,10 @@ class LiveSession {
   // The workload has ended: reads the rest and closes every stream's windows.
   Result<std::vector<WindowTrace>> Finish();
 
+  // Every running process image's open ranges, last collectives and last step, for a hang
+  // report (decoding/hang_watch.h); ascending pid.
+  std::vector<ProcessHangState> HangStates();
+
   const SessionSummary& summary() const { return summary_; }
   const std::vector<std::string>& warnings() const { return warnings_; }
 
