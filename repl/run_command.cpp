@@ -19,6 +19,7 @@
 #include "engine/util/edit_distance.h"
 #include "engine/util/human_text.h"
 #include "repl/command_line.h"
+#include "repl/flight_run.h"
 #include "repl/report_command.h"
 
 namespace profsh::repl {
@@ -88,6 +89,19 @@ constexpr char kUsage[] =
     "  --gpu-wait-ms N            how long a window waits after its end for the GPU work\n"
     "                             launched in it, 1..3600000 (default: 10000)\n"
     "\n"
+    "flight recorder (every step recorded, the last ones kept in memory; the steps around a\n"
+    "trigger saved as BASE.PID.N.profsh while the workload runs):\n"
+    "  --flight-recorder N|Ss     keep each process's last N steps, or the last S seconds\n"
+    "  --flight-recorder-mb N     bound on the kept steps' memory, and on each process's\n"
+    "                             event buffers together (default: 256)\n"
+    "  --trigger SPEC             when to save (repeatable): slow-step[:FACTOR] (longer than\n"
+    "                             FACTOR x the median, default 1.5), memory-growth[:N%]\n"
+    "                             (default 10%), gpu-idle[:N%] (default 30%), range:NAME>MS,\n"
+    "                             or a Lua expression over step and history, e.g.\n"
+    "                             'step.duration > 1.3 * history.p95'\n"
+    "  --dump-before N            steps saved before the triggering one (default: 5)\n"
+    "  --dump-after N             steps saved after it (default: 2)\n"
+    "\n"
     "Options take --opt value or --opt=value. SIGINT, SIGTERM and SIGHUP sent to profsh are\n"
     "passed on to CMD; profsh waits for it and saves the trace (a second signal: at once, with\n"
     "what was recorded so far).\n";
@@ -117,20 +131,6 @@ Result<Schedule> ParseSchedule(const std::string& spec) {
   }
   if (!s.Valid()) return Error{std::string("--schedule: ") + Schedule::kInvalidMessage};
   return s;
-}
-
-// BASE.PID.N.EXT for window N of process PID.
-std::string WindowPath(const std::string& output, const WindowInfo& w) {
-  std::string base = output, ext = ".profsh";
-  for (const char* e : {".json.gz", ".json", ".profsh"}) {
-    size_t n = std::strlen(e);
-    if (base.size() > n && base.compare(base.size() - n, n, e) == 0) {
-      ext = e;
-      base.erase(base.size() - n);  // not resize(): gcc 12 warns falsely on its growth path
-      break;
-    }
-  }
-  return base + "." + std::to_string(w.pid) + "." + std::to_string(w.index) + ext;
 }
 
 bool EndsWith(const std::string& s, const char* suffix) {
@@ -208,6 +208,8 @@ void NoteIttTasksLeftOut(const FunctionEvents& events) {
                Plural(events.itt_tasks_left_out, "ITT task", "ITT tasks").c_str(), domains.c_str());
 }
 
+}  // namespace
+
 // Why a long job recorded nothing, when the reason is known: ": no range or mark matched ...".
 std::string WhyNoWindow(const LaunchOptions& launch, const LiveRecording& r) {
   if (r.windows > 0 || launch.on_demand) return "";
@@ -249,7 +251,19 @@ void ReportSignals(const LaunchOptions& launch, const LaunchResult& r) {
   }
 }
 
-}  // namespace
+// BASE.PID.N.EXT for window N of process PID.
+std::string WindowPath(const std::string& output, const WindowInfo& w) {
+  std::string base = output, ext = ".profsh";
+  for (const char* e : {".json.gz", ".json", ".profsh"}) {
+    size_t n = std::strlen(e);
+    if (base.size() > n && base.compare(base.size() - n, n, e) == 0) {
+      ext = e;
+      base.erase(base.size() - n);  // not resize(): gcc 12 warns falsely on its growth path
+      break;
+    }
+  }
+  return base + "." + std::to_string(w.pid) + "." + std::to_string(w.index) + ext;
+}
 
 // Windows are reported while the workload runs: each one's table, and its trace saved.
 int RunLive(LaunchOptions& launch, std::string output, const TableOptions& table,
@@ -339,6 +353,7 @@ int RunRunCommand(int argc, char** argv) {
   table.row_limit = 25;
   bool group_by_shape = false, print_table = true, keep_session = false;
   IttSelection itt;
+  // clang-format off
   CommandLine cl("profsh run", argc, argv, {"--help",          "--output",
                                             "--activities",    "--sort-by",
                                             "--row-limit",     "--group-by-input-shape",
@@ -351,7 +366,14 @@ int RunRunCommand(int argc, char** argv) {
                                             "--report",        "--report-template",
                                             "--sample-rate",   "--sample-stack-bytes",
                                             "--sample-event",  "--cupti",
-                                            "--gpu-wait-ms",   "--itt-domains"});
+                                            "--gpu-wait-ms",   "--itt-domains",
+                                            "--flight-recorder", "--flight-recorder-mb",
+                                            "--trigger", "--dump-before", "--dump-after"});
+  // clang-format on
+  bool flight = false;
+  FlightSettings flight_settings;
+  std::vector<std::string> trigger_specs;
+  long long flight_mb = kDefaultFlightRecorderMb;
   bool command_started = false;
   while (cl.Next()) {
     const std::string& a = cl.arg();
@@ -465,6 +487,20 @@ int RunRunCommand(int argc, char** argv) {
     } else if (a == "--on-demand") {
       cl.Flag();
       launch.on_demand = true;
+    } else if (a == "--flight-recorder") {
+      const std::string span = cl.Value("a number of steps, or of seconds such as 30s");
+      if (!ParseFlightRecorderSpan(span, &flight_settings.options))
+        cl.Fail("--flight-recorder " + span + ": a number of steps (20) or of seconds (30s)");
+      flight = true;
+    } else if (a == "--flight-recorder-mb") {
+      flight_mb = cl.Number(1);
+      if (flight_mb > (1 << 20)) cl.Fail("--flight-recorder-mb: at most 1048576");
+    } else if (a == "--trigger") {
+      trigger_specs.push_back(cl.Value("a trigger such as slow-step or a Lua expression"));
+    } else if (a == "--dump-before") {
+      flight_settings.options.before = cl.Number(0);
+    } else if (a == "--dump-after") {
+      flight_settings.options.after = cl.Number(0);
     } else if (a == "--sample-rate") {
       const long long hz = cl.Number(1);
       if (hz > 100000) cl.Fail("--sample-rate: at most 100000 (Hz)");
@@ -485,6 +521,22 @@ int RunRunCommand(int argc, char** argv) {
     for (int i = cl.index(); i < argc; ++i) launch.argv.push_back(argv[i]);
   }
   if (launch.argv.empty()) cl.Fail("no command given (profsh run [options] -- CMD [ARGS...])");
+  if (!flight && !trigger_specs.empty())
+    cl.Fail("--trigger needs --flight-recorder N (the steps kept to save around it)");
+  if (flight) {
+    if (launch.schedule || !launch.capture_range.empty() || launch.on_demand || !report.empty())
+      cl.Fail(
+          "--flight-recorder records every step: not with --schedule, --capture-range, "
+          "--on-demand or --report");
+    for (const std::string& spec : trigger_specs) {
+      auto trigger = MakeTrigger(spec);
+      if (!trigger.ok()) cl.Fail(trigger.error().message);
+      flight_settings.triggers.push_back(std::move(trigger.value()));
+    }
+    flight_settings.options.max_bytes = static_cast<uint64_t>(flight_mb) << 20;
+    launch.ring_total_kb = static_cast<uint64_t>(flight_mb) << 10;
+    launch.schedule = Schedule{};  // every step is a window of its own (active = 1)
+  }
   if (launch.step_marker.empty() && (launch.schedule || launch.on_demand)) {
     launch.step_marker = kProfilerStepExpression;
     launch.step_marker_syntax = StepMarkerSyntax::kRegex;
@@ -516,6 +568,9 @@ int RunRunCommand(int argc, char** argv) {
   // Covers the wait, the load and the save: a signal in any of them is passed on or counted,
   // and does not end profsh before the trace is saved.
   SignalForwarding forwarding;
+  if (flight) {
+    return RunFlightRecorder(launch, output, std::move(flight_settings), keep_session);
+  }
   if (launch.schedule || !launch.capture_range.empty() || launch.on_demand) {
     return RunLive(launch, output, table, itt, group_by_shape, print_table, keep_session);
   }

@@ -253,6 +253,9 @@ Result<LaunchResult> RunWorkload(const LaunchOptions& options) {
     env.push_back(std::string(stream::kEnvBufferKb) + "=" + std::to_string(options.buffer_kb));
   if (options.drain_ms)
     env.push_back(std::string(stream::kEnvDrainMs) + "=" + std::to_string(options.drain_ms));
+  if (options.ring_total_kb)
+    env.push_back(std::string(stream::kEnvRingTotalKb) + "=" +
+                  std::to_string(options.ring_total_kb));
   if (options.schedule) {
     const Schedule& sc = *options.schedule;
     env.push_back(std::string(stream::kEnvSchedule) + "=" + std::to_string(sc.skip_first) + "," +

@@ -47,6 +47,7 @@ struct LaunchOptions {
   std::string collector;             // the runtime library; FindCollector() when empty
   uint32_t buffer_kb = 0;            // per-thread buffer; 0: the runtime's default
   uint32_t drain_ms = 0;             // drain interval; 0: the runtime's default
+  uint64_t ring_total_kb = 0;        // the per-thread buffers' total per process; 0: no bound
   std::optional<Schedule> schedule;  // record chosen windows of steps
   std::string step_marker;           // step range/mark names, in step_marker_syntax (default below)
   StepMarkerSyntax step_marker_syntax = StepMarkerSyntax::kLuaPattern;

@@ -244,7 +244,14 @@ Result<std::vector<WindowTrace>> LiveSession::Poll() {
   }
   Status samples = ReadSamples(false);
   if (!samples.ok()) return Error{samples.message()};
-  return sink_->TakeDone();
+  return StampDropped(sink_->TakeDone());
+}
+
+std::vector<WindowTrace> LiveSession::StampDropped(std::vector<WindowTrace> windows) const {
+  const uint64_t dropped =
+      summary_.dropped_ranges + summary_.dropped_events + summary_.events_without_slot;
+  for (WindowTrace& w : windows) w.dropped_so_far = dropped;
+  return windows;
 }
 
 std::vector<ProcessHangState> LiveSession::HangStates() {
@@ -272,7 +279,7 @@ Result<std::vector<WindowTrace>> LiveSession::Finish() {
   Status samples = ReadSamples(true);
   if (!samples.ok()) return Error{samples.message()};
   std::vector<WindowTrace> out = std::move(last.value());
-  for (WindowTrace& w : sink_->TakeDone()) out.push_back(std::move(w));
+  for (WindowTrace& w : StampDropped(sink_->TakeDone())) out.push_back(std::move(w));
   summary_.operator_sources = OperatorSources(folder_);
   if (HasTorchTraces(folder_)) {
     warnings_.push_back(

@@ -17,6 +17,9 @@ namespace profsh {
 struct WindowTrace {
   std::unique_ptr<Trace> trace;
   WindowInfo info;
+  // The session's dropped events (ranges, other events, events without a slot) when the window
+  // was handed over.
+  uint64_t dropped_so_far = 0;
 };
 
 class LiveSession {
@@ -46,6 +49,7 @@ class LiveSession {
   Status ReadSamples(bool finished);
   Status ReadStream(Stream& s);
   Status Discover();
+  std::vector<WindowTrace> StampDropped(std::vector<WindowTrace> windows) const;
 
   std::string folder_;
   int64_t gpu_wait_ms_;

@@ -200,6 +200,8 @@ inline constexpr char kEnvSession[] = "PROFSH_SESSION";        // the session fo
 inline constexpr char kEnvActivities[] = "PROFSH_ACTIVITIES";  // "nvtx,itt"
 inline constexpr char kEnvBufferKb[] = "PROFSH_BUFFER_KB";     // per-thread buffer size
 inline constexpr char kEnvDrainMs[] = "PROFSH_DRAIN_MS";       // drain interval
+// The flight recorder's bound on the per-thread rings of one process, together (KiB).
+inline constexpr char kEnvRingTotalKb[] = "PROFSH_RING_TOTAL_KB";
 inline constexpr char kEnvSchedule[] =
     "PROFSH_SCHEDULE";  // "skip_first,wait,warmup,active,repeat,skip_first_wait"
 inline constexpr char kEnvStepMarker[] = "PROFSH_STEP_MARKER";  // Lua pattern of step marker names

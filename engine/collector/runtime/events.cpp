@@ -87,9 +87,18 @@ ThreadSlot* ClaimSlot() {
 bool MapRing(ThreadSlot& s) {
   // A thread's ring is mapped when the thread first needs it (address space only until
   // written), so a process reserves nothing for threads it never has.
-  void* p = RawMap(g.ring_records * sizeof(Record), PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
-  if (p == MAP_FAILED) return false;
+  const uint64_t bytes = g.ring_records * sizeof(Record);
+  if (g.ring_bytes_limit != 0 &&
+      g.ring_bytes_mapped.fetch_add(bytes, std::memory_order_relaxed) + bytes >
+          g.ring_bytes_limit) {
+    g.ring_bytes_mapped.fetch_sub(bytes, std::memory_order_relaxed);
+    return false;
+  }
+  void* p = RawMap(bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
+  if (p == MAP_FAILED) {
+    if (g.ring_bytes_limit != 0) g.ring_bytes_mapped.fetch_sub(bytes, std::memory_order_relaxed);
+    return false;
+  }
   s.ring = static_cast<Record*>(p);
   s.mask = g.ring_records - 1;
   return true;

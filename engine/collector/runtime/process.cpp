@@ -458,6 +458,10 @@ bool Initialize() {
   uint64_t ring_kb = EnvNumber(stream::kEnvBufferKb, 8192, 64, 1 << 20);
   uint64_t records = 1;
   while (records * sizeof(Record) < ring_kb * 1024) records <<= 1;
+  // A flight recorder bounds the rings' total: each ring is at most that total.
+  g.ring_bytes_limit = EnvNumber(stream::kEnvRingTotalKb, 0, 0, uint64_t{1} << 30) * 1024;
+  while (g.ring_bytes_limit != 0 && records > 1024 && records * sizeof(Record) > g.ring_bytes_limit)
+    records >>= 1;
 
   // Slots are reserved here; each thread's ring is mapped when the thread first needs it.
   void* slots = RawMap(sizeof(ThreadSlot) * kSlotCount, PROT_READ | PROT_WRITE,

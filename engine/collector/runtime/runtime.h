@@ -142,6 +142,10 @@ struct Globals {
   ThreadSlot* slots = nullptr;
   uint32_t slot_count = 0;
   uint64_t ring_records = 0;
+  // The rings' total may not pass this (bytes; 0: no bound): a thread whose ring would is left
+  // without a slot, its events counted (events_without_slot).
+  uint64_t ring_bytes_limit = 0;
+  std::atomic<uint64_t> ring_bytes_mapped{0};
   std::atomic<uint64_t> events_without_slot{0};
   std::atomic<uint64_t> events_after_close{0};
   // The drain thread's futex word: a producer whose ring passes its wake mark sets it to 1 and
