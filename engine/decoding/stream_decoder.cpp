@@ -897,7 +897,6 @@ ProcessHangState StreamDecoder::HangState() {
   std::sort(levels.begin(), levels.end(), [](const Level& a, const Level& b) {
     return a.tid != b.tid ? a.tid < b.tid : a.ticks > b.ticks;
   });
-  for (Level& l : levels) state.open.push_back(std::move(l.range));
   for (const CollectiveLog::Entry& c : m.collectives.last()) {
     CollectiveEntered entered{c.tid, c.name, c.seq, c.seq_recorded, m.clock.ToNs(c.begin_ticks),
                               false};
@@ -906,6 +905,7 @@ ProcessHangState StreamDecoder::HangState() {
     }
     state.collectives.push_back(std::move(entered));
   }
+  for (Level& l : levels) state.open.push_back(std::move(l.range));
   return state;
 }
 
