@@ -218,7 +218,12 @@ std::vector<FlightDump> FlightRecorder::DumpProcess(Process& p, int64_t first, i
   for (const Kept& k : p.ring) {
     if (k.info.last_step >= first && k.info.first_step <= last) kept.push_back(&k);
   }
-  return MakeDump(p.pid, kept, first, last, reason, "", nullptr);
+  // The span it covers, as a dump of every process has it (DumpSpan).
+  const std::string span = kept.empty()
+                               ? ""
+                               : "\"span\": [" + std::to_string(kept.front()->info.begin_ns) +
+                                     ", " + std::to_string(kept.back()->info.end_ns) + "], ";
+  return MakeDump(p.pid, kept, first, last, reason, span, nullptr);
 }
 
 std::vector<FlightDump> FlightRecorder::MakeDump(int64_t pid, const std::vector<const Kept*>& kept,

@@ -6,7 +6,7 @@
   and the main thread's open ranges, innermost first, and the workload runs on to its end;
 - --watchdog-kill: the hung workload is killed after its dump;
 - on demand: profsh trace --pid PID --dump, and SIGUSR2 to profsh;
-- two processes: a dump asked of one makes both dump the same time span;
+- two processes: a dump asked of one, or a trigger in one, makes both dump the same time span;
 - SIGKILL of the workload after a dump: the dump survives whole and reads.
 
 Usage: check_watchdog.py PROFSH HANG_WORKLOAD
@@ -188,6 +188,27 @@ def check_on_demand(profsh, hang, d):
     check(not leftovers, "no partial file is left beside the dumps: %s" % leftovers)
 
 
+def check_trigger_span(profsh, hang, d):
+    out = os.path.join(d, "trigger.profsh")
+    # The child's step 60 spends 30 ms in slow_work: its trigger fires there, in the child only.
+    r = subprocess.run([profsh, "run", *FLIGHT, "--trigger", "range:slow_work>10", "-o", out, "--",
+                        hang, "two", "120", "10", "60"], capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0, "the two-process run with a trigger ended well (%d: %s)" % (r.returncode, r.stderr[-300:]))
+    pids = [int(x) for l in r.stdout.splitlines() if l.startswith("pids ") for x in l.split()[1:]]
+    infos = [dump_info(profsh, p) for p in saved_paths(r.stdout)]
+    own = [i for i in infos if "(in pid" not in i.get("reason", "")]
+    other = [i for i in infos if "(in pid" in i.get("reason", "")]
+    check(len(pids) == 2 and len(own) == 1 and int(own[0].get("pid", 0)) == pids[1],
+          "the trigger fired in the child alone: %s" % [(i.get("pid"), i.get("reason")) for i in infos])
+    check(len(other) == 1 and len(pids) == 2 and int(other[0].get("pid", 0)) == pids[0]
+          and "(in pid %d)" % pids[1] in other[0].get("reason", ""),
+          "the parent dumped too, saying where the trigger fired: %s" % [i.get("reason") for i in other])
+    if own and other:
+        check(own[0].get("span") is not None and own[0].get("span") == other[0].get("span"),
+              "the parent dumped the child's span: %s %s" % (own[0].get("span"), other[0].get("span")))
+        check("parent_work" in other[0].get("names", ""), "the parent's dump holds its own steps")
+
+
 def main():
     profsh, hang = sys.argv[1], sys.argv[2]
     with tempfile.TemporaryDirectory() as d:
@@ -196,6 +217,8 @@ def main():
         check_watchdog_kill(profsh, hang, d)
     with tempfile.TemporaryDirectory() as d:
         check_on_demand(profsh, hang, d)
+    with tempfile.TemporaryDirectory() as d:
+        check_trigger_span(profsh, hang, d)
     if failures:
         print("%d check(s) failed" % len(failures))
         sys.exit(1)

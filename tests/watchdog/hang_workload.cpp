@@ -6,8 +6,9 @@
 //     step HANG_AT's collective ("nccl:all_reduce", its sequence number as the NVTX payload)
 //     blocks for HANG_MS while the main thread waits for it in "wait_collective"; prints
 //     "hang_begin NS" (CLOCK_REALTIME) as it begins
-//   hang_workload two STEPS STEP_MS
-//     forks: the two processes step side by side; prints "pids PARENT CHILD"
+//   hang_workload two STEPS STEP_MS [SLOW_AT]
+//     forks: the two processes step side by side; prints "pids PARENT CHILD"; the child's step
+//     SLOW_AT spends 30 ms in "slow_work"
 #include <nvtx3/nvToolsExt.h>
 
 #include <sys/wait.h>
@@ -110,7 +111,7 @@ int Hang(int steps, int step_ms, int hang_at, int hang_ms) {
   return 0;
 }
 
-int Two(int steps, int step_ms) {
+int Two(int steps, int step_ms, int slow_at) {
   const pid_t parent = getpid();
   const pid_t child = fork();
   if (child < 0) return 1;
@@ -123,6 +124,11 @@ int Two(int steps, int step_ms) {
     nvtxRangePushA(child == 0 ? "child_work" : "parent_work");
     Spin(1000);
     nvtxRangePop();
+    if (child == 0 && k == slow_at) {
+      nvtxRangePushA("slow_work");
+      Spin(30000);
+      nvtxRangePop();
+    }
     nvtxRangePop();
     usleep(static_cast<useconds_t>(step_ms) * 1000);
   }
@@ -143,8 +149,10 @@ int main(int argc, char** argv) {
   if (mode == "hang")
     return Hang(Arg(argc, argv, 2, 100), Arg(argc, argv, 3, 5), Arg(argc, argv, 4, 40),
                 Arg(argc, argv, 5, 3000));
-  if (mode == "two") return Two(Arg(argc, argv, 2, 400), Arg(argc, argv, 3, 10));
-  std::fprintf(stderr,
-               "usage: hang_workload hang STEPS STEP_MS HANG_AT HANG_MS | two STEPS STEP_MS\n");
+  if (mode == "two")
+    return Two(Arg(argc, argv, 2, 400), Arg(argc, argv, 3, 10), Arg(argc, argv, 4, -1));
+  std::fprintf(
+      stderr,
+      "usage: hang_workload hang STEPS STEP_MS HANG_AT HANG_MS | two STEPS STEP_MS [SLOW_AT]\n");
   return 2;
 }
