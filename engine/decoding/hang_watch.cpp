@@ -52,6 +52,14 @@ std::string HangReportText(const std::vector<ProcessHangState>& processes, int64
       out += "    " + r.kind + " " + r.name + ", for " + Seconds(now_ns - r.begin_ns) + "\n";
     }
     if (p.open.empty()) out += "  no range or operator open\n";
+    int64_t sampled = -1;
+    for (const StackSampleNow& x : p.samples) {
+      if (x.tid != sampled) {
+        sampled = x.tid;
+        out += "  thread " + std::to_string(x.tid) + ", its last CPU samples (root first):\n";
+      }
+      out += "    " + Seconds(now_ns - x.ns) + " ago: " + x.stack + "\n";
+    }
     if (!p.collectives.empty()) out += "  last collectives entered, oldest first:\n";
     for (const CollectiveEntered& c : p.collectives) {
       out += "    " + c.name + " seq " + std::to_string(c.seq) +
@@ -93,6 +101,15 @@ std::string HangReportJson(const std::vector<ProcessHangState>& processes, int64
              ", \"seq_recorded\": " + (c.seq_recorded ? "true" : "false") +
              ", \"begin_ns\": " + std::to_string(c.begin_ns) +
              ", \"open\": " + (c.open ? "true" : "false") + "}";
+    }
+    out += "], \"samples\": [";
+    for (size_t k = 0; k < p.samples.size(); ++k) {
+      const StackSampleNow& x = p.samples[k];
+      out += k ? ", " : "";
+      out += "{\"tid\": " + std::to_string(x.tid) + ", \"ns\": " + std::to_string(x.ns) +
+             ", \"stack\": ";
+      AppendJsonString(&out, x.stack);
+      out += "}";
     }
     out += "]}";
   }

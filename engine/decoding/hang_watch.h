@@ -36,6 +36,13 @@ struct CollectiveEntered {
   bool open = false;  // still running when asked
 };
 
+// A CPU sample of a thread taken during the quiet spell (activity cpu).
+struct StackSampleNow {
+  int64_t tid = 0;
+  int64_t ns = 0;
+  std::string stack;  // root first, ';'-separated
+};
+
 // One process's state for a hang report.
 struct ProcessHangState {
   int64_t pid = 0;
@@ -45,6 +52,7 @@ struct ProcessHangState {
   int64_t last_step_ns = 0;
   std::vector<OpenRangeNow> open;              // per thread (ascending tid), innermost first
   std::vector<CollectiveEntered> collectives;  // the last few, oldest first
+  std::vector<StackSampleNow> samples;  // the last few of each thread (ascending tid, oldest first)
 };
 
 // The last collectives of one stream, and the count of each name's calls.

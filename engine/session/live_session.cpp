@@ -259,6 +259,12 @@ std::vector<ProcessHangState> LiveSession::HangStates() {
   for (auto& [path, s] : streams_) {
     if (s->finished || !s->decoder->has_process()) continue;
     out.push_back(s->decoder->HangState());
+    // With cpu on: a few stacks per thread since its last step began (a hung thread that spins,
+    // as NCCL's do, is sampled; one blocked off the CPU is not).
+    if (samples_) {
+      ProcessHangState& p = out.back();
+      p.samples = samples_->LastSamples(p.pid, p.last_step_ns, kHangSamplesPerThread);
+    }
   }
   std::sort(out.begin(), out.end(),
             [](const ProcessHangState& a, const ProcessHangState& b) { return a.pid < b.pid; });

@@ -14,6 +14,8 @@
 
 namespace profsh {
 
+inline constexpr size_t kHangSamplesPerThread = 3;
+
 struct WindowTrace {
   std::unique_ptr<Trace> trace;
   WindowInfo info;
@@ -36,8 +38,8 @@ class LiveSession {
   // The workload has ended: reads the rest and closes every stream's windows.
   Result<std::vector<WindowTrace>> Finish();
 
-  // Every running process image's open ranges, last collectives and last step, for a hang
-  // report (decoding/hang_watch.h); ascending pid.
+  // Every running process image's open ranges, last collectives, last step and (activity cpu)
+  // last few samples of each thread, for a hang report (decoding/hang_watch.h); ascending pid.
   std::vector<ProcessHangState> HangStates();
 
   const SessionSummary& summary() const { return summary_; }

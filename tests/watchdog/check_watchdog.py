@@ -3,7 +3,8 @@
 
 - a hang (a thread blocks in a fake collective, the main thread waits for it): --watchdog dumps
   within its period, the dump names the blocked range and collective (with its sequence number)
-  and the main thread's open ranges, innermost first, and the workload runs on to its end;
+  and the main thread's open ranges, innermost first, and the workload runs on to its end; with
+  cpu on, the last few stack samples of each thread (a spinning collective's among them);
 - --watchdog-kill: the hung workload is killed after its dump;
 - on demand: profsh trace --pid PID --dump, and SIGUSR2 to profsh;
 - two processes: a dump asked of one, or a trigger in one, makes both dump the same time span;
@@ -38,6 +39,7 @@ if m.span then print("span", m.span[1], m.span[2]) end
 if m.hang then
   for _, p in ipairs(m.hang.processes) do
     for _, r in ipairs(p.open) do print("open", p.pid, r.tid, r.kind, r.name) end
+    for _, x in ipairs(p.samples or {}) do print("sample", p.pid, x.tid, x.stack) end
     for _, c in ipairs(p.collectives) do
       print("collective", p.pid, c.name, c.seq, tostring(c.seq_recorded), tostring(c.open))
     end
@@ -58,10 +60,10 @@ def dump_info(profsh, path):
         r = subprocess.run([profsh, f.name, path], capture_output=True, text=True, timeout=120)
     finally:
         os.unlink(f.name)
-    info = {"open": [], "collective": []}
+    info = {"open": [], "collective": [], "sample": []}
     for line in r.stdout.splitlines():
         key, _, rest = line.partition("\t")
-        if key in ("open", "collective"):
+        if key in ("open", "collective", "sample"):
             info[key].append(rest.split("\t"))
         else:
             info[key] = rest
@@ -127,6 +129,27 @@ def check_watchdog(profsh, hang, d):
     check("nccl:all_reduce" in info.get("names", "").split(","), "the blocked range is an event of the dump")
     check("watchdog" in r.stderr and "nccl:all_reduce" in r.stderr,
           "profsh's report on stderr names the hang: %s" % r.stderr[-400:])
+
+
+def check_watchdog_samples(profsh, hang, d):
+    out = os.path.join(d, "spin.profsh")
+    # The blocked collective spins (as NCCL's threads do): with cpu on, its stacks are dumped.
+    flight = [a if a != "nvtx" else "nvtx,cpu" for a in FLIGHT]
+    r = subprocess.run([profsh, "run", *flight, "--watchdog", "1", "-o", out, "--",
+                        hang, "hang", "40", "5", "20", "3000", "1"], capture_output=True, text=True, timeout=120)
+    dumps = [p for p in saved_paths(r.stdout) if "watchdog" in dump_info(profsh, p).get("reason", "")]
+    check(r.returncode == 0 and len(dumps) == 1, "a spinning hang under --activities nvtx,cpu is dumped (%d: %s)"
+          % (r.returncode, r.stderr[-300:]))
+    if not dumps:
+        return
+    samples = dump_info(profsh, dumps[0])["sample"]
+    blocked = [x for x in samples if "BlockedInCollective" in x[2]]
+    per_thread = {}
+    for x in samples:
+        per_thread[x[1]] = per_thread.get(x[1], 0) + 1
+    check(len(blocked) >= 1, "the dump holds stack samples of the thread spinning in the collective: %s"
+          % [x[2][-120:] for x in samples])
+    check(samples and max(per_thread.values()) <= 3, "a few samples per thread (at most 3): %s" % per_thread)
 
 
 def check_watchdog_kill(profsh, hang, d):
@@ -213,6 +236,8 @@ def main():
     profsh, hang = sys.argv[1], sys.argv[2]
     with tempfile.TemporaryDirectory() as d:
         check_watchdog(profsh, hang, d)
+    with tempfile.TemporaryDirectory() as d:
+        check_watchdog_samples(profsh, hang, d)
     with tempfile.TemporaryDirectory() as d:
         check_watchdog_kill(profsh, hang, d)
     with tempfile.TemporaryDirectory() as d:

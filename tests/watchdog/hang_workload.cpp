@@ -2,10 +2,10 @@
 // (a "step" range each), a communication thread that runs a fake collective per step, and a
 // hang in one of them.
 //
-//   hang_workload hang STEPS STEP_MS HANG_AT HANG_MS
+//   hang_workload hang STEPS STEP_MS HANG_AT HANG_MS [SPIN]
 //     step HANG_AT's collective ("nccl:all_reduce", its sequence number as the NVTX payload)
-//     blocks for HANG_MS while the main thread waits for it in "wait_collective"; prints
-//     "hang_begin NS" (CLOCK_REALTIME) as it begins
+//     blocks for HANG_MS (SPIN 1: spinning in BlockedInCollective) while the main thread waits
+//     for it in "wait_collective"; prints "hang_begin NS" (CLOCK_REALTIME) as it begins
 //   hang_workload two STEPS STEP_MS [SLOW_AT]
 //     forks: the two processes step side by side; prints "pids PARENT CHILD"; the child's step
 //     SLOW_AT spends 30 ms in "slow_work"
@@ -38,6 +38,13 @@ void Spin(int us) {
   } while ((now.tv_sec - start.tv_sec) * 1000000L + (now.tv_nsec - start.tv_nsec) / 1000 < us);
 }
 
+// A collective that never completes, spinning as NCCL's progress threads do (so that CPU samples
+// see it); kept a function of its own for the stacks.
+__attribute__((noinline)) void BlockedInCollective(int ms) {
+  Spin(ms * 1000);
+  asm volatile("" ::: "memory");
+}
+
 // The communication thread: runs one collective per request, as a process group's thread does.
 class CommThread {
  public:
@@ -51,10 +58,11 @@ class CommThread {
     thread_.join();
   }
   // Runs collective `seq` on the thread, lasting `ms`, and waits for it.
-  void AllReduce(int64_t seq, int ms) {
+  void AllReduce(int64_t seq, int ms, bool spin) {
     std::unique_lock<std::mutex> lock(mutex_);
     seq_ = seq;
     ms_ = ms;
+    spin_ = spin;
     asked_ = true;
     wake_.notify_all();
     done_cv_.wait(lock, [this] { return !asked_; });
@@ -75,7 +83,11 @@ class CommThread {
       a.payload.llValue = seq_;
       nvtxRangePushEx(&a);
       lock.unlock();
-      usleep(static_cast<useconds_t>(ms_) * 1000);
+      if (spin_) {
+        BlockedInCollective(ms_);
+      } else {
+        usleep(static_cast<useconds_t>(ms_) * 1000);
+      }
       lock.lock();
       nvtxRangePop();
       asked_ = false;
@@ -84,13 +96,13 @@ class CommThread {
   }
   std::mutex mutex_;
   std::condition_variable wake_, done_cv_;
-  bool asked_ = false, stop_ = false;
+  bool asked_ = false, stop_ = false, spin_ = false;
   int64_t seq_ = 0;
   int ms_ = 0;
   std::thread thread_;
 };
 
-int Hang(int steps, int step_ms, int hang_at, int hang_ms) {
+int Hang(int steps, int step_ms, int hang_at, int hang_ms, bool spin) {
   CommThread comm;
   for (int k = 0; k < steps; ++k) {
     nvtxRangePushA("step");
@@ -102,7 +114,7 @@ int Hang(int steps, int step_ms, int hang_at, int hang_ms) {
       std::printf("hang_begin %lld\n", static_cast<long long>(RealtimeNs()));
       std::fflush(stdout);
     }
-    comm.AllReduce(k, k == hang_at ? hang_ms : 1);
+    comm.AllReduce(k, k == hang_at ? hang_ms : 1, spin && k == hang_at);
     nvtxRangePop();
     nvtxRangePop();
     usleep(static_cast<useconds_t>(step_ms) * 1000);
@@ -148,11 +160,11 @@ int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   if (mode == "hang")
     return Hang(Arg(argc, argv, 2, 100), Arg(argc, argv, 3, 5), Arg(argc, argv, 4, 40),
-                Arg(argc, argv, 5, 3000));
+                Arg(argc, argv, 5, 3000), Arg(argc, argv, 6, 0) != 0);
   if (mode == "two")
     return Two(Arg(argc, argv, 2, 400), Arg(argc, argv, 3, 10), Arg(argc, argv, 4, -1));
-  std::fprintf(
-      stderr,
-      "usage: hang_workload hang STEPS STEP_MS HANG_AT HANG_MS | two STEPS STEP_MS [SLOW_AT]\n");
+  std::fprintf(stderr,
+               "usage: hang_workload hang STEPS STEP_MS HANG_AT HANG_MS [SPIN] | two STEPS STEP_MS "
+               "[SLOW_AT]\n");
   return 2;
 }
