@@ -148,10 +148,8 @@ def main():
         run = subprocess.Popen([profsh, "run", "--no-table", "--activities", "nvtx", "--flight-recorder", "20",
                                 "--step-marker", "^step$", "-o", out, "--", hang, "hang", "3000", "5", "-1", "0"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(2)
-        workload = None
-        for line in open("/proc/%d/task/%d/children" % (run.pid, run.pid)).read().split():
-            workload = int(line)
+        time.sleep(2)  # some steps in the ring
+        workload = int(open("/proc/%d/task/%d/children" % (run.pid, run.pid)).read().split()[0])
         for _ in range(max(reps, 5)):
             start = time.perf_counter()
             r = subprocess.run([profsh, "trace", "--pid", str(workload), "--dump", "--timeout", "60"],
@@ -159,8 +157,8 @@ def main():
             if r.returncode == 0:
                 latencies.append(time.perf_counter() - start)
             time.sleep(0.3)
-        run.kill()
-        run.wait()
+        run.terminate()  # passed on to the workload: both end
+        run.communicate(timeout=120)
         if latencies:
             print("dump request to saved traces (20 steps of the hang workload, profsh trace --pid --dump): "
                   "median %.1f ms over %d dumps" % (statistics.median(latencies) * 1e3, len(latencies)))
