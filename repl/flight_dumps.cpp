@@ -35,6 +35,9 @@ void FlightDumps::Started(const std::string& session) {
     return;
   }
   server_ = std::move(s.value());
+  server_->RefuseTraces(
+      "this run is a flight recorder, which records every step: profsh trace --pid PID --dump "
+      "saves its ring");
 }
 
 int64_t FlightDumps::RingBegin(int64_t pid, int64_t now_ns) const {

@@ -295,7 +295,12 @@ int RunLive(LaunchOptions& launch, std::string output, const TableOptions& table
                  static_cast<long long>(pid));
   };
   callbacks.poll = [&](ControlChannel& control) {
-    if (server) server->Poll(control);
+    if (!server) return;
+    server->Poll(control);
+    for (const OnDemandServer::DumpRequest& r : server->TakeDumpRequests())
+      server->Dumped(r.client, Error{"this run has no flight recorder to dump (profsh run "
+                                     "--flight-recorder N); profsh trace --pid PID --steps N "
+                                     "records its next steps"});
   };
   callbacks.window = [&](WindowTrace w, ControlChannel&) {
     if (server && server->Answer(w)) return;

@@ -110,6 +110,10 @@ void OnDemandServer::Poll(ControlChannel& control) {
       c.dump = true;
       continue;
     }
+    if (verb == "trace" && !refuse_traces_.empty()) {
+      Reply(c, "error: " + refuse_traces_);
+      continue;
+    }
     in >> steps;
     std::getline(in >> std::ws, output);
     if (verb != "trace" || pid <= 0 || steps <= 0 || output.empty()) {

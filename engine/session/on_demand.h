@@ -34,6 +34,9 @@ class OnDemandServer {
     int64_t pid = 0;
   };
   std::vector<DumpRequest> TakeDumpRequests();
+  // Answers every "trace" request with `why` instead (a flight recorder's run: a request would
+  // replace the schedule that records every step).
+  void RefuseTraces(std::string why) { refuse_traces_ = std::move(why); }
   void Dumped(uint64_t client, const Result<std::vector<std::string>>& paths);
 
  private:
@@ -48,6 +51,7 @@ class OnDemandServer {
     bool taken = false;
   };
   uint64_t next_client_ = 1;
+  std::string refuse_traces_;
   void Reply(Client& c, const std::string& line);
   int listen_fd_ = -1;
   std::string path_;

@@ -6,7 +6,8 @@
   and the main thread's open ranges, innermost first, and the workload runs on to its end; with
   cpu on, the last few stack samples of each thread (a spinning collective's among them);
 - --watchdog-kill: the hung workload is killed after its dump;
-- on demand: profsh trace --pid PID --dump, and SIGUSR2 to profsh;
+- on demand: profsh trace --pid PID --dump, and SIGUSR2 to profsh; --steps refused by a flight
+  recorder's run, --dump by a run without one;
 - two processes: a dump asked of one, or a trigger in one, makes both dump the same time span;
 - SIGKILL of the workload after a dump: the dump survives whole and reads.
 
@@ -190,6 +191,11 @@ def check_on_demand(profsh, hang, d):
     names = [i.get("names", "") for i in infos]
     check(any("child_work" in n for n in names) and any("parent_work" in n for n in names),
           "each dump holds its own process's steps")
+    # A request for steps would replace the schedule that records every step: refused.
+    r = subprocess.run([profsh, "trace", "--pid", str(pids[0]), "--steps", "2", "--timeout", "30"],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode == 1 and "flight recorder" in r.stderr and "--dump" in r.stderr,
+          "profsh trace --steps to a flight recorder's run is refused, naming --dump: %s" % r.stderr.strip())
     # SIGUSR2 to profsh: another dump of both.
     os.kill(run.pid, signal.SIGUSR2)
     time.sleep(1.5)
@@ -209,6 +215,20 @@ def check_on_demand(profsh, hang, d):
         check(dump_info(profsh, p)["ok"], "and it reads")
     leftovers = [f for f in os.listdir(d) if ".tmp" in f or f.startswith(".")]
     check(not leftovers, "no partial file is left beside the dumps: %s" % leftovers)
+
+
+def check_dump_without_flight(profsh, hang, d):
+    run = subprocess.Popen([profsh, "run", "--on-demand", "--step-marker", "^step$", "--activities", "nvtx",
+                            "--no-table", "--", hang, "two", "300", "10"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=d)
+    line = run.stdout.readline()
+    pid = int(line.split()[1]) if line.startswith("pids ") else 0
+    r = subprocess.run([profsh, "trace", "--pid", str(pid), "--dump", "--timeout", "30"],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode == 1 and "no flight recorder" in r.stderr,
+          "--dump to an --on-demand run says it has no flight recorder: %s" % r.stderr.strip())
+    run.terminate()
+    run.communicate(timeout=60)
 
 
 def check_trigger_span(profsh, hang, d):
@@ -244,6 +264,8 @@ def main():
         check_on_demand(profsh, hang, d)
     with tempfile.TemporaryDirectory() as d:
         check_trigger_span(profsh, hang, d)
+    with tempfile.TemporaryDirectory() as d:
+        check_dump_without_flight(profsh, hang, d)
     if failures:
         print("%d check(s) failed" % len(failures))
         sys.exit(1)
