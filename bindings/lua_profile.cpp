@@ -3,19 +3,23 @@
 // answers everything a Trace does (p:key_averages(), p:export_chrome_trace(...), p.duration),
 // as torch's profile object does after its `with` block.
 #include <algorithm>
+#include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "bindings/flight_triggers.h"
 #include "bindings/lua_api.h"
+#include "bindings/lua_flight.h"
 #include "bindings/lua_schedule.h"
 #include "bindings/lua_support.h"
 #include "engine/decoding/session_summary.h"
 #include "engine/io/paths.h"
 #include "engine/load/trace_loader.h"
 #include "engine/recording/in_process_recorder.h"
+#include "engine/session/flight_recorder.h"
 #include "engine/session/on_demand.h"
 #include "engine/session/recording.h"
 
@@ -41,6 +45,11 @@ struct ProfileHandle {
   // workload.
   bool in_process = false;
   std::optional<InProcessRecorder> recorder;  // set once the options (its schedule) are read
+  // flight_recorder = {...}: every step recorded, the steps around a trigger handed over.
+  std::optional<FlightRecorderOptions> flight;
+  std::string
+      trigger_spec;  // trigger = "slow-step" or a Lua expression (a function: kTriggerValue)
+  FlightRecorder::Stats flight_stats;
 
   bool started() const { return recorder && recorder->started(); }
 };
@@ -48,6 +57,7 @@ struct ProfileHandle {
 // User values of a profile userdata.
 constexpr int kTraceValue = 1;    // the last trace (a window, or the whole run)
 constexpr int kHandlerValue = 2;  // on_trace_ready
+constexpr int kTriggerValue = 3;  // trigger, a function
 
 ProfileHandle* CheckProfile(lua_State* L, int index, const char* function) {
   return CheckUserdata<ProfileHandle>(L, index, kProfileType, function);
@@ -130,13 +140,82 @@ std::vector<std::string> ReadActivities(lua_State* L, const Options& opts) {
   return out;
 }
 
+// flight_recorder = {steps = N | seconds = S, mb = 256, before = 5, after = 2, history = 100}
+// and trigger = function(step, history) | "slow-step" | "a Lua expression". Returns the
+// trigger's Lua type.
+int ReadFlightRecorder(const Options& opts, ProfileHandle* h) {
+  lua_State* L = opts.state();
+  opts.Push("trigger");
+  const int trigger_type = lua_type(L, -1);
+  if (trigger_type == LUA_TSTRING) h->trigger_spec = lua_tostring(L, -1);
+  lua_pop(L, 1);
+  if (trigger_type != LUA_TNIL && trigger_type != LUA_TFUNCTION && trigger_type != LUA_TSTRING) {
+    throw LuaError(std::string("bad option 'trigger' to 'profile' (a function or a string "
+                               "expected, got ") +
+                   lua_typename(L, trigger_type) + ")");
+  }
+  opts.Push("flight_recorder");
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    if (trigger_type != LUA_TNIL)
+      throw LuaError("'profile': a trigger needs flight_recorder = {steps = N} (or {seconds = S})");
+    return trigger_type;
+  }
+  if (!lua_istable(L, -1)) {
+    std::string got = TypeName(L, -1);
+    lua_pop(L, 1);
+    throw LuaError(
+        "bad option 'flight_recorder' to 'profile' ({steps = N} or {seconds = S} "
+        "expected, got " +
+        got + ")");
+  }
+  FlightRecorderOptions f;
+  {
+    Options fo(L, lua_gettop(L), "profile{flight_recorder}",
+               {"steps", "seconds", "mb", "before", "after", "history"});
+    f.steps = fo.Int("steps", 0);
+    f.seconds = fo.Int("seconds", 0);
+    const int64_t mb = fo.Int("mb", static_cast<int64_t>(kDefaultFlightRecorderMb));
+    f.before = fo.Int("before", f.before);
+    f.after = fo.Int("after", f.after);
+    const int64_t history = fo.Int("history", static_cast<int64_t>(f.history));
+    lua_pop(L, 1);
+    if ((f.steps > 0) == (f.seconds > 0) || f.steps < 0 || f.seconds < 0)
+      throw LuaError(
+          "bad option 'flight_recorder' to 'profile' (steps = N or seconds = S, "
+          "one of them, positive)");
+    if (mb < 1 || mb > (1 << 20))
+      throw LuaError("bad option 'flight_recorder.mb' to 'profile' (1..1048576 expected)");
+    if (f.before < 0 || f.after < 0 || history < 1)
+      throw LuaError(
+          "bad option 'flight_recorder' to 'profile' (before, after >= 0, history >= 1)");
+    f.max_bytes = static_cast<uint64_t>(mb) << 20;
+    f.history = static_cast<size_t>(history);
+    h->options.ring_total_kb = static_cast<uint64_t>(mb) << 10;
+  }
+  if (h->options.schedule || !h->options.capture_range.empty())
+    throw LuaError(
+        "'profile': flight_recorder records every step: not with a schedule or "
+        "capture_range");
+  h->options.schedule = Schedule{};  // every step a window of its own
+  h->flight = f;
+  if (!h->trigger_spec.empty() && !IsBuiltInTrigger(h->trigger_spec)) {
+    auto checked = MakeExpressionTrigger(h->trigger_spec);  // compiled now, to fail early
+    if (!checked.ok()) throw LuaError(checked.error().message);
+  } else if (!h->trigger_spec.empty()) {
+    auto checked = MakeBuiltInTrigger(h->trigger_spec);
+    if (!checked.ok()) throw LuaError(checked.error().message);
+  }
+  return trigger_type;
+}
+
 int Profile(lua_State* L) {
   return Protect(L, [&] {
     Options opts(L, 1, "profile",
                  {"activities", "buffer_kb", "drain_ms", "keep_session", "schedule",
                   "on_trace_ready", "step_marker", "capture_range", "record_shapes", "with_stack",
                   "with_flops", "profile_memory", "sample_rate", "sample_stack_bytes",
-                  "sample_event", "cupti", "gpu_wait_ms"});
+                  "sample_event", "cupti", "gpu_wait_ms", "flight_recorder", "trigger"});
     ProfileHandle h;
     h.options.activities = ReadActivities(L, opts);
     int64_t buffer = opts.Int("buffer_kb", 0), drain = opts.Int("drain_ms", 0);
@@ -207,13 +286,18 @@ int Profile(lua_State* L) {
           std::string("bad option 'on_trace_ready' to 'profile' (a function expected, got ") +
           lua_typename(L, handler_type) + ")");
     }
+    const int trigger_type = ReadFlightRecorder(opts, &h);
     h.recorder.emplace(h.options.schedule);
-    void* mem = lua_newuserdatauv(L, sizeof(ProfileHandle), 2);
+    void* mem = lua_newuserdatauv(L, sizeof(ProfileHandle), 3);
     new (mem) ProfileHandle(std::move(h));
     luaL_setmetatable(L, kProfileType);
     if (handler_type == LUA_TFUNCTION) {
       opts.Push("on_trace_ready");
       lua_setiuservalue(L, -2, kHandlerValue);
+    }
+    if (trigger_type == LUA_TFUNCTION) {
+      opts.Push("trigger");
+      lua_setiuservalue(L, -2, kTriggerValue);
     }
     return 1;
   });
@@ -266,6 +350,61 @@ std::vector<std::string> ReadCommand(lua_State* L, int index) {
   return argv;
 }
 
+// p:run() with flight_recorder: each step goes to the recorder, each dump to on_trace_ready.
+int RunFlight(lua_State* L, ProfileHandle* h, const LaunchOptions& options) {
+  FlightRecorder recorder(*h->flight);
+  if (lua_getiuservalue(L, 1, kTriggerValue) == LUA_TFUNCTION) {
+    recorder.AddTrigger(MakeFunctionTrigger(L, luaL_ref(L, LUA_REGISTRYINDEX), "trigger"));
+  } else {
+    lua_pop(L, 1);
+    if (!h->trigger_spec.empty()) {
+      auto t = IsBuiltInTrigger(h->trigger_spec) ? MakeBuiltInTrigger(h->trigger_spec)
+                                                 : MakeExpressionTrigger(h->trigger_spec);
+      if (!t.ok()) throw LuaError(t.error().message);
+      recorder.AddTrigger(std::move(t.value()));
+    }
+  }
+  std::string handler_error;
+  h->windows = 0;
+  h->warnings.clear();
+  auto hand = [&](std::vector<FlightDump> dumps) {
+    for (FlightDump& d : dumps) {
+      ++h->windows;
+      if (!handler_error.empty()) continue;
+      PushTrace(L, std::shared_ptr<Trace>(std::move(d.window.trace)));
+      std::string error = HandTrace(L, 1);
+      if (!error.empty()) handler_error = error;
+    }
+    for (std::string& n : recorder.TakeNotices()) {
+      std::fprintf(stderr, "profsh: flight recorder: %s\n", n.c_str());
+      h->warnings.push_back("flight recorder: " + n);
+    }
+  };
+  LiveCallbacks callbacks;
+  callbacks.window = [&](WindowTrace w, ControlChannel& control) {
+    h->control = &control;
+    h->ran = true;
+    const uint64_t dropped = w.dropped_so_far;
+    hand(recorder.AddStep(std::move(w), dropped));
+    lua_gc(L, LUA_GCCOLLECT);
+    if (!handler_error.empty() || h->stop_requested) control.Stop();
+  };
+  auto recorded = RecordWorkloadLive(options, h->keep_session, callbacks);
+  h->control = nullptr;
+  if (!recorded.ok()) throw LuaError(recorded.error().message);
+  hand(recorder.Finish());
+  LiveRecording& r = recorded.value();
+  h->ran = true;
+  h->launch = r.launch;
+  h->summary = r.summary;
+  h->warnings.insert(h->warnings.end(), r.warnings.begin(), r.warnings.end());
+  h->session_kept = h->keep_session;
+  h->flight_stats = recorder.stats();
+  if (!handler_error.empty()) throw LuaError("on_trace_ready failed: " + handler_error);
+  lua_pushinteger(L, h->launch.exit_code);
+  return 1;
+}
+
 int Run(lua_State* L) {
   return Protect(L, [&] {
     ProfileHandle* h = CheckProfile(L, 1, "run");
@@ -277,6 +416,7 @@ int Run(lua_State* L) {
     const bool has_handler = lua_isfunction(L, -1);
     lua_pop(L, 1);
     h->stop_requested = false;
+    if (h->flight) return RunFlight(L, h, options);
     if (!has_handler && !options.schedule && options.capture_range.empty()) {
       auto recorded = RecordWorkload(options, h->keep_session);
       if (!recorded.ok()) throw LuaError(recorded.error().message);
@@ -521,6 +661,25 @@ int ProfileField(lua_State* L) {
     lua_pushinteger(L, static_cast<lua_Integer>(h->windows));
     return 1;
   }
+  if (key == "flight_recorder") {  // the ring's counts after a flight recording
+    if (!h->ran || !h->flight) return 0;
+    const FlightRecorder::Stats& s = h->flight_stats;
+    lua_createtable(L, 0, 9);
+    const std::pair<const char*, uint64_t> counts[] = {{"steps_seen", s.steps_seen},
+                                                       {"steps_kept", s.steps_kept},
+                                                       {"bytes_kept", s.bytes_kept},
+                                                       {"peak_steps_kept", s.peak_steps_kept},
+                                                       {"peak_bytes_kept", s.peak_bytes_kept},
+                                                       {"steps_dropped", s.steps_dropped},
+                                                       {"triggers_fired", s.triggers_fired},
+                                                       {"trigger_errors", s.trigger_errors},
+                                                       {"dumps", s.dumps}};
+    for (const auto& [name, n] : counts) {
+      lua_pushinteger(L, static_cast<lua_Integer>(n));
+      lua_setfield(L, -2, name);
+    }
+    return 1;
+  }
   if (key == "trace") {
     if (!h->ran) return 0;
     lua_getiuservalue(L, 1, kTraceValue);
@@ -558,7 +717,7 @@ void RegisterProfile(lua_State* L) {
   RegisterType(L, kProfileType, {{"run", Run}, {"start", Start}, {"step", Step}, {"stop", Stop}},
                ProfileField,
                {"exit_code", "signal", "session", "summary", "activities", "windows", "trace",
-                "duration", "warnings", "metadata"},
+                "flight_recorder", "duration", "warnings", "metadata"},
                {{"__gc", GcUserdata<ProfileHandle>}, {"__tostring", ProfileToString}});
   // Every method of the Trace (registered before) is also the profile's, unless the profile has
   // its own of that name; the closures live in __methods, where :help and completion look.

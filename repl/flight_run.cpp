@@ -1,5 +1,6 @@
 #include "repl/flight_run.h"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 
@@ -35,6 +36,16 @@ uint64_t SaveDumps(std::vector<FlightDump> dumps, const std::string& output,
     if (saved.ok()) {
       std::printf("saved %s\n", path.c_str());
       if (paths) paths->push_back(path);
+      if (d.requested_at_ns != 0) {
+        const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                std::chrono::steady_clock::now().time_since_epoch())
+                                .count();
+        std::fprintf(stderr,
+                     "profsh: flight recorder: dump %llu saved %.1f ms after its trigger (the "
+                     "steps after it included)\n",
+                     static_cast<unsigned long long>(info.index),
+                     static_cast<double>(now - d.requested_at_ns) / 1e6);
+      }
     } else {
       ++not_saved;
       std::printf("not saved: %s\n", saved.message().c_str());

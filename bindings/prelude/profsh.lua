@@ -24,7 +24,7 @@ profsh — a programmable profiling shell.
 Help topics: load, key_averages, table, avg, trace, events, gpu, processes, threads,
 export_chrome_trace, export_stacks, save, to_sqlite, sql, flamegraph, flamegraph_diff,
 diff, speedscope, profile, run, pytorch, memory_timeline, schedule, record_function, on_demand,
-tensorboard_trace_handler, gpu_events, compile, ranks, report, samples, repl.
+flight_recorder, tensorboard_trace_handler, gpu_events, compile, ranks, report, samples, repl.
 Type :help TOPIC]]
 
 topics.load = [[
@@ -242,7 +242,7 @@ p = profsh.profile{activities={"nvtx","itt","torch","cuda"}, record_shapes=false
                    with_flops=false, profile_memory=false, schedule=nil, on_trace_ready=nil,
                    step_marker=nil, capture_range=nil, buffer_kb=8192, drain_ms=20,
                    keep_session=false, sample_rate=999, sample_stack_bytes=8192, sample_event="auto",
-                   cupti=nil, gpu_wait_ms=10000}
+                   cupti=nil, gpu_wait_ms=10000, flight_recorder=nil, trigger=nil}
 status = p:run{"bash", "launch.sh"}     or  p:run("shell command line")
   Runs an unmodified workload, and every process it starts, with profsh's collector injected
   (LD_PRELOAD, NVTX_INJECTION64_PATH, INTEL_LIBITTNOTIFY64) and returns its exit status.
@@ -362,7 +362,30 @@ p = profsh.profile{schedule=s, on_trace_ready=function(trace) ... end, step_mark
   trace.step_num) goes to on_trace_ready while the workload runs, then is released.
   capture_range="name" instead records only while a range of that name is open, one window
   per range. A handler may print, export, or call p:stop().
-  Command line: profsh run --schedule wait=1,warmup=1,active=2 [--step-marker P] -- CMD]]
+  Command line: profsh run --schedule wait=1,warmup=1,active=2 [--step-marker P] -- CMD
+  Every step recorded, the steps around a trigger kept: :help flight_recorder.]]
+
+topics.flight_recorder = [[
+p = profsh.profile{flight_recorder={steps=20}, trigger=function(step, history) ... end,
+                   on_trace_ready=function(dump) ... end}
+  flight_recorder = {steps=N | seconds=S, mb=256, before=5, after=2, history=100}
+  Every step of the workload is recorded (steps as for schedules: step_marker, profsh_step())
+  and each process's last N steps (or those of the last S seconds; at least `before`) are kept
+  decoded in memory, bounded by mb (also the collector's buffers per process, together).
+  At each step boundary trigger(step, history) runs in profsh, not in the workload, and sees
+  the step's summary, never its events: step.step, duration (ms), gpu_busy, gpu_idle,
+  gpu_idle_fraction, ranges[name] (ms), top_ranges and top_operators ({name, time, count}),
+  memory_at_start, memory_peak, memory_growth, memory_at_end (bytes), dropped, events,
+  top_functions ({name, samples}); history.count, min, max, mean, median, p90, p95, p99 and
+  the earlier summaries at history[1..count]. True or a reason string saves steps
+  [step - before, step + after] as one trace for on_trace_ready, the reason in
+  trace.metadata.profsh.reason. trigger may also be a string: "slow-step[:1.5]",
+  "memory-growth[:10%]", "gpu-idle[:30%]", "range:NAME>MS" or a Lua expression over step and
+  history. A trigger that raises an error is reported once and disabled; the run goes on.
+  After the run, p.flight_recorder = {steps_seen, steps_kept, bytes_kept, peak_steps_kept,
+  peak_bytes_kept, steps_dropped, triggers_fired, trigger_errors, dumps}.
+  Command line: profsh run --flight-recorder 20 --trigger slow-step -- CMD saves each dump as
+  BASE.PID.N.profsh beside -o (--flight-recorder-mb, --dump-before, --dump-after).]]
 
 topics.record_function = [[
 p:start() ... p:step() ... p:stop()            in-process profiling of Lua code

@@ -1,6 +1,7 @@
 #include "engine/session/flight_recorder.h"
 
 #include <algorithm>
+#include <chrono>
 #include <set>
 
 #include "engine/session/hang_trace.h"
@@ -110,8 +111,10 @@ void FlightRecorder::Evict(Process& p) {
     ++stats_.steps_dropped;
     p.ring.pop_front();
   };
-  // A step a pending dump asks for stays (the byte bound below still applies).
-  while (!p.ring.empty() && !Needed(p, p.ring.front().info.first_step)) {
+  // A step a pending dump asks for stays (the byte bound below still applies), and so do the
+  // `before` steps a trigger at the next step asks for.
+  const size_t at_least = static_cast<size_t>(std::max<int64_t>(options_.before, 1));
+  while (p.ring.size() > at_least && !Needed(p, p.ring.front().info.first_step)) {
     const Kept& oldest = p.ring.front();
     const bool too_many = options_.steps > 0 && p.ring.size() > static_cast<size_t>(options_.steps);
     const bool too_old = options_.seconds > 0 && p.ring.back().info.end_ns - oldest.info.end_ns >=
@@ -143,6 +146,9 @@ std::vector<FlightDump> FlightRecorder::AddStep(WindowTrace step, uint64_t dropp
   Process& p = ProcessOf(step.info.pid);
   StepSummary summary = SummarizeStep(*step.trace, step.info.pid, step.info.first_step,
                                       step.info.begin_ns, step.info.end_ns, p.memory_level);
+  // The event model was built for the summary: the ring keeps the events alone, which is what
+  // its byte bound counts.
+  step.trace->derived.Clear();
   summary.dropped = dropped_so_far >= last_dropped_ ? dropped_so_far - last_dropped_ : 0;
   last_dropped_ = std::max(last_dropped_, dropped_so_far);
   p.memory_level = summary.memory_at_end();
@@ -183,7 +189,10 @@ std::vector<FlightDump> FlightRecorder::AddStep(WindowTrace step, uint64_t dropp
     if (pending_[i].pid == p.pid && pending_[i].last <= newest) {
       Pending r = std::move(pending_[i]);
       pending_.erase(pending_.begin() + static_cast<ptrdiff_t>(i));
-      for (FlightDump& d : DumpProcess(p, r.first, r.last, r.reason)) out.push_back(std::move(d));
+      for (FlightDump& d : DumpProcess(p, r.first, r.last, r.reason)) {
+        d.requested_at_ns = r.requested_at_ns;
+        out.push_back(std::move(d));
+      }
     } else {
       ++i;
     }
@@ -208,7 +217,10 @@ void FlightRecorder::RequestDump(int64_t pid, int64_t step, const std::string& r
     return;
   }
   const int64_t first = std::max(step - options_.before, p.dumped_through + 1);
-  pending_.push_back(Pending{pid, step, first, step + options_.after, reason});
+  const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::steady_clock::now().time_since_epoch())
+                          .count();
+  pending_.push_back(Pending{pid, step, first, step + options_.after, reason, now});
   p.dumped_through = step + options_.after;
 }
 
@@ -265,7 +277,7 @@ std::vector<FlightDump> FlightRecorder::MakeDump(int64_t pid, const std::vector<
   trace->last_step = info.last_step;
   trace->source_path =
       "flight recorder dump " + std::to_string(info.index) + " of pid " + std::to_string(info.pid);
-  d.window = WindowTrace{std::move(trace), info};
+  d.window = WindowTrace{std::move(trace), info, 0};
   std::vector<FlightDump> out;
   out.push_back(std::move(d));
   return out;
@@ -341,8 +353,10 @@ std::vector<FlightDump> FlightRecorder::Finish() {
   std::vector<Pending> pending;
   pending.swap(pending_);
   for (const Pending& r : pending) {
-    for (FlightDump& d : DumpProcess(ProcessOf(r.pid), r.first, r.last, r.reason))
+    for (FlightDump& d : DumpProcess(ProcessOf(r.pid), r.first, r.last, r.reason)) {
+      d.requested_at_ns = r.requested_at_ns;
       out.push_back(std::move(d));
+    }
   }
   return out;
 }

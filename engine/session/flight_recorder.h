@@ -35,6 +35,9 @@ struct FlightDump {
   std::string reason;
   int64_t first_step = 0, last_step = 0;  // asked for
   uint64_t steps = 0;                     // held
+  // When it was asked for (steady clock, ns; 0 for a dump made at once): the time from a trigger
+  // to its saved trace is the wait for the steps after it plus the joining and saving.
+  int64_t requested_at_ns = 0;
 };
 
 class FlightRecorder {
@@ -86,6 +89,7 @@ class FlightRecorder {
   struct Pending {
     int64_t pid, step, first, last;
     std::string reason;
+    int64_t requested_at_ns;
   };
   Process& ProcessOf(int64_t pid);
   void Evict(Process& p);

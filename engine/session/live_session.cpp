@@ -126,7 +126,7 @@ class LiveSession::Sink final : public WindowSink {
     o.builder->AddMetadata("profsh", meta);
     o.builder->Finish();
     t.source_path = "window " + std::to_string(info.index) + " of pid " + std::to_string(info.pid);
-    done_.push_back(WindowTrace{std::move(o.trace), info});
+    done_.push_back(WindowTrace{std::move(o.trace), info, 0});
   }
 
  public:

@@ -82,18 +82,28 @@ def check_step_37(profsh, workload, tmp):
     got = read_dump(profsh, path) if path else []
     check(got == ["32", "39", "8", "the 37th step"],
           "the saved trace holds steps 32-39, their 8 'work' ranges and the reason: %s" % got)
+    timed = re.search(r"dump 0 saved ([0-9.]+) ms after its trigger", r.stderr)
+    check(timed is not None, "the time from the trigger to the saved dump is given: %s" % (timed and timed[0]))
     left = sorted(os.path.basename(p) for p in glob.glob(os.path.join(tmp, "known*")))
     check(left == [os.path.basename(path)], "nothing else is saved: %s" % left)
 
 
 def check_slow_step(profsh, workload, tmp):
-    out = os.path.join(tmp, "slow.profsh")
-    r = run(profsh, ["--flight-recorder", "20", "-o", out, "--trigger", "slow-step:2.2"],
-            [workload, "slow", "200", "37", "20"])
-    dumps = dumps_of(r.stdout)
+    # Real sleeps on a shared machine: a step the scheduler delays by more than 1.5 times its
+    # length is slow too. Such a run is repeated (twice at most) rather than judged.
+    for attempt in range(3):
+        for old in glob.glob(os.path.join(tmp, "slow.*")):
+            os.unlink(old)
+        out = os.path.join(tmp, "slow.profsh")
+        r = run(profsh, ["--flight-recorder", "20", "-o", out, "--trigger", "slow-step:2.5"],
+                [workload, "slow", "200", "37", "30"])
+        dumps = dumps_of(r.stdout)
+        if r.returncode != 0 or all(d[4].startswith("slow-step: step 37 ") for d in dumps):
+            break
+        print("note: the machine delayed another step; again (%s)" % [d[4] for d in dumps], flush=True)
     check(r.returncode == 0, "slow-step: the run completes (%s)" % r.stderr[-400:])
     check([(d[2], d[3]) for d in dumps] == [(32, 39)],
-          "slow-step:2.2 over 200 steps of 20 ms, step 37 of 60 ms: steps 32-39 saved (%s)" % dumps)
+          "slow-step:2.5 over 200 steps of 30 ms, step 37 of 90 ms: steps 32-39 saved (%s)" % dumps)
     if dumps:
         check(dumps[0][4].startswith("slow-step: step 37 took "), "the reason names the step: %r" % dumps[0][4])
         got = read_dump(profsh, dumps[0][5])
@@ -167,6 +177,74 @@ for _, d in ipairs(dumps) do print(d) end
 """
 
 
+BAD_OPTIONS = [
+    ('profsh.profile{flight_recorder = {steps = 0}}', "steps = N or seconds = S"),
+    ('profsh.profile{flight_recorder = {steps = 5, seconds = 3}}', "one of them"),
+    ('profsh.profile{trigger = "slow-step"}', "a trigger needs flight_recorder"),
+    ('profsh.profile{flight_recorder = {steps = 5}, trigger = "slow-step:x"}', "is not a positive number"),
+    ('profsh.profile{flight_recorder = {steps = 5}, trigger = "step.duration >"}', "nor a Lua expression"),
+    ('profsh.profile{flight_recorder = {steps = 5}, schedule = profsh.schedule{}}', "not with a schedule"),
+    ('profsh.profile{flight_recorder = {stepz = 5}}', "stepz"),
+]
+
+
+def check_failed_workload(profsh, workload, tmp):
+    # A workload that fails leaves its kept steps behind; the seconds form keeps a span of time.
+    out = os.path.join(tmp, "failed.profsh")
+    r = subprocess.run([profsh, "run", "--activities", "nvtx", "--no-table", "--flight-recorder", "1s", "-o", out,
+                        "--", "sh", "-c", '"$0" slow 100 999 20; exit 3', workload],
+                       capture_output=True, text=True, timeout=300)
+    dumps = dumps_of(r.stdout)
+    check(r.returncode == 3, "the workload's exit status is profsh run's: %d" % r.returncode)
+    check(len(dumps) == 1 and dumps[0][4] == "the workload exited with status 3" and dumps[0][3] == 99,
+          "its last steps are saved with its status as the reason: %s" % dumps)
+    s = stats_of(r.stderr)
+    # 20 ms steps and 1 s kept: about 50, fewer on a loaded machine, never more than 51.
+    check(s is not None and 5 <= s[1] <= 51 and dumps and dumps[0][3] - dumps[0][2] + 1 == s[1],
+          "--flight-recorder 1s keeps the last second's steps, all of them dumped: %s %s" % (s, dumps[:1]))
+
+
+def check_samples(profsh, workload, tmp):
+    # With the cpu activity each step's summary names the functions its samples fell in.
+    r = subprocess.run([profsh, "run", "--activities", "nvtx,cpu", "--no-table", "--flight-recorder", "10",
+                        "-o", os.path.join(tmp, "cpu.profsh"), "--trigger",
+                        'step.step == 10 and (step.top_functions[1] and step.top_functions[1].name .. " " .. '
+                        'step.top_functions[1].samples or "no samples")',
+                        "--", workload, "busy", "20", "30"], capture_output=True, text=True, timeout=300)
+    dumps = dumps_of(r.stdout)
+    m = re.match(r"^busy_step (\d+)$", dumps[0][4]) if len(dumps) == 1 else None
+    # 30 ms of CPU time at 999 samples per second of it: about 30.
+    check(r.returncode == 0 and m is not None and 10 <= int(m[1]) <= 40,
+          "step 10's top sampled function is busy_step, with about 30 samples: %s (%s)" % (dumps, r.stderr[-300:]))
+
+
+def check_buffer_bound(profsh, workload, tmp):
+    # 1 MiB for every thread's buffer together: the main thread's takes it all, the three
+    # workers find none and their events are counted; 256 MiB leaves room for all four.
+    lines = {}
+    for mb in ("1", "256"):
+        r = run(profsh, ["--flight-recorder", "5", "--flight-recorder-mb", mb, "-o", os.path.join(tmp, "b.profsh")],
+                [workload, "threads", "3", "5"])
+        line = [l for l in r.stderr.splitlines() if "ranges" in l and "bytes of streams" in l]
+        lines[mb] = (r.returncode, line[0] if line else r.stderr[-300:])
+    check(lines["1"][0] == 0 and "1 thread," in lines["1"][1] and "60 other events dropped" in lines["1"][1],
+          "--flight-recorder-mb 1: one thread's buffer, the workers' 60 events counted: %s" % (lines["1"],))
+    check(lines["256"][0] == 0 and "4 threads" in lines["256"][1] and "nothing dropped" in lines["256"][1],
+          "--flight-recorder-mb 256: every thread recorded: %s" % (lines["256"],))
+
+
+def check_bad_options(profsh, workload, tmp):
+    for chunk, want in BAD_OPTIONS:
+        r = subprocess.run([profsh, "-e", chunk], capture_output=True, text=True, timeout=60)
+        check(r.returncode != 0 and want in r.stderr, "%s is refused: %r" % (chunk, r.stderr.strip()[-160:]))
+    for args, want in ((["--trigger", "slow-step"], "--trigger needs --flight-recorder"),
+                       (["--flight-recorder", "3x"], "a number of steps (20) or of seconds (30s)"),
+                       (["--flight-recorder", "5", "--trigger", "range:work"], "range:NAME>MS"),
+                       (["--flight-recorder", "5", "--schedule", "active=1"], "not with --schedule")):
+        r = run(profsh, args, [workload, "steps", "3", "1"])
+        check(r.returncode == 2 and want in r.stderr, "profsh run %s is refused: %r" % (" ".join(args), r.stderr.strip()[-160:]))
+
+
 def check_lua(profsh, workload, tmp):
     path = os.path.join(tmp, "profile.lua")
     with open(path, "w") as f:
@@ -181,7 +259,9 @@ def check_lua(profsh, workload, tmp):
 def main():
     profsh, workload = sys.argv[1], sys.argv[2]
     with tempfile.TemporaryDirectory() as tmp:
-        for test in (check_step_37, check_slow_step, check_memory_growth, check_trigger_error, check_lua, check_flat):
+        for test in (check_step_37, check_slow_step, check_memory_growth, check_trigger_error, check_lua, check_bad_options, check_buffer_bound,
+                     check_failed_workload, check_samples,
+                     check_flat):
             if len(sys.argv) > 3 and test.__name__ not in sys.argv[3:]:
                 continue
             test(profsh, workload, tmp)

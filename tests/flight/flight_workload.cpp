@@ -7,6 +7,9 @@
 //                                               kept (each step also frees what it allocates)
 //   flight_workload steps STEPS US              STEPS steps of US microseconds (the collector
 //                                               logs up to 4096 step boundaries a drain round)
+//   flight_workload busy STEPS MS               STEPS steps, each MS ms on CPU in busy_step()
+//   flight_workload threads N STEPS             STEPS steps on the main thread, then N threads
+//                                               that each record 10 "worker" ranges
 #include <nvtx3/nvToolsExt.h>
 
 #include <time.h>
@@ -15,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "include/profsh.h"
@@ -77,6 +81,48 @@ int Steps(long steps, long us) {
   return 0;
 }
 
+// On CPU until `ms` of this thread's CPU time have passed: what the step's samples must name.
+extern "C" __attribute__((noinline)) void busy_step(long ms) {
+  timespec start, now;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &start);
+  volatile double x = 1;
+  do {
+    for (int i = 0; i < 10000; ++i) x = x * 1.0000001 + 1e-9;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  } while ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 < ms);
+}
+
+int Busy(long steps, long ms) {
+  for (long i = 0; i < steps; ++i) {
+    profsh_step();
+    nvtxRangePushA("work");
+    busy_step(ms);
+    nvtxRangePop();
+  }
+  return 0;
+}
+
+int Threads(long threads, long steps) {
+  for (long i = 0; i < steps; ++i) {
+    profsh_step();
+    nvtxRangePushA("work");
+    SleepUs(1000);
+    nvtxRangePop();
+  }
+  std::vector<std::thread> pool;
+  for (long t = 0; t < threads; ++t) {
+    pool.emplace_back([] {
+      for (int j = 0; j < 10; ++j) {
+        nvtxRangePushA("worker");
+        nvtxRangePop();
+      }
+    });
+  }
+  for (auto& t : pool) t.join();
+  profsh_step();
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -86,6 +132,8 @@ int main(int argc, char** argv) {
   if (mode == "leak")
     return Leak(Arg(argc, argv, 2, 80), Arg(argc, argv, 3, 50), Arg(argc, argv, 4, 5),
                 Arg(argc, argv, 5, 16 << 20));
+  if (mode == "busy") return Busy(Arg(argc, argv, 2, 20), Arg(argc, argv, 3, 30));
+  if (mode == "threads") return Threads(Arg(argc, argv, 2, 3), Arg(argc, argv, 3, 5));
   if (mode == "steps") return Steps(Arg(argc, argv, 2, 10000), Arg(argc, argv, 3, 200));
   std::fprintf(stderr, "flight_workload: unknown mode '%s'\n", mode.c_str());
   return 2;

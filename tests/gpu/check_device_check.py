@@ -31,7 +31,7 @@ GPU_CHECKS = [
     "kernels inside their launching operators (profsh)", "CUDA time per operator within 2 %",
     "added time per kernel launch (none vs torch.profiler vs profsh)",
     "schedule windows (profsh run --schedule)", "on-demand window (profsh trace --pid)",
-    "flight recorder with CUDA"]
+    "flight recorder dump on demand and watchdog"]
 failures = []
 
 
@@ -82,7 +82,9 @@ def expect_no_gpu(r, seconds, summary_path, reason, what):
     wrong = [(n, got.get(n)) for n in GPU_CHECKS if got.get(n) != ("COULD NOT RUN", reason)]
     check(not wrong, "%s: every GPU check COULD NOT RUN: %s (wrong: %s)" % (what, reason, wrong[:3]))
     check(got.get("comparison logic self-test", ("?",))[0] == "PASS", "%s: the self-test passed" % what)
-    check("totals: 1 PASS, 0 FAIL, 10 COULD NOT RUN, 0 NOT IN BUILD" in text
+    check(got.get("flight recorder with CUDA", ("?",))[0] == "COULD NOT RUN",
+          "%s: the flight recorder's trigger check could not run" % what)
+    check("totals: 1 PASS, 0 FAIL, 11 COULD NOT RUN, 0 NOT IN BUILD" in text
           and "exit status 3: nothing failed, but some checks could not run" in text,
           "%s: totals and exit status in the summary" % what)
     check(re.search(r"^profsh: /\S+profsh: profsh \d", text, re.M) is not None,
@@ -168,9 +170,9 @@ def cpu(profsh, cache):
         for name in ("comparison logic self-test", "operator source for this torch", "operator counts per name",
                      "added time per operator (none vs torch.profiler vs profsh)",
                      "schedule windows (profsh run --schedule)", "on-demand window (profsh trace --pid)",
-                     "flight recorder with CUDA"):
+                     "flight recorder dump on demand and watchdog"):
             check(got.get(name, ("?",))[0] == "PASS", "%s: PASS (%s)" % (name, got.get(name)))
-        check(re.search(r"^PASS +flight recorder with CUDA: a dump on demand of \d+ steps: [1-9]\d* operators, 0 kernels",
+        check(re.search(r"^PASS +flight recorder dump on demand and watchdog: a dump on demand of \d+ steps: [1-9]\d* operators, 0 kernels",
                         text, re.M) is not None, "the flight recorder's dump on the CPU holds steps and operators")
         check(re.search(r"^PASS +operator counts per name: \d+ names, \d+ operators, equal$", text, re.M)
               is not None, "the operator counts are compared, not empty")

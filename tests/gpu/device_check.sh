@@ -368,11 +368,50 @@ on_demand() {
 torch_checks
 
 # --- 4. the flight recorder (issue 30) ----------------------------------------------------------
-# The training loop under --flight-recorder 5 with the watchdog on (it must stay quiet: the loop
+# Every step recorded, a trigger at step 7 (a Lua expression that also reads the step's GPU busy
+# time): the dump must hold steps 2-9 (before 5, after 2), as the same steps of the whole run,
+# and name the GPU work the step's summary saw.
+flight_check() {
+  local name="flight recorder with CUDA" t rc kernels=--kernels
+  [ -n "$NO_CUPTI" ] && kernels=""
+  if ! "$PROFSH" run --help 2>&1 | grep -q -- '--flight-recorder'; then
+    result "NOT IN BUILD" "$name" "not available in this build (profsh run --help has no --flight-recorder)"
+    return
+  fi
+  if [ ! -s "$FILES/profsh_run.json" ]; then
+    result "COULD NOT RUN" "$name" "no whole run of the loop under profsh to compare with"
+    return
+  fi
+  t=$(timeout_for 90)
+  if [ "$t" -lt 30 ]; then result "COULD NOT RUN" "$name" "out of time"; return; fi
+  rm -f "$FILES"/flight.*.json
+  run_step "$t" "$FILES/flight.log" "$PROFSH" run --activities "$ACTIVITIES" --no-table \
+    --flight-recorder 10 -o "$FILES/flight.json" \
+    --trigger 'step.step == 7 and (step.gpu_busy > 0 and "step 7, GPU busy" or "step 7, no GPU work")' \
+    -- "${LOOP[@]}" --mode profsh --steps 10
+  rc=$?
+  local dumps=("$FILES"/flight.*.json) want="step 7, GPU busy"
+  [ "$ACTIVITIES" = torch ] || [ -z "$kernels" ] && want="step 7, "
+  if [ $rc -ne 0 ]; then
+    result FAIL "$name" "profsh run --flight-recorder $(ended $rc $t) (log: $FILES/flight.log)"; tail -n 5 "$FILES/flight.log" | detail
+  elif [ ${#dumps[@]} -ne 1 ] || [ ! -f "${dumps[0]}" ]; then
+    result FAIL "$name" "$(ls "$FILES"/flight.*.json 2>/dev/null | wc -l) dumps saved (want 1; log: $FILES/flight.log)"
+  elif ! grep -q "(steps 2-9): $want" "$FILES/flight.log"; then
+    result FAIL "$name" "the dump is not steps 2-9 with the reason '$want...' (log: $FILES/flight.log)"; grep '^== flight' "$FILES/flight.log" | detail
+  else
+    "$PYTHON" "$HERE/compare_runs.py" windows "$FILES/profsh_run.json" --steps 8 $kernels "${dumps[0]}" > "$FILES/flight_compare.log" 2>&1
+    rc=$?
+    if [ $rc -eq 0 ]; then result PASS "$name" "steps 2-9 around the trigger, as the same steps of the whole run"; else result FAIL "$name" "the dump differs from the same steps of the whole run"; fi
+    detail < "$FILES/flight_compare.log"
+  fi
+}
+flight_check
+
+# Dumps on demand and the watchdog: the training loop under --flight-recorder 5 with the watchdog on (it must stay quiet: the loop
 # never hangs); `profsh trace --pid PID --dump` asks for its ring while it runs. The dump must
 # hold the last steps' ProfilerStep ranges and operators and, with CUPTI, their kernels.
 flight_recorder_check() {
-  local name="flight recorder with CUDA" pid="" i rc t
+  local name="flight recorder dump on demand and watchdog" pid="" i rc t
   t=$(timeout_for 90)
   if [ -n "$NO_TORCH" ]; then
     result "COULD NOT RUN" "$name" "$NO_TORCH"; return
@@ -432,10 +471,10 @@ print(len(steps), ops, kernels)' "$dump" 2>>"$FILES/flight_dump.log")
     result PASS "$name" "a dump on demand of $steps steps: $ops operators, $kernels kernels${NO_CUPTI:+ ($NO_CUPTI)}; the watchdog stayed quiet"
   fi
 }
-if "$PROFSH" run --help 2>&1 | grep -q -- '--flight-recorder'; then
+if "$PROFSH" run --help 2>&1 | grep -q -- '--watchdog'; then
   flight_recorder_check
 else
-  result "NOT IN BUILD" "flight recorder with CUDA" "not available in this build (profsh run --help has no --flight-recorder)"
+  result "NOT IN BUILD" "flight recorder dump on demand and watchdog" "not available in this build (profsh run --help has no --watchdog)"
 fi
 
 # --- summary ------------------------------------------------------------------------------------

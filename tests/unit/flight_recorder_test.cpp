@@ -208,6 +208,7 @@ TEST(FlightRecorder, KeepsTheLastStepsAndDumpsAroundATrigger) {
   ASSERT_EQ(dumps.size(), 1u);
   const FlightDump& d = dumps[0];
   EXPECT_EQ(d.reason, "at 20");
+  EXPECT_GT(d.requested_at_ns, 0) << "a triggered dump knows when it was asked for";
   EXPECT_EQ(d.steps, 8u);
   EXPECT_EQ(d.window.info.first_step, 15);
   EXPECT_EQ(d.window.info.last_step, 22);
@@ -228,8 +229,8 @@ TEST(FlightRecorder, KeepsTheLastStepsAndDumpsAroundATrigger) {
   EXPECT_EQ(last_work_ts, 7 * 100 * kMs) << "each step keeps its place in time";
   const std::string* meta = t.FindMetadata("profsh");
   ASSERT_NE(meta, nullptr);
-  EXPECT_NE(meta->find("\"reason\": \"at 20\""), std::string::npos) << *meta;
-  EXPECT_NE(meta->find("\"steps\": [15, 22]"), std::string::npos) << *meta;
+  EXPECT_NE(meta->find("\"reason\":\"at 20\""), std::string::npos) << *meta;
+  EXPECT_NE(meta->find("\"steps\":[15,22]"), std::string::npos) << *meta;
   EXPECT_EQ(r.stats().steps_seen, 40u);
   EXPECT_EQ(r.stats().steps_dropped, 30u);
   EXPECT_EQ(r.stats().dumps, 1u);
@@ -237,7 +238,7 @@ TEST(FlightRecorder, KeepsTheLastStepsAndDumpsAroundATrigger) {
 
 TEST(FlightRecorder, MergesRequestsInsideAPendingSpanAndFinishesWithWhatThereIs) {
   FlightRecorderOptions o;
-  o.steps = 4;  // fewer than before + after + 1: the requested steps stay until dumped
+  o.steps = 3;  // fewer than before: `before` steps are kept, and the requested ones until dumped
   FlightRecorder r(o);
   r.AddTrigger(std::make_unique<AtSteps>(std::vector<int64_t>{10, 11, 30}));
   std::vector<FlightDump> dumps;
@@ -276,6 +277,7 @@ TEST(FlightRecorder, BytesAndSecondsBoundTheRing) {
   EXPECT_EQ(d[0].window.info.first_step, 20);
   EXPECT_EQ(d[0].window.info.last_step, 29);
   EXPECT_EQ(d[0].reason, "on demand");
+  EXPECT_EQ(d[0].requested_at_ns, 0);
   EXPECT_TRUE(s.Dump(99, 0, 100, "no such process").empty());
 }
 
