@@ -149,7 +149,8 @@ TEST(FlightRecorderSpan, EveryProcessDumpsTheSameSpanAndAHangAddsItsOpenRanges) 
   EXPECT_EQ(dumps[0].window.info.last_step, 4);
   EXPECT_EQ(dumps[1].window.info.first_step, 101);
   EXPECT_EQ(dumps[1].window.info.last_step, 103);
-  const std::string span = "\"span\": [" + std::to_string(kEpoch + 20 * kMs) + ", " +
+  // (Metadata is kept minified.)
+  const std::string span = "\"span\":[" + std::to_string(kEpoch + 20 * kMs) + "," +
                            std::to_string(kEpoch + 40 * kMs) + "]";
   for (const FlightDump& d : dumps) {
     const std::string* meta = d.window.trace->FindMetadata("profsh");
@@ -180,7 +181,7 @@ TEST(FlightRecorderSpan, EveryProcessDumpsTheSameSpanAndAHangAddsItsOpenRanges) 
   EXPECT_TRUE(blocked);
   const std::string* meta = t.FindMetadata("profsh");
   ASSERT_NE(meta, nullptr);
-  EXPECT_NE(meta->find("\"hang\": {"), std::string::npos) << *meta;
+  EXPECT_NE(meta->find("\"hang\":{"), std::string::npos) << *meta;
 }
 
 }  // namespace
