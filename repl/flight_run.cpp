@@ -21,7 +21,8 @@ bool EndsWith(const std::string& s, const char* suffix) {
 }
 
 // Saves each dump beside -o as a live window is saved, and says so.
-uint64_t SaveDumps(std::vector<FlightDump> dumps, const std::string& output) {
+uint64_t SaveDumps(std::vector<FlightDump> dumps, const std::string& output,
+                   std::vector<std::string>* paths = nullptr) {
   uint64_t not_saved = 0;
   for (FlightDump& d : dumps) {
     const WindowInfo& info = d.window.info;
@@ -34,6 +35,7 @@ uint64_t SaveDumps(std::vector<FlightDump> dumps, const std::string& output) {
                 d.reason.c_str());
     if (saved.ok()) {
       std::printf("saved %s\n", path.c_str());
+      if (paths) paths->push_back(path);
       if (d.requested_at_ns != 0) {
         const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
                                 std::chrono::steady_clock::now().time_since_epoch())
@@ -83,15 +85,28 @@ int RunFlightRecorder(LaunchOptions& launch, std::string output, FlightSettings 
     for (const std::string& n : recorder.TakeNotices())
       std::fprintf(stderr, "profsh: flight recorder: %s\n", n.c_str());
   };
+  // Dumps on demand, on SIGUSR2 and on hangs, and other processes' share of a trigger's span.
+  FlightDumps other_dumps(recorder, settings.watchdog, [&](std::vector<FlightDump> d) {
+    std::vector<std::string> paths;
+    not_saved += SaveDumps(std::move(d), output, &paths);
+    return paths;
+  });
   LiveCallbacks callbacks;
+  callbacks.started = [&](const std::string& session) { other_dumps.Started(session); };
+  callbacks.inspect = [&](LiveSession& live, ControlChannel& control) {
+    other_dumps.Inspect(live, control);
+  };
   callbacks.window = [&](WindowTrace w, ControlChannel&) {
     const uint64_t dropped = w.dropped_so_far;
-    not_saved += SaveDumps(recorder.AddStep(std::move(w), dropped), output);
+    std::vector<FlightDump> made = recorder.AddStep(std::move(w), dropped);
+    other_dumps.AlsoDumpOthers(made);
+    not_saved += SaveDumps(std::move(made), output);
     tell();
   };
   LaunchResult ran;
   ran.exit_code = -1;
   auto recorded = RecordWorkloadLive(launch, keep_session, callbacks, &ran);
+  other_dumps.Close();
   if (!recorded.ok()) {
     std::fprintf(stderr, "profsh run: %s\n", recorded.error().message.c_str());
     return ran.exit_code >= 0 ? ran.exit_code : 127;
@@ -121,6 +136,11 @@ int RunFlightRecorder(LaunchOptions& launch, std::string output, FlightSettings 
                static_cast<unsigned long long>(s.peak_bytes_kept),
                Plural(s.triggers_fired, "trigger", "triggers").c_str(),
                Plural(s.dumps, "dump", "dumps").c_str());
+  if (other_dumps.hangs() > 0) {
+    std::fprintf(stderr, "profsh: watchdog: %s dumped%s\n",
+                 Plural(other_dumps.hangs(), "hang", "hangs").c_str(),
+                 other_dumps.killed() ? ", and the workload killed (--watchdog-kill)" : "");
+  }
   std::fprintf(stderr, "profsh: %s\n", DescribeRecording(r.summary).c_str());
   if (r.launch.term_signal) {
     std::fprintf(stderr, "profsh: %s was killed by %s\n", launch.argv[0].c_str(),

@@ -8,12 +8,14 @@
 
 #include "engine/session/flight_recorder.h"
 #include "engine/session/recording.h"
+#include "repl/flight_dumps.h"
 
 namespace profsh::repl {
 
 struct FlightSettings {
   FlightRecorderOptions options;
   std::vector<std::unique_ptr<StepTrigger>> triggers;
+  WatchdogSettings watchdog;  // --watchdog SECONDS, --watchdog-kill
 };
 
 // "20" (steps) or "30s" (seconds) into `options`; false when it is neither.

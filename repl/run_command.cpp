@@ -101,6 +101,12 @@ constexpr char kUsage[] =
     "                             'step.duration > 1.3 * history.p95'\n"
     "  --dump-before N            steps saved before the triggering one (default: 5)\n"
     "  --dump-after N             steps saved after it (default: 2)\n"
+    "  --watchdog SECONDS         a process that began steps and begins none for SECONDS is\n"
+    "                             hung: every process dumps its ring up to then, with each\n"
+    "                             thread's open ranges and operators (innermost first) and the\n"
+    "                             last collectives it entered; the workload runs on\n"
+    "  --watchdog-kill            and then kill the workload's processes (SIGKILL)\n"
+    "  (profsh trace --pid PID --dump and SIGUSR2 to profsh dump every process's ring now)\n"
     "\n"
     "Options take --opt value or --opt=value. SIGINT, SIGTERM and SIGHUP sent to profsh are\n"
     "passed on to CMD; profsh waits for it and saves the trace (a second signal: at once, with\n"
@@ -289,7 +295,12 @@ int RunLive(LaunchOptions& launch, std::string output, const TableOptions& table
                  static_cast<long long>(pid));
   };
   callbacks.poll = [&](ControlChannel& control) {
-    if (server) server->Poll(control);
+    if (!server) return;
+    server->Poll(control);
+    for (const OnDemandServer::DumpRequest& r : server->TakeDumpRequests())
+      server->Dumped(r.client, Error{"this run has no flight recorder to dump (profsh run "
+                                     "--flight-recorder N); profsh trace --pid PID --steps N "
+                                     "records its next steps"});
   };
   callbacks.window = [&](WindowTrace w, ControlChannel&) {
     if (server && server->Answer(w)) return;
@@ -368,7 +379,8 @@ int RunRunCommand(int argc, char** argv) {
                                             "--sample-event",  "--cupti",
                                             "--gpu-wait-ms",   "--itt-domains",
                                             "--flight-recorder", "--flight-recorder-mb",
-                                            "--trigger", "--dump-before", "--dump-after"});
+                                            "--trigger", "--dump-before", "--dump-after",
+                                            "--watchdog", "--watchdog-kill"});
   // clang-format on
   bool flight = false;
   FlightSettings flight_settings;
@@ -501,6 +513,16 @@ int RunRunCommand(int argc, char** argv) {
       flight_settings.options.before = cl.Number(0);
     } else if (a == "--dump-after") {
       flight_settings.options.after = cl.Number(0);
+    } else if (a == "--watchdog") {
+      const std::string text = cl.Value("a number of seconds");
+      char* end = nullptr;
+      const double seconds = std::strtod(text.c_str(), &end);
+      if (text.empty() || *end != '\0' || !(seconds > 0) || seconds > 86400)
+        cl.Fail("--watchdog " + text + ": a number of seconds above 0, at most 86400");
+      flight_settings.watchdog.seconds = seconds;
+    } else if (a == "--watchdog-kill") {
+      cl.Flag();
+      flight_settings.watchdog.kill = true;
     } else if (a == "--sample-rate") {
       const long long hz = cl.Number(1);
       if (hz > 100000) cl.Fail("--sample-rate: at most 100000 (Hz)");
@@ -523,6 +545,10 @@ int RunRunCommand(int argc, char** argv) {
   if (launch.argv.empty()) cl.Fail("no command given (profsh run [options] -- CMD [ARGS...])");
   if (!flight && !trigger_specs.empty())
     cl.Fail("--trigger needs --flight-recorder N (the steps kept to save around it)");
+  if (!flight && flight_settings.watchdog.seconds > 0)
+    cl.Fail("--watchdog needs --flight-recorder N (the steps kept to dump on a hang)");
+  if (flight_settings.watchdog.kill && flight_settings.watchdog.seconds == 0)
+    cl.Fail("--watchdog-kill needs --watchdog SECONDS");
   if (flight) {
     if (launch.schedule || !launch.capture_range.empty() || launch.on_demand || !report.empty())
       cl.Fail(

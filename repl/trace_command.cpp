@@ -6,9 +6,9 @@
 
 #include "engine/analysis/averages_table.h"
 #include "engine/analysis/function_events.h"
-#include "engine/session/on_demand.h"
-#include "engine/load/trace_loader.h"
 #include "engine/io/paths.h"
+#include "engine/load/trace_loader.h"
+#include "engine/session/on_demand.h"
 #include "engine/util/edit_distance.h"
 #include "repl/command_line.h"
 
@@ -18,9 +18,14 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: profsh trace --pid PID --steps N [options]\n"
+    "       profsh trace --pid PID --dump [--timeout SECONDS]\n"
     "\n"
     "Records the next N steps of process PID, which profsh run --on-demand started (or one of its\n"
     "children), prints their operators table and saves the trace.\n"
+    "\n"
+    "--dump: PID runs under profsh run --flight-recorder; every process of that run dumps the\n"
+    "same time span, its ring up to now, saved beside that run's -o (BASE.PID.N.profsh) as its\n"
+    "triggers' dumps are; prints the saved paths, one a line.\n"
     "\n"
     "options:\n"
     "  -o, --output PATH     where to save the trace (default: profsh-PID-DATE-TIME.profsh here;\n"
@@ -39,10 +44,10 @@ int RunTraceCommand(int argc, char** argv) {
   TableOptions table;
   table.sort_by = "cpu_time_total";
   table.row_limit = 25;
-  bool print_table = true;
+  bool print_table = true, dump = false;
   CommandLine cl("profsh trace", argc, argv,
                  {"--help", "--pid", "--steps", "--output", "--timeout", "--sort-by", "--row-limit",
-                  "--no-table"});
+                  "--no-table", "--dump"});
   while (cl.Next()) {
     const std::string& a = cl.arg();
     if (a == "-h" || a == "--help") {
@@ -69,11 +74,30 @@ int RunTraceCommand(int argc, char** argv) {
     } else if (a == "--no-table") {
       cl.Flag();
       print_table = false;
+    } else if (a == "--dump") {
+      cl.Flag();
+      dump = true;
     } else if (cl.IsOption()) {
       cl.Unknown();
     } else {
       cl.Fail("unexpected argument '" + a + "'");
     }
+  }
+  if (dump) {
+    if (pid == 0) cl.Fail("--dump needs --pid PID");
+    if (steps != 0 || !output.empty())
+      cl.Fail(
+          "--dump takes neither --steps nor -o: the run's flight recorder saves its dumps "
+          "beside its own -o");
+    auto paths = RequestFlightDump(pid, timeout);
+    if (!paths.ok()) {
+      std::fprintf(stderr, "profsh trace: %s\n", paths.error().message.c_str());
+      return 1;
+    }
+    for (const std::string& p : paths.value()) std::printf("%s\n", p.c_str());
+    std::fprintf(stderr, "profsh: %zu dump%s of the run of pid %lld saved\n", paths.value().size(),
+                 paths.value().size() == 1 ? "" : "s", pid);
+    return 0;
   }
   if (pid == 0 || steps == 0) cl.Fail("--pid and --steps are required");
   if (output.empty()) output = NewTracePath("profsh-" + std::to_string(pid));

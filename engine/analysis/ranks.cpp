@@ -10,6 +10,7 @@
 
 #include "engine/analysis/model/collective_args.h"
 #include "engine/analysis/model/event_model.h"
+#include "engine/trace/collective_names.h"
 
 namespace profsh {
 
@@ -95,12 +96,19 @@ Source SourceOf(const Trace& trace, const EventModel& model, size_t i) {
                ? Source::kDeviceKernel
                : Source::kNone;
   }
-  if (n == "record_param_comms") return Source::kParamComms;
-  if (n.starts_with("gloo:") || n.starts_with("nccl:")) return Source::kHostOp;
-  // The dispatcher's c10d ops (c10d::allreduce_, ...) enqueue the work: what profsh's operator
-  // source sees when the backend's own ranges are asynchronous (gloo's run on its threads).
-  if (n.starts_with("c10d::") && n != "c10d::barrier") return Source::kDispatcherOp;
-  return Source::kNone;
+  switch (CollectiveNameKindOf(n)) {
+    case CollectiveNameKind::kParamComms:
+      return Source::kParamComms;
+    case CollectiveNameKind::kHostOp:
+      return Source::kHostOp;
+    case CollectiveNameKind::kDispatcherOp:
+      // The dispatcher's c10d ops (c10d::allreduce_, ...) enqueue the work: what profsh's
+      // operator source sees when the backend's own ranges are asynchronous (gloo's run on its
+      // threads).
+      return n != "c10d::barrier" ? Source::kDispatcherOp : Source::kNone;
+    default:
+      return Source::kNone;
+  }
 }
 
 }  // namespace

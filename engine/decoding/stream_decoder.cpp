@@ -12,6 +12,7 @@
 #include "engine/decoding/range_matcher.h"
 #include "engine/decoding/stream_clock.h"
 #include "engine/decoding/stream_names.h"
+#include "engine/trace/collective_names.h"
 #include "engine/trace/trace.h"
 #include "engine/util/saturating.h"
 #include "engine/util/utf8.h"
@@ -87,6 +88,22 @@ struct StreamDecoder::Impl {
   // once every launch of it has its device record, or `gpu_wait_ns` of stream time after its end.
   GpuLaunchWaits launch_waits;
   int64_t gpu_wait_ns = kDefaultGpuWaitMs * 1000000;
+  // For a watchdog's hang report (hang_watch.h): the last collectives entered and the last step.
+  CollectiveLog collectives;
+  std::vector<uint8_t> collective_name;  // per dense string id: 0 not looked at, 1 no, 2 yes
+  int64_t last_step = -1;
+  uint64_t last_step_ticks = 0;
+  uint64_t steps_seen = 0;
+
+  bool IsCollective(uint64_t name) {
+    if (name >= StreamNames::kDenseIds)
+      return CollectiveNameKindOf(names.Text(name)) != CollectiveNameKind::kNone;
+    if (name >= collective_name.size()) collective_name.resize(name + 1, 0);
+    uint8_t& known = collective_name[name];
+    if (known == 0)
+      known = CollectiveNameKindOf(names.Text(name)) != CollectiveNameKind::kNone ? 2 : 1;
+    return known == 2;
+  }
 
   std::string Where(size_t offset) const {
     return owner.path() + ": block at byte " + std::to_string(offset);
@@ -183,6 +200,8 @@ struct StreamDecoder::Impl {
       case st::kTaskBegin:
       case st::kOpBegin:
         matcher.Push(tid, e.domain, e, WindowAt(e.ticks));
+        if (e.domain != python_domain && IsCollective(e.name))
+          collectives.Entered(tid, names.Text(e.name), e);
         break;
       case st::kPop:
       case st::kTaskEnd: {
@@ -691,6 +710,9 @@ Status StreamDecoder::Impl::Boundary(const st::RawBlock& b) {
       st::StepBlock s;
       if (!s.Decode(c)) return Error{Where(b.offset) + ": malformed step block"};
       ++summary.steps;
+      last_step = s.step;
+      last_step_ticks = s.ticks;
+      ++steps_seen;
       Opened(windows.OnStep(s.ticks, s.step, static_cast<ProfilerAction>(s.action)));
       break;
     }
@@ -839,6 +861,52 @@ Status StreamDecoder::Preload(std::string_view data) {
   }
   m.preloaded = true;
   return Status::Ok();
+}
+
+ProcessHangState StreamDecoder::HangState() {
+  Impl& m = *impl_;
+  ProcessHangState state;
+  state.pid = m.process.pid;
+  state.command = m.process.cmdline.empty() ? m.process.exe : m.process.cmdline;
+  for (char& c : state.command) {
+    if (c == '\0') c = ' ';
+  }
+  state.steps = m.steps_seen;
+  state.last_step = m.last_step;
+  state.last_step_ns = m.last_step >= 0 ? m.clock.ToNs(m.last_step_ticks) : 0;
+  struct Level {
+    int64_t tid;
+    uint64_t ticks;
+    OpenRangeNow range;
+  };
+  std::vector<Level> levels;
+  m.matcher.ForEachOpen([&](int64_t tid, OpenLevel& level) {
+    const st::StreamEvent& e = level.begin;
+    OpenRangeNow r;
+    r.tid = tid;
+    if (auto it = m.thread_names.find(tid); it != m.thread_names.end()) r.thread = it->second;
+    r.name = std::string(m.names.Text(e.name));
+    r.kind = e.kind == st::kOpBegin        ? "operator"
+             : e.kind == st::kTaskBegin    ? "task"
+             : e.domain == m.python_domain ? "python"
+                                           : "range";
+    r.begin_ns = m.clock.ToNs(e.ticks);
+    levels.push_back(Level{tid, e.ticks, std::move(r)});
+  });
+  // Per thread, innermost (the latest begun) first; domains interleaved by time.
+  std::sort(levels.begin(), levels.end(), [](const Level& a, const Level& b) {
+    return a.tid != b.tid ? a.tid < b.tid : a.ticks > b.ticks;
+  });
+  for (const CollectiveLog::Entry& c : m.collectives.last()) {
+    CollectiveEntered entered{c.tid, c.name, c.seq, c.seq_recorded, m.clock.ToNs(c.begin_ticks),
+                              false};
+    for (const Level& l : levels) {
+      if (l.tid == c.tid && l.ticks == c.begin_ticks && l.range.name == c.name) entered.open = true;
+    }
+    state.collectives.push_back(std::move(entered));
+  }
+  for (Level& l : levels) state.open.push_back(std::move(l.range));
+  return state;
 }
 
 int64_t StreamDecoder::WindowsKnownUntilNs() const {

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/decoding/hang_watch.h"
 #include "engine/decoding/kineto_emitter.h"
 #include "engine/decoding/session_summary.h"
 #include "engine/decoding/window_tracker.h"
@@ -77,6 +78,9 @@ class StreamDecoder {
   // No window boundary at or before this time (absolute ns) is still to come: what the stream
   // holds up to there is in its windows (INT64_MIN until the stream has said).
   int64_t WindowsKnownUntilNs() const;
+  // What is open on each thread now, the last collectives entered and the last step: a
+  // watchdog's report of a hang (hang_watch.h). Only events already classified are seen.
+  ProcessHangState HangState();
   const StreamProcess& process() const;
   bool has_process() const;
   const std::string& path() const { return path_; }

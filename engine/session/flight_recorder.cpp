@@ -4,6 +4,7 @@
 #include <chrono>
 #include <set>
 
+#include "engine/session/hang_trace.h"
 #include "engine/trace/trace_append.h"
 #include "engine/util/json_text.h"
 
@@ -27,7 +28,7 @@ namespace {
 
 // The "profsh" metadata of a dump: a window's members, the reason, and the steps it holds.
 std::string DumpMetadata(const WindowInfo& info, const std::string& reason, int64_t asked_first,
-                         int64_t asked_last, uint64_t steps) {
+                         int64_t asked_last, uint64_t steps, const std::string& extra) {
   std::string meta = "{\"pid\": " + std::to_string(info.pid) +
                      ", \"window\": " + std::to_string(info.index) + ", \"reason\": ";
   AppendJsonString(&meta, reason);
@@ -35,6 +36,7 @@ std::string DumpMetadata(const WindowInfo& info, const std::string& reason, int6
           std::to_string(info.last_step) + "]";
   meta += ", \"flight_recorder\": {\"asked\": [" + std::to_string(asked_first) + ", " +
           std::to_string(asked_last) + "], \"steps_held\": " + std::to_string(steps) + "}, ";
+  meta += extra;
   meta += kMemoryByThreadMember;
   meta += "}";
   return meta;
@@ -224,22 +226,42 @@ void FlightRecorder::RequestDump(int64_t pid, int64_t step, const std::string& r
 
 std::vector<FlightDump> FlightRecorder::DumpProcess(Process& p, int64_t first, int64_t last,
                                                     const std::string& reason) {
+  std::vector<const Kept*> kept;
+  for (const Kept& k : p.ring) {
+    if (k.info.last_step >= first && k.info.first_step <= last) kept.push_back(&k);
+  }
+  // The span it covers, as a dump of every process has it (DumpSpan).
+  const std::string span = kept.empty()
+                               ? ""
+                               : "\"span\": [" + std::to_string(kept.front()->info.begin_ns) +
+                                     ", " + std::to_string(kept.back()->info.end_ns) + "], ";
+  return MakeDump(p.pid, kept, first, last, reason, span, nullptr);
+}
+
+std::vector<FlightDump> FlightRecorder::MakeDump(int64_t pid, const std::vector<const Kept*>& kept,
+                                                 int64_t first, int64_t last,
+                                                 const std::string& reason,
+                                                 const std::string& extra_metadata,
+                                                 std::unique_ptr<Trace> extra) {
   std::vector<const Trace*> steps;
   WindowInfo info;
-  info.pid = p.pid;
-  info.has_steps = true;
+  info.pid = pid;
+  info.has_steps = !kept.empty();
   info.reason = reason;
-  for (const Kept& k : p.ring) {
-    if (k.info.last_step < first || k.info.first_step > last) continue;
+  for (const Kept* k : kept) {
     if (steps.empty()) {
-      info.first_step = k.info.first_step;
-      info.begin_ns = k.info.begin_ns;
+      info.first_step = k->info.first_step;
+      info.begin_ns = k->info.begin_ns;
     }
-    info.last_step = k.info.last_step;
-    info.end_ns = k.info.end_ns;
-    info.gpu_launches_unreported += k.info.gpu_launches_unreported;
-    info.gpu_graph_launches_not_awaited += k.info.gpu_graph_launches_not_awaited;
-    steps.push_back(k.trace.get());
+    info.last_step = k->info.last_step;
+    info.end_ns = k->info.end_ns;
+    info.gpu_launches_unreported += k->info.gpu_launches_unreported;
+    info.gpu_graph_launches_not_awaited += k->info.gpu_graph_launches_not_awaited;
+    steps.push_back(k->trace.get());
+  }
+  if (extra) {
+    if (steps.empty()) info.begin_ns = info.end_ns = extra->origin_ns;
+    steps.push_back(extra.get());
   }
   if (steps.empty()) return {};
   info.index = stats_.dumps++;
@@ -247,10 +269,10 @@ std::vector<FlightDump> FlightRecorder::DumpProcess(Process& p, int64_t first, i
   d.reason = reason;
   d.first_step = first;
   d.last_step = last;
-  d.steps = steps.size();
-  std::unique_ptr<Trace> trace =
-      JoinSteps(steps, info.begin_ns, DumpMetadata(info, reason, first, last, d.steps));
-  trace->has_steps = true;
+  d.steps = kept.size();
+  std::unique_ptr<Trace> trace = JoinSteps(
+      steps, info.begin_ns, DumpMetadata(info, reason, first, last, d.steps, extra_metadata));
+  trace->has_steps = info.has_steps;
   trace->first_step = info.first_step;
   trace->last_step = info.last_step;
   trace->source_path =
@@ -258,6 +280,60 @@ std::vector<FlightDump> FlightRecorder::DumpProcess(Process& p, int64_t first, i
   d.window = WindowTrace{std::move(trace), info, 0};
   std::vector<FlightDump> out;
   out.push_back(std::move(d));
+  return out;
+}
+
+std::optional<std::pair<int64_t, int64_t>> FlightRecorder::KeptSpan(int64_t pid) const {
+  std::optional<std::pair<int64_t, int64_t>> span;
+  for (const auto& [id, p] : processes_) {
+    if ((pid != 0 && id != pid) || p->ring.empty()) continue;
+    const int64_t begin = p->ring.front().info.begin_ns, end = p->ring.back().info.end_ns;
+    if (!span) {
+      span = std::make_pair(begin, end);
+    } else {
+      span->first = std::min(span->first, begin);
+      span->second = std::max(span->second, end);
+    }
+  }
+  return span;
+}
+
+std::vector<FlightDump> FlightRecorder::DumpSpan(int64_t begin_ns, int64_t end_ns,
+                                                 const std::string& reason, const HangFinding* hang,
+                                                 int64_t except_pid) {
+  // Every process with kept steps, and with a hang every process running then.
+  std::set<int64_t> pids;
+  for (const auto& [id, p] : processes_) pids.insert(id);
+  if (hang) {
+    for (const ProcessHangState& s : hang->processes) pids.insert(s.pid);
+  }
+  std::string span =
+      "\"span\": [" + std::to_string(begin_ns) + ", " + std::to_string(end_ns) + "], ";
+  if (hang) span += "\"hang\": " + HangReportJson(hang->processes, hang->at_ns) + ", ";
+  std::vector<FlightDump> out;
+  for (int64_t pid : pids) {
+    if (pid == except_pid) continue;
+    std::vector<const Kept*> kept;
+    if (auto it = processes_.find(pid); it != processes_.end()) {
+      for (const Kept& k : it->second->ring) {
+        if (k.info.end_ns >= begin_ns && k.info.begin_ns <= end_ns) kept.push_back(&k);
+      }
+    }
+    std::unique_ptr<Trace> ranges;
+    if (hang) {
+      int64_t origin = kept.empty() ? hang->at_ns : kept.front()->info.begin_ns;
+      for (const ProcessHangState& s : hang->processes) {
+        if (s.pid != pid) continue;
+        for (const OpenRangeNow& r : s.open) origin = std::min(origin, r.begin_ns);
+      }
+      ranges = HangTrace(*hang, pid, origin);
+      if (ranges->events.size() == 0) ranges.reset();
+    }
+    const int64_t first = kept.empty() ? 0 : kept.front()->info.first_step;
+    const int64_t last = kept.empty() ? 0 : kept.back()->info.last_step;
+    for (FlightDump& d : MakeDump(pid, kept, first, last, reason, span, std::move(ranges)))
+      out.push_back(std::move(d));
+  }
   return out;
 }
 

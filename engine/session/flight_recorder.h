@@ -9,12 +9,14 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/analysis/flight/step_summary.h"
 #include "engine/analysis/flight/step_triggers.h"
 #include "engine/session/live_session.h"
+#include "engine/session/watchdog.h"
 
 namespace profsh {
 
@@ -55,6 +57,14 @@ class FlightRecorder {
   // own trace) with `reason`, now.
   std::vector<FlightDump> Dump(int64_t pid, int64_t first_step, int64_t last_step,
                                const std::string& reason);
+  // Every process's kept steps that overlap [begin_ns, end_ns], each process its own trace with
+  // the span in its metadata ("span": [begin, end]): a dump in one process makes every process
+  // dump the same time span. `hang` (the watchdog's) adds each process's open ranges as
+  // events (hang_trace.h) and the report ("hang"); `except_pid` is left out (it dumped already).
+  std::vector<FlightDump> DumpSpan(int64_t begin_ns, int64_t end_ns, const std::string& reason,
+                                   const HangFinding* hang = nullptr, int64_t except_pid = 0);
+  // [the oldest kept step's begin, the newest one's end] of `pid` (0: of every process).
+  std::optional<std::pair<int64_t, int64_t>> KeptSpan(int64_t pid) const;
   // Dumps [step - before, step + after] of `pid` once step + after is in (or at Finish). A
   // request inside a span already asked for is merged into it.
   void RequestDump(int64_t pid, int64_t step, const std::string& reason);
@@ -86,6 +96,11 @@ class FlightRecorder {
   void EvictForBytes();
   std::vector<FlightDump> DumpProcess(Process& p, int64_t first, int64_t last,
                                       const std::string& reason);
+  // One dump of `kept` (oldest first) and `extra`'s events; `extra_metadata`: more members of
+  // the "profsh" metadata, each followed by ", ".
+  std::vector<FlightDump> MakeDump(int64_t pid, const std::vector<const Kept*>& kept, int64_t first,
+                                   int64_t last, const std::string& reason,
+                                   const std::string& extra_metadata, std::unique_ptr<Trace> extra);
   bool Needed(const Process& p, int64_t step) const;
 
   FlightRecorderOptions options_;

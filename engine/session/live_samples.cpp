@@ -79,6 +79,26 @@ LiveSamples::~LiveSamples() {
   }
 }
 
+std::vector<StackSampleNow> LiveSamples::LastSamples(int64_t pid, int64_t since_ns,
+                                                     size_t per_thread) const {
+  std::map<int64_t, std::vector<StackSampleNow>> by_thread;
+  for (const auto& [key, held] : held_) {
+    if (key.first != pid) continue;
+    for (const Held::Sample& x : held->samples) {
+      if (x.ns < since_ns || !x.stack) continue;
+      by_thread[x.tid].push_back(StackSampleNow{x.tid, x.ns, x.stack->stack});
+    }
+  }
+  std::vector<StackSampleNow> out;
+  for (auto& [tid, samples] : by_thread) {
+    std::sort(samples.begin(), samples.end(),
+              [](const StackSampleNow& a, const StackSampleNow& b) { return a.ns < b.ns; });
+    const size_t from = samples.size() > per_thread ? samples.size() - per_thread : 0;
+    for (size_t i = from; i < samples.size(); ++i) out.push_back(std::move(samples[i]));
+  }
+  return out;
+}
+
 void LiveSamples::WindowOpened(const WindowInfo& w) {
   auto held = std::make_unique<Held>();
   held->begin_ns = w.begin_ns;

@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/decoding/hang_watch.h"
 #include "engine/decoding/session_summary.h"
 #include "engine/decoding/window_tracker.h"
 #include "engine/session/sample_reader.h"
@@ -57,6 +58,10 @@ class LiveSamples {
   bool Ready(const WindowInfo& window);
   // Adds the window's samples to `builder` (ts 0 at `origin_ns`) and forgets them.
   void Emit(const WindowInfo& window, TraceBuilder& builder, int64_t origin_ns);
+
+  // The last `per_thread` samples of each thread of `pid` placed in its windows not yet handed
+  // over, taken at or after `since_ns` (a watchdog's hang report).
+  std::vector<StackSampleNow> LastSamples(int64_t pid, int64_t since_ns, size_t per_thread) const;
 
   // How the samples were taken, for the window's "sampling" metadata (empty until a file said).
   const std::string& method() const { return method_; }

@@ -6,6 +6,7 @@
 #include <linux/falloc.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "engine/session/torch_fallback.h"
@@ -251,6 +252,23 @@ std::vector<WindowTrace> LiveSession::StampDropped(std::vector<WindowTrace> wind
       summary_.dropped_ranges + summary_.dropped_events + summary_.events_without_slot;
   for (WindowTrace& w : windows) w.dropped_so_far = dropped;
   return windows;
+}
+
+std::vector<ProcessHangState> LiveSession::HangStates() {
+  std::vector<ProcessHangState> out;
+  for (auto& [path, s] : streams_) {
+    if (s->finished || !s->decoder->has_process()) continue;
+    out.push_back(s->decoder->HangState());
+    // With cpu on: a few stacks per thread since its last step began (a hung thread that spins,
+    // as NCCL's do, is sampled; one blocked off the CPU is not).
+    if (samples_) {
+      ProcessHangState& p = out.back();
+      p.samples = samples_->LastSamples(p.pid, p.last_step_ns, kHangSamplesPerThread);
+    }
+  }
+  std::sort(out.begin(), out.end(),
+            [](const ProcessHangState& a, const ProcessHangState& b) { return a.pid < b.pid; });
+  return out;
 }
 
 Result<std::vector<WindowTrace>> LiveSession::Finish() {

@@ -14,6 +14,8 @@
 
 namespace profsh {
 
+inline constexpr size_t kHangSamplesPerThread = 3;
+
 struct WindowTrace {
   std::unique_ptr<Trace> trace;
   WindowInfo info;
@@ -35,6 +37,10 @@ class LiveSession {
   Result<std::vector<WindowTrace>> Poll();
   // The workload has ended: reads the rest and closes every stream's windows.
   Result<std::vector<WindowTrace>> Finish();
+
+  // Every running process image's open ranges, last collectives, last step and (activity cpu)
+  // last few samples of each thread, for a hang report (decoding/hang_watch.h); ascending pid.
+  std::vector<ProcessHangState> HangStates();
 
   const SessionSummary& summary() const { return summary_; }
   const std::vector<std::string>& warnings() const { return warnings_; }

@@ -80,10 +80,11 @@ void OnDemandServer::Poll(ControlChannel& control) {
     }
     Client c;
     c.fd = fd;
+    c.id = next_client_++;
     clients_.push_back(std::move(c));
   }
   for (Client& c : clients_) {
-    if (c.fd < 0 || c.request != 0) continue;
+    if (c.fd < 0 || c.request != 0 || c.dump) continue;
     char buf[4096];
     ssize_t n = read(c.fd, buf, sizeof buf);
     if (n > 0) c.input.append(buf, static_cast<size_t>(n));
@@ -98,7 +99,22 @@ void OnDemandServer::Poll(ControlChannel& control) {
     std::istringstream in(c.input.substr(0, nl));
     std::string verb, output;
     int64_t pid = 0, steps = 0;
-    in >> verb >> pid >> steps;
+    in >> verb >> pid;
+    if (verb == "dump") {
+      // "dump PID"
+      if (pid <= 0) {
+        Reply(c, "error: expected 'dump PID'");
+        continue;
+      }
+      c.pid = pid;
+      c.dump = true;
+      continue;
+    }
+    if (verb == "trace" && !refuse_traces_.empty()) {
+      Reply(c, "error: " + refuse_traces_);
+      continue;
+    }
+    in >> steps;
     std::getline(in >> std::ws, output);
     if (verb != "trace" || pid <= 0 || steps <= 0 || output.empty()) {
       Reply(c, "error: expected 'trace PID STEPS OUTPUT'");
@@ -129,6 +145,31 @@ bool OnDemandServer::Answer(const WindowTrace& window) {
   return false;
 }
 
+std::vector<OnDemandServer::DumpRequest> OnDemandServer::TakeDumpRequests() {
+  std::vector<DumpRequest> out;
+  for (Client& c : clients_) {
+    if (c.fd < 0 || !c.dump || c.taken) continue;
+    c.taken = true;
+    out.push_back(DumpRequest{c.id, c.pid});
+  }
+  return out;
+}
+
+void OnDemandServer::Dumped(uint64_t client, const Result<std::vector<std::string>>& paths) {
+  for (Client& c : clients_) {
+    if (c.id != client || c.fd < 0) continue;
+    if (!paths.ok()) {
+      Reply(c, "error: " + paths.error().message);
+    } else {
+      // Tab-separated: a path may hold spaces, not tabs or newlines (AtomicWriter's names).
+      std::string line = "dumped";
+      for (const std::string& p : paths.value()) line += "\t" + p;
+      Reply(c, line);
+    }
+  }
+  std::erase_if(clients_, [](const Client& x) { return x.fd < 0; });
+}
+
 void OnDemandServer::Close(const std::string& why) {
   for (Client& c : clients_) {
     if (c.fd >= 0) Reply(c, "error: " + why);
@@ -136,9 +177,11 @@ void OnDemandServer::Close(const std::string& why) {
   clients_.clear();
 }
 
-Result<std::string> RequestOnDemandTrace(int64_t pid, int64_t steps, const std::string& output,
-                                         double timeout_s) {
-  // The target's session folder is in its environment (readable by the same user only).
+namespace {
+
+// The control socket of PID's session, connected; PID's session folder is in its environment
+// (readable by the same user only).
+Result<int> ConnectToSession(int64_t pid) {
   std::string env_path = "/proc/" + std::to_string(pid) + "/environ";
   int fd = open(env_path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Error{"process " + std::to_string(pid) + ": " + strerror(errno)};
@@ -169,15 +212,22 @@ Result<std::string> RequestOnDemandTrace(int64_t pid, int64_t steps, const std::
     close(sock);
     return Error{"process " + std::to_string(pid) +
                  " does not take on-demand requests (start it with profsh run " +
-                 "--on-demand): " + strerror(err)};
+                 "--on-demand or --flight-recorder): " + strerror(err)};
   }
-  std::string request =
-      "trace " + std::to_string(pid) + " " + std::to_string(steps) + " " + output + "\n";
+  return sock;
+}
+
+// Sends `request` and reads the one-line reply; an empty reply when `timeout_s` (0: none) ran
+// out (*timed_out) or the server closed without one.
+Result<std::string> Exchange(int sock, const std::string& request, double timeout_s,
+                             bool* timed_out) {
+  *timed_out = false;
   if (write(sock, request.data(), request.size()) != static_cast<ssize_t>(request.size())) {
     close(sock);
     return Error{std::string("cannot send the request: ") + strerror(errno)};
   }
   std::string reply;
+  char buf[4096];
   auto start = std::chrono::steady_clock::now();
   while (reply.find('\n') == std::string::npos) {
     int wait_ms = -1;
@@ -185,11 +235,8 @@ Result<std::string> RequestOnDemandTrace(int64_t pid, int64_t steps, const std::
       double left = timeout_s -
                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (left <= 0) {
-        close(sock);
-        return Error{"no trace after " + std::to_string(static_cast<int>(timeout_s)) +
-                     " s: process " + std::to_string(pid) + " did not reach " +
-                     std::to_string(steps) +
-                     " more steps (does it mark its steps? profsh run --step-marker)"};
+        *timed_out = true;
+        break;
       }
       wait_ms = static_cast<int>(left * 1000) + 1;
     }
@@ -202,17 +249,60 @@ Result<std::string> RequestOnDemandTrace(int64_t pid, int64_t steps, const std::
     reply.append(buf, static_cast<size_t>(got));
   }
   close(sock);
-  if (reply.rfind("ok ", 0) == 0) {
+  return reply.substr(0, reply.find('\n'));
+}
+
+}  // namespace
+
+Result<std::string> RequestOnDemandTrace(int64_t pid, int64_t steps, const std::string& output,
+                                         double timeout_s) {
+  auto sock = ConnectToSession(pid);
+  if (!sock.ok()) return sock.error();
+  bool timed_out = false;
+  auto reply =
+      Exchange(sock.value(),
+               "trace " + std::to_string(pid) + " " + std::to_string(steps) + " " + output + "\n",
+               timeout_s, &timed_out);
+  if (!reply.ok()) return reply.error();
+  if (timed_out) {
+    return Error{"no trace after " + std::to_string(static_cast<int>(timeout_s)) + " s: process " +
+                 std::to_string(pid) + " did not reach " + std::to_string(steps) +
+                 " more steps (does it mark its steps? profsh run --step-marker)"};
+  }
+  const std::string& line = reply.value();
+  if (line.rfind("ok ", 0) == 0) {
     // "ok FIRST LAST PATH"
-    std::istringstream in(reply.substr(3));
+    std::istringstream in(line.substr(3));
     int64_t first, last;
     std::string path;
     in >> first >> last;
     std::getline(in >> std::ws, path);
     return path;
   }
-  if (reply.empty()) return Error{"profsh run closed the connection without a trace"};
-  return Error{reply.substr(0, reply.find('\n'))};
+  if (line.empty()) return Error{"profsh run closed the connection without a trace"};
+  return Error{line};
+}
+
+Result<std::vector<std::string>> RequestFlightDump(int64_t pid, double timeout_s) {
+  auto sock = ConnectToSession(pid);
+  if (!sock.ok()) return sock.error();
+  bool timed_out = false;
+  auto reply = Exchange(sock.value(), "dump " + std::to_string(pid) + "\n", timeout_s, &timed_out);
+  if (!reply.ok()) return reply.error();
+  if (timed_out)
+    return Error{"no dump after " + std::to_string(static_cast<int>(timeout_s)) + " s"};
+  const std::string& line = reply.value();
+  if (line.rfind("dumped", 0) == 0) {
+    std::vector<std::string> paths;
+    for (size_t pos = line.find('\t'); pos != std::string::npos;) {
+      const size_t next = line.find('\t', pos + 1);
+      paths.push_back(line.substr(pos + 1, next == std::string::npos ? next : next - pos - 1));
+      pos = next;
+    }
+    return paths;
+  }
+  if (line.empty()) return Error{"profsh run closed the connection without a dump"};
+  return Error{line};
 }
 
 }  // namespace profsh

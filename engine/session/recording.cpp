@@ -108,6 +108,7 @@ Result<LiveRecording> RecordWorkloadLive(LaunchOptions options, bool keep_sessio
   options.poll = [&] {
     if (callbacks.poll) callbacks.poll(*control.value());
     if (failed.ok()) deliver(live.Poll());
+    if (failed.ok() && callbacks.inspect) callbacks.inspect(live, *control.value());
   };
   if (callbacks.started) callbacks.started(folder.value());
   auto launched = RunWorkload(options);

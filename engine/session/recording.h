@@ -37,6 +37,9 @@ struct LiveCallbacks {
   std::function<void(int64_t pid)> launched;  // the workload has started
   std::function<void(ControlChannel&)> poll;  // about every 20 ms
   std::function<void(WindowTrace, ControlChannel&)> window;  // a completed window
+  // About every 20 ms as well, after the windows were read: the live session itself (the
+  // watchdog reads its processes' open ranges and last steps there).
+  std::function<void(LiveSession&, ControlChannel&)> inspect;
 };
 Result<LiveRecording> RecordWorkloadLive(LaunchOptions options, bool keep_session,
                                          const LiveCallbacks& callbacks,

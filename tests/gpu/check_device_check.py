@@ -10,7 +10,8 @@
       In the Debian 13 root (torch 2.6, tests/torch2/debian13_root.sh; exit 77 without it), with
       DEVICE_CHECK_TORCH_DEVICE=cpu: profsh's operators equal torch.profiler's per name on the
       training loop, the schedule's and the on-demand request's windows hold the whole run's
-      steps, the added time is measured; the GPU-only checks could not run; exit 3.
+      steps, the flight recorder's dump on demand holds steps and operators, the added time is
+      measured; the GPU-only checks could not run; exit 3.
 """
 import os
 import re
@@ -30,7 +31,8 @@ GPU_CHECKS = [
     "CUDA runtime calls per name",
     "kernels inside their launching operators (profsh)", "CUDA time per operator within 2 %",
     "added time per kernel launch (none vs torch.profiler vs profsh)",
-    "schedule windows (profsh run --schedule)", "on-demand window (profsh trace --pid)"]
+    "schedule windows (profsh run --schedule)", "on-demand window (profsh trace --pid)",
+    "flight recorder dump on demand and watchdog"]
 failures = []
 
 
@@ -81,9 +83,9 @@ def expect_no_gpu(r, seconds, summary_path, reason, what):
     wrong = [(n, got.get(n)) for n in GPU_CHECKS if got.get(n) != ("COULD NOT RUN", reason)]
     check(not wrong, "%s: every GPU check COULD NOT RUN: %s (wrong: %s)" % (what, reason, wrong[:3]))
     check(got.get("comparison logic self-test", ("?",))[0] == "PASS", "%s: the self-test passed" % what)
-    check(got.get("flight recorder with CUDA", ("?",))[0] == "NOT IN BUILD",
-          "%s: the flight recorder is NOT IN BUILD, said plainly" % what)
-    check("totals: 1 PASS, 0 FAIL, 10 COULD NOT RUN, 1 NOT IN BUILD" in text
+    check(got.get("flight recorder with CUDA", ("?",))[0] == "COULD NOT RUN",
+          "%s: the flight recorder's trigger check could not run" % what)
+    check("totals: 1 PASS, 0 FAIL, 12 COULD NOT RUN, 0 NOT IN BUILD" in text
           and "exit status 3: nothing failed, but some checks could not run" in text,
           "%s: totals and exit status in the summary" % what)
     check(re.search(r"^profsh: /\S+profsh: profsh \d", text, re.M) is not None,
@@ -178,8 +180,11 @@ def cpu(profsh, cache):
         check(r.returncode == 3, "exit status 3: the GPU checks could not run (%d)" % r.returncode)
         for name in ("comparison logic self-test", "operator source for this torch", "operator counts per name",
                      "added time per operator (none vs torch.profiler vs profsh)",
-                     "schedule windows (profsh run --schedule)", "on-demand window (profsh trace --pid)"):
+                     "schedule windows (profsh run --schedule)", "on-demand window (profsh trace --pid)",
+                     "flight recorder dump on demand and watchdog"):
             check(got.get(name, ("?",))[0] == "PASS", "%s: PASS (%s)" % (name, got.get(name)))
+        check(re.search(r"^PASS +flight recorder dump on demand and watchdog: a dump on demand of \d+ steps: [1-9]\d* operators, 0 kernels",
+                        text, re.M) is not None, "the flight recorder's dump on the CPU holds steps and operators")
         check(re.search(r"^PASS +operator counts per name: \d+ names, \d+ operators, equal$", text, re.M)
               is not None, "the operator counts are compared, not empty")
         check(len(re.findall(r"^    PASS window .*schedule\.\d+\.[01]\.json: steps [26], [37]: \d+ operators as in the reference$",

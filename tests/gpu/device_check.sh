@@ -408,6 +408,76 @@ flight_check() {
 }
 flight_check
 
+# Dumps on demand and the watchdog: the training loop under --flight-recorder 5 with the watchdog on (it must stay quiet: the loop
+# never hangs); `profsh trace --pid PID --dump` asks for its ring while it runs. The dump must
+# hold the last steps' ProfilerStep ranges and operators and, with CUPTI, their kernels.
+flight_recorder_check() {
+  local name="flight recorder dump on demand and watchdog" pid="" i rc t
+  t=$(timeout_for 90)
+  if [ -n "$NO_TORCH" ]; then
+    result "COULD NOT RUN" "$name" "$NO_TORCH"; return
+  elif [ "$t" -lt 45 ]; then
+    result "COULD NOT RUN" "$name" "out of time"; return
+  fi
+  rm -f "$FILES/flight.pid" "$FILES/flight.stop" "$FILES"/flight.*.json
+  timeout --kill-after=5 "$t" "$PROFSH" run --activities "$ACTIVITIES" --no-table --flight-recorder 5 \
+    --watchdog 20 -o "$FILES/flight.json" -- "${LOOP[@]}" --mode profsh --pid-file "$FILES/flight.pid" \
+    --until-file "$FILES/flight.stop" --max-seconds $((t - 10)) > "$FILES/flight_run.log" 2>&1 &
+  local run=$!
+  for ((i = 0; i < (t - 35) * 5; i++)); do
+    [ -s "$FILES/flight.pid" ] && { pid=$(cat "$FILES/flight.pid"); break; }
+    kill -0 $run 2>/dev/null || break
+    sleep 0.2
+  done
+  if [ -z "$pid" ]; then
+    touch "$FILES/flight.stop"; wait $run
+    result FAIL "$name" "the loop under profsh run --flight-recorder never started its steps (log: $FILES/flight_run.log)"
+    tail -n 5 "$FILES/flight_run.log" | detail
+    return
+  fi
+  sleep 3  # steps into the ring
+  run_step 30 "$FILES/flight_dump.log" "$PROFSH" trace --pid "$pid" --dump --timeout 25
+  rc=$?
+  touch "$FILES/flight.stop"
+  wait $run
+  local run_rc=$?
+  local dump
+  dump=$(grep -m 1 '\.json$' "$FILES/flight_dump.log")
+  if [ $rc -ne 0 ] || [ -z "$dump" ] || [ ! -f "$dump" ]; then
+    result FAIL "$name" "profsh trace --pid $pid --dump $(ended $rc 30) (log: $FILES/flight_dump.log)"
+    tail -n 5 "$FILES/flight_dump.log" | detail
+    return
+  elif [ $run_rc -ne 0 ]; then
+    result FAIL "$name" "profsh run --flight-recorder $(ended $run_rc $t) (log: $FILES/flight_run.log)"
+    tail -n 5 "$FILES/flight_run.log" | detail
+    return
+  elif grep -q 'watchdog' "$FILES/flight_run.log"; then
+    result FAIL "$name" "the watchdog fired on a loop that never hangs (log: $FILES/flight_run.log)"
+    return
+  fi
+  local counts
+  counts=$("$PYTHON" -c '
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+steps = {e["name"] for e in events if e.get("ph") == "X" and e.get("name", "").startswith("ProfilerStep#")}
+ops = sum(1 for e in events if e.get("cat") == "cpu_op")
+kernels = sum(1 for e in events if e.get("cat") == "kernel")
+print(len(steps), ops, kernels)' "$dump" 2>>"$FILES/flight_dump.log")
+  read -r steps ops kernels <<< "${counts:-0 0 0}"
+  if [ "${steps:-0}" -lt 1 ] || [ "${ops:-0}" -lt 1 ]; then
+    result FAIL "$name" "the dump $dump holds ${steps:-0} steps and ${ops:-0} operators"
+  elif [ -z "$NO_CUPTI" ] && [ "${kernels:-0}" -lt 1 ]; then
+    result FAIL "$name" "the dump $dump holds $steps steps, $ops operators but no kernel"
+  else
+    result PASS "$name" "a dump on demand of $steps steps: $ops operators, $kernels kernels${NO_CUPTI:+ ($NO_CUPTI)}; the watchdog stayed quiet"
+  fi
+}
+if "$PROFSH" run --help 2>&1 | grep -q -- '--watchdog'; then
+  flight_recorder_check
+else
+  result "NOT IN BUILD" "flight recorder dump on demand and watchdog" "not available in this build (profsh run --help has no --watchdog)"
+fi
+
 # --- summary ------------------------------------------------------------------------------------
 say ""
 say "totals: $PASSED PASS, $FAILED FAIL, $NOT_RUN COULD NOT RUN, $NOT_BUILT NOT IN BUILD, in $(elapsed) s"

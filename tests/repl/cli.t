@@ -42,6 +42,27 @@ $ profsh trace --pid 1
 profsh trace: --pid and --steps are required
 (profsh trace --help lists the options)
 [2]
+# The watchdog and dumps on demand belong to the flight recorder.
+$ profsh run --watchdog 5 -- true
+profsh run: --watchdog needs --flight-recorder N (the steps kept to dump on a hang)
+(profsh run --help lists the options)
+[2]
+$ profsh run --flight-recorder 5 --watchdog-kill -- true
+profsh run: --watchdog-kill needs --watchdog SECONDS
+(profsh run --help lists the options)
+[2]
+$ profsh run --flight-recorder 5 --watchdog 0 -- true
+profsh run: --watchdog 0: a number of seconds above 0, at most 86400
+(profsh run --help lists the options)
+[2]
+$ profsh trace --pid 1 --dump --steps 3
+profsh trace: --dump takes neither --steps nor -o: the run's flight recorder saves its dumps beside its own -o
+(profsh trace --help lists the options)
+[2]
+$ profsh trace --dump
+profsh trace: --dump needs --pid PID
+(profsh trace --help lists the options)
+[2]
 $ profsh trace --stesp 3
 profsh trace: unknown option '--stesp'; did you mean '--steps'?
 (profsh trace --help lists the options)
