@@ -718,6 +718,7 @@ void RegisterTrace(lua_State* L) {
        {"collectives", TraceCollectives},
        {"samples", TraceSamples},
        {"hotspots", TraceHotspots},
+       {"memory_summary", TraceMemorySummary},
        {"recommendations", TraceRecommendations}},
       TraceField,
       {"duration", "start", "path", "format", "event_count", "warnings", "metadata", "steps",

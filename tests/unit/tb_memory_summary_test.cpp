@@ -90,6 +90,28 @@ TEST(TbHostTree, DropsARangeThatCrossesItsParentsEnd) {
   EXPECT_EQ(tree.DeepestAt(tree.threads[0], 10'000), kNoIndex);
 }
 
+TEST(TbHostTree, MergesAnOperatorsOnlyChildOfTheSameName) {
+  auto t = testing::MustImport(R"json({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "aten::sum", "pid": 1, "tid": 1, "ts": 0, "dur": 10},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::sum", "pid": 1, "tid": 1, "ts": 1, "dur": 8},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::fill_", "pid": 1, "tid": 1, "ts": 2, "dur": 1},
+    {"ph": "i", "s": "t", "name": "[memory]", "pid": 1, "tid": 1, "ts": 1.5,
+     "args": {"Bytes": 1024, "Device Type": 0}}
+  ]})json");
+  const HostTree tree = BuildHostTree(ModelOf(*t));
+  const HostNode& outer = tree.nodes[tree.threads[0].roots[0]];
+  ASSERT_EQ(outer.children.size(), 1u);
+  EXPECT_EQ(t->str(t->events.name(tree.nodes[outer.children[0]].event)), "aten::fill_");
+  EXPECT_EQ(tree.nodes[outer.children[0]].parent, tree.threads[0].roots[0]);
+  // One call, and the inner call's allocation counted once.
+  const MemorySummary s = BuildMemorySummary(*t);
+  ASSERT_EQ(s.devices.size(), 1u);
+  ASSERT_EQ(s.devices[0].operators.size(), 1u);
+  EXPECT_EQ(s.devices[0].operators[0].calls, 1);
+  EXPECT_EQ(s.devices[0].operators[0].allocation_size, 1024);
+  EXPECT_EQ(s.devices[0].operators[0].self_allocation_size, 1024);
+}
+
 TEST(TbMemorySummary, OperatorStatisticsWithAndWithoutChildren) {
   auto t = testing::MustImport(kTrace);
   const MemorySummary s = BuildMemorySummary(*t);

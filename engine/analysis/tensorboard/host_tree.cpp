@@ -38,6 +38,30 @@ bool IsPluginCategory(const std::string& c) {
          c == "python_function" || c == "user_annotation" || c == "gpu_user_annotation";
 }
 
+// op_tree.py's remove_dup_nodes, from the top of each thread down.
+void RemoveDuplicateNodes(const Trace& t, HostTree* tree) {
+  std::vector<uint32_t> todo;
+  for (const HostThread& thread : tree->threads)
+    todo.insert(todo.end(), thread.roots.begin(), thread.roots.end());
+  while (!todo.empty()) {
+    const uint32_t n = todo.back();
+    todo.pop_back();
+    HostNode& node = tree->nodes[n];
+    while (node.children.size() == 1) {
+      HostNode& child = tree->nodes[node.children[0]];
+      if (!node.operator_type || !child.operator_type || node.kind == HostNodeKind::kStep ||
+          child.kind == HostNodeKind::kStep ||
+          t.events.name(node.event) != t.events.name(child.event))
+        break;
+      child.merged = true;
+      std::vector<uint32_t> grandchildren = std::move(child.children);
+      for (uint32_t g : grandchildren) tree->nodes[g].parent = n;
+      node.children = std::move(grandchildren);
+    }
+    todo.insert(todo.end(), node.children.begin(), node.children.end());
+  }
+}
+
 }  // namespace
 
 bool PluginHostNodeKind(std::string_view category, std::string_view name, HostNodeKind* kind) {
@@ -92,12 +116,14 @@ HostTree BuildHostTree(const EventModel& model) {
     const int8_t kind = kind_of_template[t.events.template_column()[i]];
     if (kind < 0) continue;
     order.push_back(static_cast<uint32_t>(tree.nodes.size()));
-    tree.nodes.push_back(HostNode{static_cast<uint32_t>(i),
-                                  t.events.ts(i),
-                                  t.events.end(i),
-                                  static_cast<HostNodeKind>(kind),
-                                  kNoIndex,
-                                  {}});
+    const std::string category = Lower(t.category_name(t.events.category(i)));
+    HostNode node{.event = static_cast<uint32_t>(i),
+                  .ts = t.events.ts(i),
+                  .end = t.events.end(i),
+                  .kind = static_cast<HostNodeKind>(kind),
+                  .operator_type = category == "cpu_op" || category == "operator",
+                  .parent = kNoIndex};
+    tree.nodes.push_back(std::move(node));
   }
   std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
     const HostNode &x = tree.nodes[a], &y = tree.nodes[b];
@@ -124,6 +150,7 @@ HostTree BuildHostTree(const EventModel& model) {
     }
     stack.push_back(n);
   }
+  RemoveDuplicateNodes(t, &tree);
   return tree;
 }
 

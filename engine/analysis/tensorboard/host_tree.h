@@ -25,6 +25,8 @@ struct HostNode {
   uint32_t event;
   int64_t ts, end;
   HostNodeKind kind;
+  bool operator_type;              // a cpu_op or operator event (the plugin's EventTypes.OPERATOR)
+  bool merged = false;             // merged into its parent of the same name: in no thread's tree
   uint32_t parent;                 // kNoIndex at the top of its thread
   std::vector<uint32_t> children;  // in time order
 };
@@ -48,7 +50,9 @@ struct HostTree {
 bool PluginHostNodeKind(std::string_view category, std::string_view name, HostNodeKind* kind);
 
 // The plugin's rule: ranges of a thread ordered by (start, longer first); a range that starts
-// inside the open one but ends after it is dropped, as the plugin drops it.
+// inside the open one but ends after it is dropped, as the plugin drops it. An operator whose
+// only child is an operator of the same name takes that child's children in its place
+// (op_tree.py's remove_dup_nodes, after torch's EventList._remove_dup_nodes).
 HostTree BuildHostTree(const EventModel& model);
 
 // The plugin's "profiler start": the earliest complete event of a category it reads, or

@@ -119,7 +119,8 @@ MemorySummary BuildMemorySummary(const Trace& t) {
   // Per-operator statistics by name; calls count every call of the operator in the trace.
   std::unordered_map<std::string_view, int64_t> calls;
   for (const HostNode& node : tree.nodes)
-    if (node.kind == HostNodeKind::kOperator) ++calls[t.str(t.events.name(node.event))];
+    if (node.kind == HostNodeKind::kOperator && !node.merged)
+      ++calls[t.str(t.events.name(node.event))];
   std::map<std::pair<std::string, std::string_view>, std::array<int64_t, kMetricCount>> by_name;
   for (const auto& [key, metrics] : node_metrics) {
     auto& sum = by_name[{key.second, node_name(key.first)}];
