@@ -1,9 +1,10 @@
-// The TensorBoard plugin's memory view in Lua: trace:memory_summary() (engine/analysis/
-// tensorboard/memory_summary.h). Rows of per-operator statistics, with the curve, the
-// allocations and the devices as named fields.
+// The TensorBoard plugin's memory and module views in Lua: trace:memory_summary() (rows of
+// per-operator statistics, with the curve, the allocations and the devices as named fields) and
+// trace:module_summary() (the nn.Module tree in pre-order); engine/analysis/tensorboard/.
 #include "bindings/lua_api.h"
 #include "bindings/lua_support.h"
 #include "engine/analysis/tensorboard/memory_summary.h"
+#include "engine/analysis/tensorboard/module_summary.h"
 
 namespace profsh::lua {
 
@@ -19,6 +20,15 @@ int TraceMemorySummary(lua_State* L) {
               {"devices", std::move(rows.devices)}});
     lua_pushstring(L, summary.default_device.c_str());
     lua_setfield(L, -2, "default_device");
+    return 1;
+  });
+}
+
+int TraceModuleSummary(lua_State* L) {
+  return Protect(L, [&] {
+    TraceHandle* h = CheckUserdata<TraceHandle>(L, 1, "profsh.Trace", "module_summary");
+    Options opts(L, 2, "module_summary", {});
+    PushRows(L, tensorboard::ModuleSummaryRows(tensorboard::BuildModuleSummary(*h->trace)), {});
     return 1;
   });
 }

@@ -719,6 +719,7 @@ void RegisterTrace(lua_State* L) {
        {"samples", TraceSamples},
        {"hotspots", TraceHotspots},
        {"memory_summary", TraceMemorySummary},
+       {"module_summary", TraceModuleSummary},
        {"recommendations", TraceRecommendations}},
       TraceField,
       {"duration", "start", "path", "format", "event_count", "warnings", "metadata", "steps",

@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""Checks profsh's TensorBoard memory view against the plugin's goldens.
+"""Checks profsh's TensorBoard memory and module views against the plugin's goldens.
 usage: check_views_more.py PROFSH GOLDEN_DIR RUNS_DIR
-For every worker folder of GOLDEN_DIR with a memory.json (the plugin's answer, recorded by
+For every worker folder of GOLDEN_DIR with a memory.json or module.json (the plugin's answer, recorded by
 record_golden.py or record_runs_golden.py), finds the worker's trace (RUNS_DIR/RUN/WORKER*.json*
 or the plugin's sample runs, span N being the worker's Nth file by name), runs
 dump_views_more.lua on it and compares, in the plugin's units (KB, MB, ms) and rounding:
 - memory.json: per device, every operator row (calls, sizes and counts with and without children);
 - memory_events.json: per device, every allocation in the plugin's order (operator, size, times);
-- memory_curve.json: per device, every point before the plugin's step-plot patch, and the peak.
+- memory_curve.json: per device, every point before the plugin's step-plot patch, and the peak;
+- module.json: the module tree in pre-order, every module's figures (µs, the plugin's ints).
 Exit 77 (skipped) when the plugin's sample runs cannot be found and no run of RUNS_DIR matches.
 """
 import csv
@@ -71,7 +72,33 @@ def check_worker(profsh, folder, trace, failures):
         curve = read_csv(os.path.join(out, "memory_curve.csv"))
         allocs = read_csv(os.path.join(out, "memory_allocations.csv"))
         devices = read_csv(os.path.join(out, "memory_devices.csv"))
+        modules = read_csv(os.path.join(out, "modules.csv"))
     fail = lambda what: failures.append(f"{folder}: {what}")  # noqa: E731
+
+    module_json = os.path.join(folder, "module.json")
+    if os.path.exists(module_json):
+        want = []
+
+        def walk(nodes, depth):
+            for n in nodes:
+                want.append([depth, n["name"], n["id"], n["occurences"], n["operators"],
+                             n["host_duration"], n["self_host_duration"], n["device_duration"],
+                             n["self_device_duration"], n["avg_duration"]])
+                walk(n["children"], depth + 1)
+        walk(json.load(open(module_json))["data"], 0)
+        mine = [[int(m["depth"]), m["name"], int(m["id"]), int(m["occurrences"]),
+                 int(m["operators"])] + [float(m[k]) for k in (
+                     "host_duration", "self_host_duration", "device_duration",
+                     "self_device_duration", "avg_duration")] for m in modules]
+        if len(mine) != len(want):
+            fail(f"module: {len(mine)} modules, the plugin {len(want)}")
+        for m, g in zip(mine, want):
+            if m[:5] != g[:5] or not all(close(a, b, 0.01) for a, b in zip(m[5:], g[5:])):
+                fail(f"module: {m} != plugin {g}")
+    elif modules:
+        fail(f"module: {len(modules)} modules where the plugin has none")
+    if not os.path.exists(os.path.join(folder, "memory.json")):
+        return
 
     stats = json.load(open(os.path.join(folder, "memory.json")))
     for device, rows in stats["rows"].items():
@@ -127,8 +154,9 @@ def main():
     except Exception:  # no kineto clone: only the committed runs
         samples = None
     failures, checked = [], 0
-    for memory_json in sorted(glob.glob(os.path.join(golden, "*", "*", "memory.json"))):
-        folder = os.path.dirname(memory_json)
+    folders = {os.path.dirname(p) for name in ("memory.json", "module.json")
+               for p in glob.glob(os.path.join(golden, "*", "*", name))}
+    for folder in sorted(folders):
         run = os.path.basename(os.path.dirname(folder))
         trace = trace_of(run, os.path.basename(folder), runs_dir, samples)
         if trace is None:

@@ -13,11 +13,6 @@ constexpr std::array<std::string_view, 10> kCollectiveNames = {
     "nccl:broadcast", "nccl:reduce", "nccl:all_reduce", "nccl:all_gather", "nccl:reduce_scatter",
     "gloo:broadcast", "gloo:reduce", "gloo:all_reduce", "gloo:all_gather", "gloo:reduce_scatter"};
 
-bool IsCollectiveName(std::string_view name) {
-  return std::find(kCollectiveNames.begin(), kCollectiveNames.end(), name) !=
-         kCollectiveNames.end();
-}
-
 bool IsDataLoaderName(std::string_view name) {
   return (name.starts_with("enumerate(DataLoader)#") && name.ends_with(".__next__")) ||
          name.starts_with("enumerate(DataPipe)#");
@@ -64,6 +59,15 @@ void RemoveDuplicateNodes(const Trace& t, HostTree* tree) {
 
 }  // namespace
 
+bool IsPluginCollectiveName(std::string_view name) {
+  return std::find(kCollectiveNames.begin(), kCollectiveNames.end(), name) !=
+         kCollectiveNames.end();
+}
+
+bool IsNcclCollectiveName(std::string_view name) {
+  return IsPluginCollectiveName(name) && name.starts_with("nccl:");
+}
+
 bool PluginHostNodeKind(std::string_view category, std::string_view name, HostNodeKind* kind) {
   const std::string c = Lower(category);
   const bool op = c == "cpu_op" || c == "operator";
@@ -88,7 +92,7 @@ bool PluginHostNodeKind(std::string_view category, std::string_view name, HostNo
     return true;
   }
   if (c == "user_annotation") {
-    if (!IsCollectiveName(name)) return false;
+    if (!IsPluginCollectiveName(name)) return false;
     *kind = HostNodeKind::kOther;  // an OperatorNode of type user_annotation: not an operator
     return true;
   }

@@ -49,6 +49,10 @@ struct HostTree {
 // leaves out of its host tree.
 bool PluginHostNodeKind(std::string_view category, std::string_view name, HostNodeKind* kind);
 
+// The plugin's collectives (trace.py's NcclOpNameSet and GlooOpNameSet).
+bool IsPluginCollectiveName(std::string_view name);
+bool IsNcclCollectiveName(std::string_view name);
+
 // The plugin's rule: ranges of a thread ordered by (start, longer first); a range that starts
 // inside the open one but ends after it is dropped, as the plugin drops it. An operator whose
 // only child is an operator of the same name takes that child's children in its place
