@@ -7,6 +7,7 @@
 #include <string>
 
 #include "engine/analysis/tensorboard/recommendations_evidence.h"
+#include "engine/util/human_text.h"
 
 namespace profsh {
 
@@ -103,7 +104,7 @@ std::vector<Recommendation> PluginRecommendations(const PluginRuleInputs& in) {
     for (size_t i = 0; i < low.size(); ++i) {
       list += (i == 0 ? "" : i + 1 == low.size() ? " and " : ", ") + std::to_string(low[i]->device);
       evidence += (i ? ", " : "") + std::string("GPU ") + std::to_string(low[i]->device) + " " +
-                  Percent(*low[i]->utilization) + " busy";
+                  HumanNumber(*low[i]->utilization * 100.0) + "% busy";
     }
     out.push_back(Plugin("low_gpu_utilization",
                          "GPU " + list + (low.size() == 1 ? " has" : " have") +
