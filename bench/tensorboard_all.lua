@@ -4,7 +4,9 @@ local t = profsh.load(arg[1])
 local counts = {}
 for _, view in ipairs({"step_breakdown", "gpu_summary", "kernel_summary", "memory_summary",
                        "distributed_summary", "module_summary", "recommendations"}) do
-  counts[#counts + 1] = view .. " " .. #t[view](t)
+  -- A view this build lacks is named, not skipped silently.
+  local ok, method = pcall(function() return t[view] end)
+  counts[#counts + 1] = view .. " " .. ((ok and method) and #method(t) or "(not in this build)")
 end
 local operators = t:key_averages()
 counts[#counts + 1] = "operators " .. #operators
