@@ -87,6 +87,8 @@ int TraceModuleSummary(lua_State* L);
 int TraceCompileRegions(lua_State* L);
 int TraceGraphBreaks(lua_State* L);
 int TraceKernelProvenance(lua_State* L);
+// The plugin's and profsh's recommendations (lua_recommendations.cpp).
+int TraceRecommendations(lua_State* L);
 // A distributed job's ranks (lua_ranks.cpp): profsh.load_ranks, trace:collectives(), trace.ranks.
 void RegisterRanks(lua_State* L);  // expects the profsh table on top of the stack
 int TraceCollectives(lua_State* L);

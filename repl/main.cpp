@@ -18,6 +18,7 @@
 #include "repl/run_command.h"
 #include "repl/sql_command.h"
 #include "repl/stats_command.h"
+#include "repl/overview_command.h"
 #include "repl/trace_command.h"
 
 namespace {
@@ -50,6 +51,8 @@ constexpr char kUsage[] =
     "  profsh kernels TRACE [--format table|csv]  PyProf's kernel table of a trace\n"
     "  profsh critical-path TRACE [--step N]      a step's critical path: what bounds it, what\n"
     "                                             its time goes to (profsh critical-path --help)\n"
+    "  profsh overview TRACE [--format table|csv] the TensorBoard plugin's overview: steps,\n"
+    "                                             GPUs, top kernels, recommendations\n"
     "  profsh sql TRACE QUERY [--format csv]      one SQL query over a trace's tables\n"
     "                                             (Perfetto's names; profsh sql --help)\n"
     "  profsh export --sqlite OUT TRACE           the trace as a SQLite database\n"
@@ -93,6 +96,9 @@ int main(int argc, char** argv) {
   }
   if (argc > 1 && std::strcmp(argv[1], "flamegraph") == 0) {
     return profsh::repl::RunFlamegraphCommand(argc - 1, argv + 1);
+  }
+  if (argc > 1 && std::strcmp(argv[1], "overview") == 0) {
+    return profsh::repl::RunOverviewCommand(argc - 1, argv + 1);
   }
   std::vector<std::string> chunks;
   bool interactive = false;

@@ -34,6 +34,12 @@ SMALL = KINETO + "execution_trace_benchmark_simple_add_trace.json.gz"
 TRITON = KINETO + "triton_example_triton_example.json.gz"
 RANKS = ["ranks/data/rank-0.json.gz", "ranks/data/rank-1.json.gz"]
 
+# The tensorboard template's charts on SIMPLE_ADD (step breakdown, top operators, top kernels;
+# it records no memory) and its sections' first tables.
+TB_CHARTS = 3
+TB_TABLES = {"overview": (0, ["0"]), "kernel": (0, [])}
+TB_SECTIONS = ["overview", "operator", "kernel", "memory", "distributed", "module"]
+
 # template -> (traces, charts expected, {section id: (table index, first-column texts)})
 CASES = {
     "summary": ([SIMPLE_ADD], 2, {
@@ -53,6 +59,9 @@ CASES = {
         "stragglers": (0, ["1", "0"])}),
     "diff": ([SIMPLE_ADD, SMALL], 2, {
         "overview": (0, ["added", "deleted", "increased", "decreased", "unchanged"])}),
+    # The TensorBoard plugin's layout; its first chart (the screenshot's) is the overview's step
+    # breakdown.
+    "tensorboard": ([SIMPLE_ADD], TB_CHARTS, TB_TABLES),
 }
 
 EVIL = ("<script>window.__pwned=1</script><img src=x onerror=\"window.__pwned=1\"> \"dq\" 'sq' "
@@ -358,6 +367,10 @@ def main():
                 d, a = result["sorted_desc"], result["sorted_asc"]
                 check(d == sorted(d, reverse=True) and a == sorted(a) and len(d) > 1,
                       "%s: a header click sorts the table, descending then ascending" % name)
+            if name == "tensorboard":
+                check(list(result["sections"])[:len(TB_SECTIONS)] == TB_SECTIONS,
+                      "tensorboard: every view has its section, in the plugin's order (%s)"
+                      % list(result["sections"]))
             if name == "compile":
                 lines = result["first_text_lines"].get("regions", 99)
                 check(lines == 1, "compile: a region's name stays on one line in a wide table "
@@ -381,7 +394,7 @@ def main():
             check("<script>" not in text and "\\<script\\>" in text, "Markdown: tags are escaped")
         r = run(profsh, ["-e", "print(table.concat(profsh.templates(), ','))"], tests_dir, env)
         check(r.stdout.strip() == "broken_call,broken_engine,broken_link,broken_syntax,compile,diff,gpu,ranks,"
-                                  "summary,team", "profsh.templates() lists the user's and the built-in ones (%s)"
+                                  "summary,team,tensorboard", "profsh.templates() lists the user's and the built-in ones (%s)"
               % r.stdout.strip())
         # The same template as a path, from Lua: profsh.report.
         r = run(profsh, ["-e", "local f = profsh.report(profsh.load(arg[1]), {template = arg[2], output = arg[3]})"
@@ -466,7 +479,7 @@ def main():
               and os.path.exists(os.path.join(work, "my report (v2).flamegraph.svg")),
               "Markdown: a side file's link is percent-encoded (%s)" % r.stderr.strip())
         r = run(profsh, ["report", SMALL, "--template", "nope", "-o", os.path.join(work, "x.html")], tests_dir, env)
-        check(r.returncode == 1 and "no template named 'nope' (built in: compile, diff, gpu, ranks, summary;" in r.stderr,
+        check(r.returncode == 1 and "no template named 'nope' (built in: compile, diff, gpu, ranks, summary, tensorboard;" in r.stderr,
               "an unknown template is an error listing the built-in ones")
         r = run(profsh, ["report", "no_such_trace.json", "-o", os.path.join(work, "x.html")], tests_dir)
         check(r.returncode == 1 and "profsh report: cannot read no_such_trace.json: No such file" in r.stderr,
