@@ -14,6 +14,7 @@
 #include "repl/flamegraph_command.h"
 #include "repl/repl.h"
 #include "repl/report_command.h"
+#include "repl/serve_command.h"
 #include "repl/run_command.h"
 #include "repl/sql_command.h"
 #include "repl/stats_command.h"
@@ -84,6 +85,9 @@ int main(int argc, char** argv) {
   }
   if (argc > 1 && std::strcmp(argv[1], "report") == 0) {
     return profsh::repl::RunReportCommand(argc - 1, argv + 1);
+  }
+  if (argc > 1 && std::strcmp(argv[1], "serve") == 0) {
+    return profsh::repl::RunServeCommand(argc - 1, argv + 1);
   }
   if (argc > 1 && std::strcmp(argv[1], "flamegraph") == 0) {
     return profsh::repl::RunFlamegraphCommand(argc - 1, argv + 1);
