@@ -32,7 +32,10 @@ command -v npm >/dev/null 2>&1 || PACKAGES="$PACKAGES nodejs npm"
 # SQLite export is checked with the sqlite3 client.
 # debootstrap makes the Debian 13 root with PyTorch 2.6 for the torch tests' second environment.
 # libc6-dbg: the symbols tests name libc's frames from Debian's detached debug files.
-TEST_PACKAGES="chromium clang llvm sqlite3 debootstrap libc6-dbg"
+# python3-pandas, -numpy, -werkzeug run the TensorBoard profiler plugin's parsers offline
+# (tests/tensorboard).
+TEST_PACKAGES="chromium clang llvm sqlite3 debootstrap libc6-dbg python3-pandas python3-numpy \
+python3-werkzeug"
 # The flamegraph benchmark measures peak memory with GNU time and fetches flamegraph.pl; the
 # symbolisation benchmark compares with perf (linux-perf).
 BENCH_PACKAGES="time perl curl ca-certificates linux-perf"

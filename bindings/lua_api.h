@@ -75,10 +75,16 @@ int TraceKernelTable(lua_State* L);  // PyProf's kernel table
 // The cpu activity's samples (lua_samples.cpp).
 int TraceSamples(lua_State* L);
 int TraceHotspots(lua_State* L);
+// The TensorBoard plugin's memory and module views (lua_tensorboard_more.cpp):
+// trace:memory_summary(), trace:module_summary().
+int TraceMemorySummary(lua_State* L);
+int TraceModuleSummary(lua_State* L);
 // torch.compile's regions, graph breaks and kernel provenance (lua_compile.cpp).
 int TraceCompileRegions(lua_State* L);
 int TraceGraphBreaks(lua_State* L);
 int TraceKernelProvenance(lua_State* L);
+// The plugin's and profsh's recommendations (lua_recommendations.cpp).
+int TraceRecommendations(lua_State* L);
 // A distributed job's ranks (lua_ranks.cpp): profsh.load_ranks, trace:collectives(), trace.ranks.
 void RegisterRanks(lua_State* L);  // expects the profsh table on top of the stack
 int TraceCollectives(lua_State* L);

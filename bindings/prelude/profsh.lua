@@ -24,7 +24,7 @@ profsh — a programmable profiling shell.
 Help topics: load, key_averages, table, avg, trace, events, gpu, processes, threads,
 export_chrome_trace, export_stacks, save, to_sqlite, sql, flamegraph, flamegraph_diff,
 diff, speedscope, profile, run, pytorch, memory_timeline, schedule, record_function, on_demand,
-tensorboard_trace_handler, gpu_events, compile, ranks, report, samples, repl.
+tensorboard_trace_handler, gpu_events, compile, recommendations, ranks, report, samples, repl.
 Type :help TOPIC]]
 
 topics.load = [[
@@ -122,6 +122,17 @@ torch recordings; docs/ANALYSIS.md defines every column; compile time is a union
                         ATen fallbacks, cuBLAS, cuDNN, CUTLASS, flash attention, NCCL, CUDA
                         graph replays; Inductor's C++ kernels on the CPU
   Recipe: scripts/torch_compile.lua]]
+
+topics.recommendations = [[
+What to change, read off a trace (docs/ANALYSIS.md "Recommendations"):
+  r = t:recommendations{gpu_gap_us=1000, min_short_kernels=10, short_kernel_share=0.25,
+                        evidence_names=5}
+  rows of rule, source ("plugin" or "profsh"), text, evidence (the operators or kernels
+  concerned, with their times), time_at_stake (us).
+  The TensorBoard plugin's rules, at its thresholds: dataloader, data_parallel, ddp_backend,
+  communication, low_gpu_utilization, tensor_cores, memory_peak. profsh's own, where the trace
+  shows the cause: pageable_memcpy, sync_memcpy, sync_in_step, gpu_gap, short_kernels,
+  recompiles. Command line: profsh overview TRACE.]]
 
 topics.ranks = [[
 A distributed job's traces as one (docs/ANALYSIS.md "Many ranks"):

@@ -39,6 +39,7 @@ inline constexpr std::string_view kBlock = "block";      // of a kernel: JSON [x
 inline constexpr std::string_view kEvIdx = "Ev Idx";
 inline constexpr std::string_view kPythonId = "Python id";
 inline constexpr std::string_view kPythonParentId = "Python parent id";      // read: importer
+inline constexpr std::string_view kPythonModuleId = "Python module id";  // of an nn.Module range
 inline constexpr std::string_view kRecordFunctionId = "Record function id";  // read: importer
 inline constexpr std::string_view kConcreteInputs = "Concrete Inputs";  // torch 2.x: scalar inputs
 inline constexpr std::string_view kInputStrides = "Input Strides";      // torch 2.x

@@ -2,6 +2,8 @@
 // name, fwdbwd flows paired by id, a collective's arguments, and the [memory] records.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "engine/analysis/model/collective_args.h"
 #include "engine/analysis/model/compile_roles.h"
 #include "engine/analysis/model/forward_backward_flows.h"
@@ -85,6 +87,22 @@ TEST(ModelViews, MemoryRecordsWithTheirDevice) {
   EXPECT_EQ(r[1].bytes, -512);
   EXPECT_EQ(r[1].device_type, 0);  // host when not written
   EXPECT_EQ(t->events.ts(r[1].event), 2'000);
+  EXPECT_FALSE(r[0].has_addr);
+  EXPECT_TRUE(std::isnan(r[0].total_allocated));
+}
+
+TEST(ModelViews, MemoryRecordsWithAddressAndAllocatorTotals) {
+  auto t = testing::MustImport(R"json({"traceEvents": [
+    {"ph": "i", "s": "t", "name": "[memory]", "pid": 1, "tid": 1, "ts": 1,
+     "args": {"Bytes": 512, "Addr": 18446744073709551615, "Total Allocated": 1536,
+              "Total Reserved": 2097152}}
+  ]})json");
+  const std::vector<MemoryRecord> r = MemoryRecordsOf(*t);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_TRUE(r[0].has_addr);
+  EXPECT_EQ(static_cast<uint64_t>(r[0].addr), UINT64_MAX);
+  EXPECT_EQ(r[0].total_allocated, 1536);
+  EXPECT_EQ(r[0].total_reserved, 2097152);
 }
 
 }  // namespace
