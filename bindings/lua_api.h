@@ -72,6 +72,10 @@ int TraceQueueLengthSummary(lua_State* L);
 int TraceCounters(lua_State* L);
 int TraceStats(lua_State* L);        // Nsight Systems' reports
 int TraceKernelTable(lua_State* L);  // PyProf's kernel table
+// The TensorBoard profiler plugin's views (lua_tensorboard.cpp), methods of Trace.
+int TraceStepBreakdown(lua_State* L);
+int TraceGpuSummary(lua_State* L);
+int TraceKernelSummary(lua_State* L);
 // The cpu activity's samples (lua_samples.cpp).
 int TraceSamples(lua_State* L);
 int TraceHotspots(lua_State* L);

@@ -17,5 +17,10 @@ std::vector<Interval> MergeIntervals(std::vector<Interval> intervals);
 int64_t UnionLength(const std::vector<Interval>& merged);
 // Length of the time covered by both (each merged, so disjoint and sorted).
 int64_t OverlapLength(const std::vector<Interval>& a, const std::vector<Interval>& b);
+// The time covered by both, and the time of `a` not covered by `b` (each merged).
+std::vector<Interval> IntersectIntervals(const std::vector<Interval>& a,
+                                         const std::vector<Interval>& b);
+std::vector<Interval> SubtractIntervals(const std::vector<Interval>& a,
+                                        const std::vector<Interval>& b);
 
 }  // namespace profsh

@@ -36,6 +36,12 @@ inline constexpr std::string_view kStream = "stream";    // of device work
 inline constexpr std::string_view kCopyBytes = "bytes";  // of a memcpy or memset
 inline constexpr std::string_view kGrid = "grid";        // of a kernel: JSON [x, y, z]
 inline constexpr std::string_view kBlock = "block";      // of a kernel: JSON [x, y, z]
+// Of a kernel: CUPTI's estimates of its blocks per SM and its achieved occupancy (in %).
+inline constexpr std::string_view kBlocksPerSm = "blocks per SM";
+inline constexpr std::string_view kAchievedOccupancy = "est. achieved occupancy %";
+// "External id" as Kineto spelled it on runtime calls and device work before torch 1.9 (the
+// TensorBoard plugin's sample traces): read where "External id" is absent.
+inline constexpr std::string_view kExternalIdLowercase = "external id";
 inline constexpr std::string_view kEvIdx = "Ev Idx";
 inline constexpr std::string_view kPythonId = "Python id";
 inline constexpr std::string_view kPythonParentId = "Python parent id";      // read: importer

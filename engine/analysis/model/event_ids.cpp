@@ -12,12 +12,14 @@ EventIds ReadEventIds(const Trace& trace, const EventRoles& roles) {
   if (ev.size() >= kNoIndex)
     throw std::length_error("the event model indexes events in 32 bits; the trace has " +
                             std::to_string(ev.size()) + " events");
-  enum Key : size_t { kCorrelation, kExternal, kDevice, kStream };
-  const ArgReader reader(
-      trace, {kineto::kCorrelation, kineto::kExternalId, kineto::kDevice, kineto::kStream});
+  enum Key : size_t { kCorrelation, kExternal, kDevice, kStream, kExternalLowercase };
+  const ArgReader reader(trace, {kineto::kCorrelation, kineto::kExternalId, kineto::kDevice,
+                                 kineto::kStream, kineto::kExternalIdLowercase});
   auto read = [&](ArgRef args, size_t key) {
     int64_t v;
-    return reader.GetInt(args, key, &v) ? v : kNoId;
+    if (reader.GetInt(args, key, &v)) return v;
+    if (key == kExternal && reader.GetInt(args, kExternalLowercase, &v)) return v;
+    return kNoId;
   };
   EventIds ids;
   const uint32_t* event_template = ev.template_column().data();

@@ -210,9 +210,10 @@ TypedArgs::TypedArgs(const Trace& trace)
     : trace_(trace),
       reader_(trace, {kineto::kCorrelation, kineto::kExternalId, kineto::kDevice, kineto::kStream,
                       kineto::kSequenceNumber, kineto::kCopyBytes, kineto::kMemoryBandwidth,
-                      kineto::kGrid, kineto::kBlock, kineto::kInputDims, kineto::kInputType}) {
-  static_assert(static_cast<size_t>(KnownArg::kCount) == 9);
-  constexpr size_t kDims = 9, kTypes = 10;  // after the KnownArgs in the reader's keys
+                      kineto::kGrid, kineto::kBlock, kineto::kBlocksPerSm,
+                      kineto::kAchievedOccupancy, kineto::kInputDims, kineto::kInputType}) {
+  static_assert(static_cast<size_t>(KnownArg::kCount) == 11);
+  constexpr size_t kDims = 11, kTypes = 12;  // after the KnownArgs in the reader's keys
   const uint32_t schemas = trace.args.schema_count();
   shapes_of_schema_.assign(schemas, kNone);
   types_of_schema_.assign(schemas, kNone);

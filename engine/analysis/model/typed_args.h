@@ -25,6 +25,9 @@ enum class KnownArg : uint8_t {
   kMemoryBandwidth,  // a copy's or set's GB/s
   kGrid,             // a kernel's grid, JSON text
   kBlock,            // a kernel's block, JSON text
+  // A kernel's blocks per SM and estimated achieved occupancy (%), CUPTI's estimates.
+  kBlocksPerSm,
+  kAchievedOccupancy,
   kCount,
 };
 

@@ -82,8 +82,19 @@ MemorySummary BuildMemorySummary(const Trace& t) {
   // Each record's operator: the deepest node of its thread's tree holding it, when that node is
   // an operator. Allocations keep its name (and its parent's, for aten::empty).
   std::vector<std::string> op_of_record(records.size());
-  // Per (operator node, device): the six metrics; totals go up to every ancestor.
-  std::map<std::pair<uint32_t, std::string>, std::array<int64_t, kMetricCount>> node_metrics;
+  // Per (device, operator name): the six metrics summed over the operator's calls; a record
+  // counts for its operator's self figures and for the totals of every operator above it.
+  std::vector<std::string> device_names;
+  auto device_index = [&](const std::string& name) -> uint64_t {
+    auto it = std::find(device_names.begin(), device_names.end(), name);
+    if (it != device_names.end()) return static_cast<uint64_t>(it - device_names.begin());
+    device_names.push_back(name);
+    return device_names.size() - 1;
+  };
+  std::unordered_map<uint64_t, std::array<int64_t, kMetricCount>> metrics_by_name;
+  auto metrics = [&](uint64_t dev, uint32_t node) -> std::array<int64_t, kMetricCount>& {
+    return metrics_by_name[dev << 32 | t.events.name(tree.nodes[node].event)];
+  };
   for (size_t i = 0; i < records.size(); ++i) {
     const MemoryRecord& r = records[i];
     const HostThread* thread = tree.ThreadOf(t.events.track(r.event));
@@ -100,16 +111,17 @@ MemorySummary BuildMemorySummary(const Trace& t) {
                                   " (" + std::string(op) + ")"
                             : std::string(op);
     }
-    const std::string dev = PluginDeviceName(r);
-    if (dev.empty()) continue;
+    const std::string dev_name = PluginDeviceName(r);
+    if (dev_name.empty()) continue;
+    const uint64_t dev = device_index(dev_name);
     const int64_t allocated = r.bytes > 0 ? r.bytes : 0, count = r.bytes > 0 ? 1 : 0;
-    auto& self = node_metrics[{n, dev}];
+    auto& self = metrics(dev, n);
     self[kSelfIncrease] += r.bytes;
     self[kSelfAllocationSize] += allocated;
     self[kSelfAllocationCount] += count;
     for (uint32_t a = n; a != kNoIndex; a = tree.nodes[a].parent) {
       if (tree.nodes[a].kind != HostNodeKind::kOperator) continue;
-      auto& total = node_metrics[{a, dev}];
+      auto& total = metrics(dev, a);
       total[kIncrease] += r.bytes;
       total[kAllocationSize] += allocated;
       total[kAllocationCount] += count;
@@ -117,20 +129,24 @@ MemorySummary BuildMemorySummary(const Trace& t) {
   }
 
   // Per-operator statistics by name; calls count every call of the operator in the trace.
-  std::unordered_map<std::string_view, int64_t> calls;
+  std::unordered_map<uint32_t, int64_t> calls;
   for (const HostNode& node : tree.nodes)
-    if (node.kind == HostNodeKind::kOperator && !node.merged)
-      ++calls[t.str(t.events.name(node.event))];
-  std::map<std::pair<std::string, std::string_view>, std::array<int64_t, kMetricCount>> by_name;
-  for (const auto& [key, metrics] : node_metrics) {
-    auto& sum = by_name[{key.second, node_name(key.first)}];
-    for (int m = 0; m < kMetricCount; ++m) sum[m] += metrics[m];
+    if (node.kind == HostNodeKind::kOperator && !node.merged) ++calls[t.events.name(node.event)];
+  std::map<std::pair<std::string_view, std::string_view>,
+           std::pair<uint32_t, const std::array<int64_t, kMetricCount>*>>
+      by_name;
+  for (const auto& [key, m] : metrics_by_name) {
+    const uint32_t name = static_cast<uint32_t>(key & 0xffffffffu);
+    by_name[{device_names[key >> 32], t.str(name)}] = {name, &m};
   }
-  for (const auto& [key, m] : by_name) {
+  for (const auto& [key, value] : by_name) {
+    const auto& m = *value.second;
     if (std::all_of(m.begin(), m.end(), [](int64_t v) { return v == 0; })) continue;
-    device(key.first).operators.push_back(MemoryOperatorStats{
-        std::string(key.second), calls[key.second], m[kIncrease], m[kSelfIncrease],
-        m[kAllocationCount], m[kSelfAllocationCount], m[kAllocationSize], m[kSelfAllocationSize]});
+    device(std::string(key.first))
+        .operators.push_back(MemoryOperatorStats{std::string(key.second), calls[value.first],
+                                                 m[kIncrease], m[kSelfIncrease],
+                                                 m[kAllocationCount], m[kSelfAllocationCount],
+                                                 m[kAllocationSize], m[kSelfAllocationSize]});
   }
 
   // The curve: records with an address and both totals.
