@@ -18,6 +18,7 @@ header{background:#1f2d3d;color:#fff;padding:8px 16px}header a{color:#fff}
 main{padding:12px 16px}table{border-collapse:collapse}td,th{padding:3px 10px;text-align:left;
 border-bottom:1px solid #ddd}th{background:#f3f5f8}pre{font-size:12px;overflow:auto}
 .fact{display:inline-block;margin:4px 18px 4px 0;padding:8px 12px;background:#eef3fb;border-radius:4px}
+section.view td{font-size:12px}.note{color:#666}
 #timeline{display:block;width:100%;border-top:1px solid #ccc}</style>)";
 
 std::string Head(const std::string& title) {
@@ -86,8 +87,11 @@ std::string TraceHtml(const std::string& relative, const LoadedTrace& loaded) {
     for (const std::string& w : trace.warnings) html += "<li>" + EscapeHtml(w) + "</li>";
     html += "</ul>";
   }
-  html +=
-      "<h2>Operators</h2><pre id=\"operators\">" + EscapeHtml(loaded.OperatorTable()) + "</pre>";
+  html += "<nav>";
+  for (const char* view :
+       {"overview", "gpu", "recommendations", "operators", "kernels", "memory", "modules"})
+    html += std::string("<a href=\"#") + view + "\">" + view + "</a> ";
+  html += "</nav>" + loaded.ViewsHtml();
   return html + "</main></body></html>";
 }
 

@@ -4,24 +4,14 @@
 
 #include <chrono>
 
-#include "engine/analysis/averages_table.h"
-#include "engine/analysis/function_events.h"
-#include "engine/analysis/key_averages.h"
 #include "engine/load/trace_loader.h"
+#include "engine/serve/trace_views.h"
 
 namespace profsh::serve {
 
-const std::string& LoadedTrace::OperatorTable() const {
-  std::call_once(table_once_, [&] {
-    std::shared_ptr<const FunctionEvents> events = BuildFunctionEvents(*trace);
-    KeyAverages averages = ComputeKeyAverages(events, false, 0);
-    TableOptions options;
-    options.sort_by = "self_cpu_time_total";
-    options.row_limit = 50;
-    Result<std::string> text = BuildAveragesTable(averages, options);
-    table_ = text.ok() ? text.value() : "operator table: " + text.error().message;
-  });
-  return table_;
+const std::string& LoadedTrace::ViewsHtml() const {
+  std::call_once(views_once_, [&] { views_ = TraceViewsHtml(*trace); });
+  return views_;
 }
 
 Result<std::shared_ptr<const LoadedTrace>> TraceCache::Get(const std::string& path) {

@@ -19,12 +19,12 @@ struct LoadedTrace {
   std::unique_ptr<Trace> trace;
   TimelineIndex timeline;
   double load_seconds = 0;
-  // The operator table (torch's key_averages().table()), made by the first page that shows it.
-  const std::string& OperatorTable() const;
+  // The views' HTML (trace_views.h), made by the first page that shows them.
+  const std::string& ViewsHtml() const;
 
  private:
-  mutable std::once_flag table_once_;
-  mutable std::string table_;
+  mutable std::once_flag views_once_;
+  mutable std::string views_;
 };
 
 class TraceCache {

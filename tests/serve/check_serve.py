@@ -88,7 +88,8 @@ def browser_checks(url, rel, work):
     check('class="views"' in dom and quoted(rel) in dom, "Chromium: the index links the trace's views")
     dom = subprocess.run(chromium_args(browser, work) + ["--dump-dom", url + "trace?path=" + quoted(rel)],
                          capture_output=True, text=True, timeout=120).stdout
-    check('id="operators"' in dom and "Self CPU" in dom, "Chromium: the trace's page shows its operators")
+    check('id="operators"' in dom and "Self CPU" in dom and 'id="kernels"' in dom and 'id="overview"' in dom,
+          "Chromium: the trace's page shows its views")
     dom = subprocess.run(chromium_args(browser, work) + ["--dump-dom", url + "timeline?path=" + quoted(rel)],
                          capture_output=True, text=True, timeout=120).stdout
     drawn = dom.split('data-drawn="')[1].split('"')[0] if 'data-drawn="' in dom else "0"
@@ -146,6 +147,10 @@ def main():
         status, body = get(url, "/trace?path=" + quoted(rel))
         check(status == 200 and b"Self CPU %" in body and b"aten::" in body,
               "the trace's page shows its operator table")
+        views = [v for v in ("overview", "gpu", "recommendations", "operators", "kernels", "memory", "modules")
+                 if ('<section class="view" id="%s">' % v).encode() in body]
+        check(len(views) == 7 and b"<th>kernel</th>" in body and b"<th>calls</th>" in body,
+              "the trace's page shows every TensorBoard view (%s)" % views)
         begin_end = json.loads(get(url, "/api/timeline?path=%s&width=20000" % quoted(rel))[1])
         fine = sum(len(l["slices"]) for l in begin_end["lanes"])
         coarse_doc = json.loads(get(url, "/api/timeline?path=%s&width=4" % quoted(rel))[1])
