@@ -56,6 +56,8 @@ constexpr char kUsage[] =
     "  profsh report TRACE... [-o OUT.html|.md]   an HTML or Markdown report from a template\n"
     "        [--template NAME|FILE.lua]           (summary, gpu, compile, ranks, diff; profsh\n"
     "                                             report --help)\n"
+    "  profsh serve LOGDIR [--port 6006]          the web UI over a folder of traces (profsh\n"
+    "                                             serve --help)\n"
     "\n"
     "In the shell, :help lists what profsh offers.\n";
 
