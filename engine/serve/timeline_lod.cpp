@@ -116,7 +116,8 @@ std::string TimelineJson(const Trace& trace, const TimelineIndex& index, const T
         continue;
       }
       Block& b = open[depth];
-      if (b.count > 0 && ts > b.end + ns_per_px) flush(depth);
+      // A block stays about a pixel wide: a gap of a pixel, or a pixel's worth of starts, ends it.
+      if (b.count > 0 && (ts > b.end + ns_per_px || ts >= b.begin + ns_per_px)) flush(depth);
       if (b.count == 0) b.begin = ts;
       b.end = std::max(b.end, ts + dur);
       ++b.count;

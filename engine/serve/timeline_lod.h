@@ -1,7 +1,8 @@
 // The timeline at a level of detail: for a time range and a width in pixels, each thread's and
-// stream's slices wide enough to see, and the narrower ones merged into summary blocks (one per
-// nesting depth and run of neighbours less than a pixel apart). The browser receives at most a
-// few slices per pixel and lane whatever the trace's size; that is what lets a 5 GB trace open.
+// stream's slices wide enough to see, and the narrower ones merged into summary blocks (per
+// nesting depth, about a pixel wide each, with the count of slices in it). The browser receives at
+// most a few slices per pixel and lane whatever the trace's size; that is what lets a 5 GB trace
+// open.
 #pragma once
 
 #include <cstdint>

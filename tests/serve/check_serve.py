@@ -159,6 +159,10 @@ def main():
         check(fine > 0 and coarse_slices < fine and coarse_blocks > 0 and coarse_slices + coarse_blocks >= fine,
               "the timeline merges slices narrower than a pixel into blocks (%d slices at 20000 px; "
               "%d slices + %d in blocks at 4 px)" % (fine, coarse_slices, coarse_blocks))
+        px = coarse_doc["ns_per_px"]
+        widest = max(b[1] for l in coarse_doc["lanes"] for b in l["blocks"])
+        check(widest < 2 * px, "a summary block stays about a pixel wide (widest %d ns, a pixel %d ns)"
+              % (widest, px))
         t0, t1 = begin_end["begin"], begin_end["end"]
         mid = (t0 + t1) // 2
         zoomed = json.loads(get(url, "/api/timeline?path=%s&t0=%d&t1=%d&width=800"
