@@ -53,6 +53,7 @@ void RegisterAverages(lua_State* L);    // likewise
 void RegisterFlamegraph(lua_State* L);  // likewise
 void RegisterProfile(lua_State* L);     // likewise
 void RegisterDiff(lua_State* L);        // likewise: profsh.diff (lua_diff.cpp)
+void RegisterServe(lua_State* L);       // likewise: profsh.serve (lua_serve.cpp)
 int TraceFlamegraph(lua_State* L);      // trace:flamegraph(path, options)
 int TraceLauncher(lua_State* L);        // trace:launcher(kernel_event) -> op, runtime call
 int TraceKernels(lua_State* L);         // trace:kernels(op_event) -> device events

@@ -50,6 +50,7 @@ void OpenProfsh(lua_State* L) {
   RegisterProfile(L);
   RegisterSchedule(L);
   RegisterDiff(L);
+  RegisterServe(L);
 
   // The prelude receives the table and finishes the module in Lua (help, printing helpers).
   if (luaL_loadbuffer(L, kPreludeSource, std::strlen(kPreludeSource), "=[profsh prelude]") !=

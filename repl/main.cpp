@@ -15,6 +15,7 @@
 #include "repl/flamegraph_command.h"
 #include "repl/repl.h"
 #include "repl/report_command.h"
+#include "repl/serve_command.h"
 #include "repl/run_command.h"
 #include "repl/sql_command.h"
 #include "repl/stats_command.h"
@@ -61,6 +62,8 @@ constexpr char kUsage[] =
     "  profsh report TRACE... [-o OUT.html|.md]   an HTML or Markdown report from a template\n"
     "        [--template NAME|FILE.lua]           (summary, gpu, compile, ranks, diff; profsh\n"
     "                                             report --help)\n"
+    "  profsh serve LOGDIR [--port 6006]          the web UI over a folder of traces (profsh\n"
+    "                                             serve --help)\n"
     "\n"
     "In the shell, :help lists what profsh offers.\n";
 
@@ -93,6 +96,9 @@ int main(int argc, char** argv) {
   }
   if (argc > 1 && std::strcmp(argv[1], "report") == 0) {
     return profsh::repl::RunReportCommand(argc - 1, argv + 1);
+  }
+  if (argc > 1 && std::strcmp(argv[1], "serve") == 0) {
+    return profsh::repl::RunServeCommand(argc - 1, argv + 1);
   }
   if (argc > 1 && std::strcmp(argv[1], "flamegraph") == 0) {
     return profsh::repl::RunFlamegraphCommand(argc - 1, argv + 1);

@@ -25,7 +25,7 @@ Help topics: load, key_averages, table, avg, trace, events, gpu, processes, thre
 export_chrome_trace, export_stacks, save, to_sqlite, sql, flamegraph, flamegraph_diff,
 diff, speedscope, profile, run, pytorch, memory_timeline, schedule, record_function, on_demand,
 flight_recorder, tensorboard_trace_handler, gpu_events, compile, recommendations, ranks, report,
-samples, repl.
+samples, serve, repl.
 Type :help TOPIC]]
 
 topics.load = [[
@@ -432,6 +432,13 @@ topics.tensorboard_trace_handler = [[
 profsh.tensorboard_trace_handler(dir, worker_name=HOST_PID, use_gzip=false) -> handler
   An on_trace_ready handler writing {worker_name}.{time_ns}.pt.trace.json(.gz) in dir, as
   torch's does: Kineto JSON that TensorBoard, HTA and profsh.load read.]]
+
+topics.serve = [[
+profsh.serve(logdir, {port=6006, host="127.0.0.1", threads=8})
+  The web UI over a folder of traces (profsh serve LOGDIR on the command line): runs, workers
+  and spans as tensorboard_trace_handler writes them, each trace's views, a timeline the
+  server sends at the detail of the range in view, downloads. port=0 takes a free port; the
+  URL is printed. Serves only files under logdir. Returns when SIGINT or SIGTERM arrives.]]
 
 topics.run = [[
 Command line:  profsh run [options] -- CMD [ARGS...]

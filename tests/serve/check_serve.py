@@ -1,0 +1,256 @@
+#!/usr/bin/env python3
+"""profsh serve end to end: a LOGDIR laid out as tensorboard_trace_handler writes it, served on a
+free port and driven over HTTP and through headless Chromium. Checks the index, a trace's page,
+the timeline's level-of-detail JSON, downloads, a trace written while serving, a file changed
+while serving, path traversal refused, malformed requests answered 4xx, 100 concurrent requests,
+screenshots not blank, and profsh.serve from Lua.
+
+usage: check_serve.py PROFSH SOURCE_DIR"""
+import concurrent.futures
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "report"))
+from check_report import chromium_args, png_pixels  # noqa: E402
+
+failures = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        failures.append(what)
+
+
+def start(cmd):
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = proc.stdout.readline()
+    if "http://" not in line:
+        proc.kill()
+        raise SystemExit("the server did not say where it listens: %r %r" % (line, proc.stderr.read()))
+    return proc, line.strip().split(" at ")[-1]
+
+
+def get(url, path):
+    try:
+        with urllib.request.urlopen(url.rstrip("/") + path, timeout=60) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+def raw(url, data):
+    """Sends bytes as they are (no client-side normalisation) and returns the status code."""
+    host, port = urllib.parse.urlparse(url).netloc.split(":")
+    with socket.create_connection((host, int(port)), timeout=30) as s:
+        s.sendall(data)
+        reply = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            reply += chunk
+    return int(reply.split(b" ", 2)[1]) if reply.startswith(b"HTTP/1.1 ") else -1
+
+
+def quoted(path):
+    return urllib.parse.quote(path, safe="/")
+
+
+def stop(proc, what):
+    proc.send_signal(signal.SIGTERM)
+    try:
+        rc = proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        rc = "hung"
+    check(rc == 0, "%s stops on SIGTERM with status 0 (got %s)" % (what, rc))
+
+
+def browser_checks(url, rel, work):
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not browser:
+        print("skip the browser checks: chromium is not installed")
+        return
+    # Through the index to a trace's page and its timeline, as a user clicks.
+    dom = subprocess.run(chromium_args(browser, work) + ["--dump-dom", url], capture_output=True,
+                         text=True, timeout=120).stdout
+    check('class="views"' in dom and quoted(rel) in dom, "Chromium: the index links the trace's views")
+    dom = subprocess.run(chromium_args(browser, work) + ["--dump-dom", url + "trace?path=" + quoted(rel)],
+                         capture_output=True, text=True, timeout=120).stdout
+    check('id="operators"' in dom and "Self CPU" in dom and 'id="kernels"' in dom and 'id="overview"' in dom,
+          "Chromium: the trace's page shows its views")
+    dom = subprocess.run(chromium_args(browser, work) + ["--dump-dom", url + "timeline?path=" + quoted(rel)],
+                         capture_output=True, text=True, timeout=120).stdout
+    drawn = dom.split('data-drawn="')[1].split('"')[0] if 'data-drawn="' in dom else "0"
+    check(int(drawn) > 0, "Chromium: the timeline fetched its range and drew %s slices and blocks" % drawn)
+    for page, name in (("trace?path=", "overview"), ("timeline?path=", "timeline")):
+        shot = os.path.join(work, name + ".png")
+        subprocess.run(chromium_args(browser, work) + ["--window-size=800,600", "--screenshot=" + shot,
+                                                      url + page + quoted(rel)],
+                       capture_output=True, text=True, timeout=120)
+        if not os.path.exists(shot):
+            check(False, name + ": a screenshot was taken")
+            continue
+        _, _, rows = png_pixels(shot)
+        pixels = [p for row in rows for p in row]
+        coloured = sum(1 for p in pixels if max(p) - min(p) > 40)
+        drawn_px = sum(1 for p in pixels if min(p) < 235)
+        check(drawn_px > 0.02 * len(pixels) and coloured > 500,
+              "%s: the screenshot is not blank (%d of %d pixels drawn, %d coloured)"
+              % (name, drawn_px, len(pixels), coloured))
+
+
+def main():
+    profsh, source = sys.argv[1], sys.argv[2]
+    data = os.path.join(source, "tests", "data", "kineto")
+    work = tempfile.mkdtemp(prefix="profsh-serve-")
+    logdir = os.path.join(work, "logdir")
+    os.makedirs(os.path.join(logdir, "run1"))
+    rel = "run1/host_17.1694039959000000000.pt.trace.json.gz"
+    shutil.copy(os.path.join(data, "critical_path_simple_add_benchmark_result_493459_1694039959_trace.json.gz"),
+                os.path.join(logdir, rel))
+    outside = os.path.join(work, "secret.pt.trace.json")
+    open(outside, "w").write('{"traceEvents": []}')
+    os.symlink(outside, os.path.join(logdir, "run1", "link_out.1.pt.trace.json"))
+
+    r = subprocess.run([profsh, "serve"], capture_output=True, text=True)
+    check(r.returncode == 2 and "LOGDIR" in r.stderr, "profsh serve without LOGDIR: usage error, status 2")
+    r = subprocess.run([profsh, "serve", os.path.join(work, "nowhere"), "--port", "0"],
+                       capture_output=True, text=True, timeout=30)
+    check(r.returncode == 1 and "not a folder" in r.stderr, "profsh serve on a missing folder: status 1, says why")
+    r = subprocess.run([profsh, "serve", logdir, "--host", "localhost", "--port", "0"],
+                       capture_output=True, text=True, timeout=30)
+    check(r.returncode == 1 and "numeric IPv4" in r.stderr, "profsh serve --host localhost: status 1, says why")
+
+    proc, url = start([profsh, "serve", logdir, "--port", "0"])
+    check(url.startswith("http://127.0.0.1:") and not url.endswith(":0/"),
+          "--port 0 prints the loopback URL with the chosen port (%s)" % url)
+    try:
+        status, body = get(url, "/")
+        check(status == 200 and b"run1" in body and b"host_17" in body and b"1694039959000000000" in body,
+              "the index lists run -> worker -> span")
+        runs = json.loads(get(url, "/api/runs")[1])
+        paths = [t["path"] for run in runs["runs"] for t in run["traces"]]
+        check(paths == [rel], "/api/runs lists the trace and not the symbolic link out (%s)" % paths)
+
+        status, body = get(url, "/trace?path=" + quoted(rel))
+        check(status == 200 and b"Self CPU %" in body and b"aten::" in body,
+              "the trace's page shows its operator table")
+        views = [v for v in ("overview", "gpu", "recommendations", "operators", "kernels", "memory", "modules")
+                 if ('<section class="view" id="%s">' % v).encode() in body]
+        check(len(views) == 7 and b"<th>kernel</th>" in body and b"<th>calls</th>" in body,
+              "the trace's page shows every TensorBoard view (%s)" % views)
+        begin_end = json.loads(get(url, "/api/timeline?path=%s&width=20000" % quoted(rel))[1])
+        fine = sum(len(l["slices"]) for l in begin_end["lanes"])
+        coarse_doc = json.loads(get(url, "/api/timeline?path=%s&width=4" % quoted(rel))[1])
+        coarse_slices = sum(len(l["slices"]) for l in coarse_doc["lanes"])
+        coarse_blocks = sum(b[3] for l in coarse_doc["lanes"] for b in l["blocks"])
+        check(fine > 0 and coarse_slices < fine and coarse_blocks > 0 and coarse_slices + coarse_blocks >= fine,
+              "the timeline merges slices narrower than a pixel into blocks (%d slices at 20000 px; "
+              "%d slices + %d in blocks at 4 px)" % (fine, coarse_slices, coarse_blocks))
+        px = coarse_doc["ns_per_px"]
+        widest = max(b[1] for l in coarse_doc["lanes"] for b in l["blocks"])
+        check(widest < 2 * px, "a summary block stays about a pixel wide (widest %d ns, a pixel %d ns)"
+              % (widest, px))
+        t0, t1 = begin_end["begin"], begin_end["end"]
+        mid = (t0 + t1) // 2
+        zoomed = json.loads(get(url, "/api/timeline?path=%s&t0=%d&t1=%d&width=800"
+                                % (quoted(rel), mid, mid + (t1 - t0) // 50))[1])
+        check(zoomed["scanned"] < begin_end["scanned"] and all(
+            s[0] < mid + (t1 - t0) // 50 and s[0] + s[1] >= mid for l in zoomed["lanes"] for s in l["slices"]),
+            "a zoomed request scans and returns only the range asked (%d of %d events scanned)"
+            % (zoomed["scanned"], begin_end["scanned"]))
+        status, body = get(url, "/download?path=" + quoted(rel))
+        check(status == 200 and body == open(os.path.join(logdir, rel), "rb").read(),
+              "the download link gives the trace file byte for byte")
+
+        # A trace written while serving appears; a trace rewritten is read again.
+        os.makedirs(os.path.join(logdir, "run2"))
+        new = "run2/host_18.1700000000000000000.pt.trace.json.gz"
+        shutil.copy(os.path.join(data, "cpu_only_rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"),
+                    os.path.join(logdir, new))
+        status, body = get(url, "/")
+        check(b"run2" in body and b"host_18" in body, "a trace written into LOGDIR while serving appears")
+        before = get(url, "/trace?path=" + quoted(new))[1]
+        shutil.copy(os.path.join(data, "critical_path_cuda_event_sync_event_sync_trace.json.gz"),
+                    os.path.join(logdir, new))
+        os.utime(os.path.join(logdir, new), (time.time() + 5, time.time() + 5))
+        after = get(url, "/trace?path=" + quoted(new))[1]
+        count = lambda page: page.split(b"events: <b>")[1].split(b"<")[0]
+        check(count(before) != count(after), "a trace file that changed is loaded again (%s -> %s events)"
+              % (count(before).decode(), count(after).decode()))
+
+        # Path traversal, every spelling: refused, and nothing outside LOGDIR is sent.
+        for target, want in (("/download?path=../secret.pt.trace.json", 403),
+                             ("/download?path=%2e%2e/secret.pt.trace.json", 403),
+                             ("/download?path=%2E%2E%2Fsecret.pt.trace.json", 403),
+                             ("/download?path=run1/../../secret.pt.trace.json", 403),
+                             ("/download?path=/etc/passwd", 403),
+                             ("/download?path=%2Fetc%2Fpasswd", 403),
+                             ("/download?path=run1/link_out.1.pt.trace.json", 403),
+                             ("/trace?path=run1/link_out.1.pt.trace.json", 403),
+                             ("/download?path=run1/nothing.pt.trace.json", 404),
+                             ("/../secret.pt.trace.json", 404),
+                             ("/%2e%2e/%2e%2e/etc/passwd", 404)):
+            status = raw(url, b"GET " + target.encode() + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+            check(status == want, "path traversal %s -> %d (got %d)" % (target, want, status))
+
+        # Malformed requests: a clear 4xx each, and the server keeps answering.
+        for request, want in ((b"GARBAGE\r\n\r\n", 400), (b"GET / HTTP/9.9\r\n\r\n", 505),
+                              (b"POST / HTTP/1.1\r\n\r\n", 405), (b"GET /trace?path=%zz HTTP/1.1\r\n\r\n", 400),
+                              (b"GET nopath HTTP/1.1\r\n\r\n", 400), (b"GET / HTTP/1.1\r\nno colon\r\n\r\n", 400),
+                              (b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\n\r\n", 414),
+                              (b"GET / HTTP/1.1\r\nX: " + b"a" * 20000 + b"\r\n\r\n", 431),
+                              (b"GET /trace HTTP/1.1\r\n\r\n", 400),
+                              (("GET /api/timeline?path=%s&width=abc HTTP/1.1\r\n\r\n" % quoted(rel)).encode(), 400),
+                              (("GET /api/timeline?path=%s&t0=1x HTTP/1.1\r\n\r\n" % quoted(rel)).encode(), 400),
+                              (b"GET /nothing HTTP/1.1\r\n\r\n", 404)):
+            status = raw(url, request)
+            check(status == want, "malformed %r... -> %d (got %d)" % (request[:40], want, status))
+        bad = os.path.join(logdir, "run1", "broken.1.pt.trace.json")
+        open(bad, "w").write("this is no trace")
+        status, body = get(url, "/trace?path=run1/broken.1.pt.trace.json")
+        check(status == 422 and b"broken.1.pt.trace.json" in body,
+              "a trace that does not parse: 422 naming the file (%d %r)" % (status, body[:120]))
+        os.unlink(bad)
+
+        # 100 requests at once, all answered.
+        paths = ["/", "/api/runs", "/trace?path=" + quoted(rel),
+                 "/api/timeline?path=%s&width=500" % quoted(rel)] * 25
+        with concurrent.futures.ThreadPoolExecutor(100) as pool:
+            statuses = list(pool.map(lambda p: get(url, p)[0], paths))
+        check(statuses.count(200) == 100, "100 concurrent requests answered 200 (%d were)" % statuses.count(200))
+
+        browser_checks(url, rel, work)
+    finally:
+        stop(proc, "profsh serve")
+
+    # From Lua, as a recipe starts it.
+    lua, lua_url = start([profsh, "-e", "profsh.serve(%r, {port = 0})" % logdir])
+    try:
+        status, body = get(lua_url, "/")
+        check(status == 200 and b"run2" in body, "profsh.serve(dir, {port = 0}) serves the folder")
+    finally:
+        stop(lua, "profsh.serve")
+
+    if failures:
+        print("%d check(s) failed" % len(failures))
+        return 1
+    shutil.rmtree(work, ignore_errors=True)
+    print("all profsh serve checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
