@@ -19,7 +19,6 @@ std::unique_ptr<FunctionEvents> FunctionEventsBuilder::Build() {
   MergeLoneSameNameChildren();
   AssignBackwardStacks();
   RemoveMergedAndSum();
-  SumTensorCores();
   if (f_.torch_format == TorchFormat::k2) TorchFloatTimes();
   f_.trace_event_ = std::move(candidate_events_);
   SetTableFlags();
