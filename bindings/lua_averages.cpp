@@ -114,6 +114,9 @@ int TotalAverage(lua_State* L) {
       total.flops += r.flops;
       total.self_cpu_samples += r.self_cpu_samples;
       total.cpu_samples += r.cpu_samples;
+      total.tc_self_ns += r.tc_self_ns;
+      total.tc_total_ns += r.tc_total_ns;
+      total.tc_eligible = total.tc_eligible || r.tc_eligible;
     }
     PushAvg(L, h->averages, total, /*is_total=*/true);
     return 1;
@@ -351,6 +354,12 @@ int AvgField(lua_State* L) {
       lua_pushinteger(L, r.self_cpu_samples);
     } else if (key == "cpu_samples") {
       lua_pushinteger(L, r.cpu_samples);
+    } else if (key == "tc_eligible") {
+      lua_pushboolean(L, r.tc_eligible);
+    } else if (key == "tc_self_ratio") {  // the plugin's names for percentages
+      lua_pushnumber(L, r.tc_self_pct());
+    } else if (key == "tc_total_ratio") {
+      lua_pushnumber(L, r.tc_total_pct());
     } else if (key == "input_shapes") {
       PushInputs(L, *h, r.input_shapes);
     } else if (key == "input_types") {
@@ -449,7 +458,10 @@ void RegisterAverages(lua_State* L) {
                 "is_async",
                 "node_id",
                 "self_cpu_samples",
-                "cpu_samples"},
+                "cpu_samples",
+                "tc_eligible",
+                "tc_self_ratio",
+                "tc_total_ratio"},
                {{"__gc", GcUserdata<AvgHandle>}, {"__tostring", AvgToString}});
 }
 

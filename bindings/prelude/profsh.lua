@@ -70,7 +70,11 @@ Fields of an averages element (times in microseconds):
   kind says what the row's events are: "cpu_op", "annotation" (record_function or other
   user ranges, and their gpu_user_annotation spans: device_type "CUDA"), "runtime"
   (cudaLaunchKernel, ...), "kernel", "copy", "set" (memcpy/memset on the device), "memory"
-  (allocations no op held). Device work is kernel + copy + set; annotations cover it again.]]
+  (allocations no op held). Device work is kernel + copy + set; annotations cover it again.
+  tc_eligible, tc_self_ratio, tc_total_ratio: the TensorBoard plugin's operator view's tensor-core
+  columns. The share (percent) of self_cuda_time_total and of cuda_time_total spent in kernels
+  using tensor cores, and whether the row's first event is eligible for them (its name is on
+  the plugin's list, it launched such a kernel, or an op inside it is eligible).]]
 
 topics.trace = [[
 Trace fields: duration (us), start (absolute us), path, format, event_count, warnings,

@@ -110,6 +110,14 @@ class FunctionEvents {
     if (device(i) == DeviceType::kCuda) return end_[i] - start_[i];
     return self_cuda_.empty() ? 0 : self_cuda_[i];
   }
+  // Tensor cores as the TensorBoard plugin sees them (docs/ANALYSIS.md, "Tensor cores on
+  // key_averages rows"): the part of self_cuda_ns and cuda_total_ns spent in kernels whose name
+  // holds one of its tensor-core patterns (a kernel's own: all or nothing), and whether the event
+  // is eligible for tensor cores (its name is on the plugin's operator list, it launched such a
+  // kernel, or an event inside it is eligible).
+  int64_t tc_self_ns(size_t i) const { return tc_self_.empty() ? 0 : tc_self_[i]; }
+  int64_t tc_total_ns(size_t i) const { return tc_total_.empty() ? 0 : tc_total_[i]; }
+  bool tc_eligible(size_t i) const { return !tc_eligible_.empty() && tc_eligible_[i]; }
   // The times as torch's FunctionEvents hold them, in microseconds. torch 2.x keeps each time
   // as a float, (t - trace start) / 1000, and takes differences and sums of those floats, so its
   // table's last digit can differ from the exact nanosecond arithmetic; on a 2.x trace these
@@ -194,6 +202,9 @@ class FunctionEvents {
   LargeVector<uint32_t> input_set_, stack_;
   LargeVector<int64_t> flops_;
   LargeVector<int64_t> cuda_total_, self_cuda_;  // self CUDA is the op's own device work
+  // Empty when no kernel uses tensor cores (tc_*) or no event is eligible (tc_eligible_).
+  LargeVector<int64_t> tc_self_, tc_total_;
+  LargeVector<uint8_t> tc_eligible_;
   LargeVector<int64_t> cpu_memory_, cuda_memory_, children_cpu_memory_, children_cuda_memory_;
   LargeVector<double> float_cpu_total_, float_self_cpu_, float_cuda_total_, float_self_cuda_;
 };

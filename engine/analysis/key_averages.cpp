@@ -105,6 +105,8 @@ KeyAverages ComputeKeyAverages(std::shared_ptr<const FunctionEvents> events,
       Add(row.self_cpu_memory_usage, fe.self_cpu_memory(i));
       Add(row.self_cuda_memory_usage, fe.self_cuda_memory(i));
       Add(row.flops, fe.flops(i));
+      Add(row.tc_self_ns, fe.tc_self_ns(i));
+      Add(row.tc_total_ns, fe.tc_total_ns(i));
       if (samples) {
         row.self_cpu_samples += samples->self[i];
         row.cpu_samples += samples->total[i];
@@ -126,6 +128,8 @@ KeyAverages ComputeKeyAverages(std::shared_ptr<const FunctionEvents> events,
       Add(row.self_cpu_memory_usage, add.self_cpu_memory_usage);
       Add(row.self_cuda_memory_usage, add.self_cuda_memory_usage);
       Add(row.flops, add.flops);
+      Add(row.tc_self_ns, add.tc_self_ns);
+      Add(row.tc_total_ns, add.tc_total_ns);
       row.self_cpu_samples += add.self_cpu_samples;
       row.cpu_samples += add.cpu_samples;
     }
@@ -143,6 +147,7 @@ KeyAverages ComputeKeyAverages(std::shared_ptr<const FunctionEvents> events,
     row.kind = fe.kind(e);
     row.is_user_annotation = fe.is_user_annotation(e);
     row.has_parent = fe.parent(e) >= 0;
+    row.tc_eligible = fe.tc_eligible(e);
     if (group_by_input_shape) {
       row.input_shapes = fe.input_shapes(e);
       row.input_types = fe.input_types(e);

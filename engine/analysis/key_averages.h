@@ -28,6 +28,12 @@ struct AverageRow {
   // thread (self) or open at all (total); 0 without samples.
   int64_t self_cpu_samples = 0;
   int64_t cpu_samples = 0;
+  // Tensor cores as the TensorBoard plugin's operator view counts them (docs/ANALYSIS.md,
+  // "Tensor cores on key_averages rows"): the events' tensor-core kernel time, of their own
+  // device time and of their total, and whether the first event is eligible, as the plugin
+  // takes a row's eligibility from its first operator.
+  int64_t tc_self_ns = 0, tc_total_ns = 0;
+  bool tc_eligible = false;
   // The time sums in microseconds as torch's FunctionEventAvg holds them: exact for 1.13's
   // traces, torch 2.x's float sums in its event order for 2.x's (FunctionEvents::cpu_total_us).
   double cpu_time_total_us = 0, self_cpu_time_total_us = 0;
@@ -45,6 +51,14 @@ struct AverageRow {
   }
   double cuda_time_us() const {
     return count == 0 ? 0.0 : cuda_time_total_us / static_cast<double>(count);
+  }
+  // The plugin's "Tensor Cores Self(%)" and "Tensor Cores Total(%)": percent of the self (total)
+  // device time in tensor-core kernels, 0 without device time.
+  double tc_self_pct() const { return TensorCorePercent(tc_self_ns, self_cuda_time_total_ns); }
+  double tc_total_pct() const { return TensorCorePercent(tc_total_ns, cuda_time_total_ns); }
+  static double TensorCorePercent(int64_t tc_ns, int64_t device_ns) {
+    return device_ns > 0 ? 100.0 * static_cast<double>(tc_ns) / static_cast<double>(device_ns)
+                         : 0.0;
   }
 };
 

@@ -11,6 +11,16 @@ profsh> #by_shape:find("aten::addmm"), by_shape:find("aten::addmm")[1].kind
 profsh> top = by_shape:sorted("flops")[1]
 profsh> top.key, top.flops, top.input_shapes
 aten::addmm	524288	{{128}, {16, 64}, {64, 128}, {}, {}}
+# The TensorBoard plugin's tensor-core columns: addmm is on its list of eligible operators; a
+# CPU-only trace has no device time. On the DDP trace (docs/ANALYSIS.md, "Tensor cores on
+# key_averages rows") convolution_backward's first call launched no tensor-core kernel.
+profsh> top.tc_eligible, top.tc_self_ratio, top.tc_total_ratio
+true	0.0	0.0
+profsh> ddp = profsh.load("golden/cases/nccl_allreduce_eventlist/trace.json.gz"):key_averages()
+profsh> for _, name in ipairs({"aten::cudnn_convolution", "aten::convolution", "aten::convolution_backward"}) do local r = ddp[name] print(name, r.tc_eligible, ("%.2f %.2f"):format(r.tc_self_ratio, r.tc_total_ratio)) end
+aten::cudnn_convolution	true	47.24 47.24
+aten::convolution	true	0.00 47.24
+aten::convolution_backward	false	47.00 47.00
 profsh> top
 <FunctionEventAvg key=aten::addmm self_cpu_time=210.000us cpu_time=111.500us  self_cuda_time=0.000us cuda_time=0.000us count=2 cpu_memory_usage=16384 cuda_memory_usage=0>
 profsh> total = by_shape:total_average()

@@ -50,5 +50,5 @@ trace:key_averages{group_by_input_shape=false, group_by_stack_n=0, itt_domains=n
   only torch's own domain "PyTorch"; avgs.itt_tasks_left_out counts those left out), true,
   false, or {"domain", ...}
 profsh> :help nothing
-no help on 'nothing'; topics: avg, compile, diff, events, export_chrome_trace, export_stacks, flamegraph, flamegraph_diff, flight_recorder, gpu, gpu_events, key_averages, load, memory_timeline, on_demand, processes, profile, pytorch, ranks, recommendations, record_function, repl, report, run, samples, save, schedule, speedscope, sql, table, tensorboard_trace_handler, threads, to_sqlite, trace, whatif
+no help on 'nothing'; topics: avg, compile, diff, events, export_chrome_trace, export_stacks, flamegraph, flamegraph_diff, flight_recorder, gpu, gpu_events, key_averages, load, memory_timeline, on_demand, processes, profile, pytorch, ranks, recommendations, record_function, repl, report, run, samples, save, schedule, serve, speedscope, sql, table, tensorboard_trace_handler, threads, to_sqlite, trace, whatif
 profsh> :quit

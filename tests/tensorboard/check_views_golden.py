@@ -9,8 +9,11 @@ dump_views.lua and compares: the step breakdown per step and its average within 
 plugin's average is rounded to the µs), the average's percentages within 0.01; the GPU summary's
 properties exactly and its metrics within 0.01 percentage points (the plugin rounds them to two
 decimals); the kernel table row for row (names and tensor-core use exactly, calls exactly,
-durations within 1 µs as the plugin rounds them, blocks per SM and occupancy within 0.01). Where
-profsh deliberately differs, DELIBERATE says why and what is compared instead.
+durations within 1 µs as the plugin rounds them, blocks per SM and occupancy within 0.01); the operator
+table's tensor-core columns on key_averages rows (operation_table.json by name,
+operation_table_input.json by name and input shapes: each of the plugin's rows has a profsh row,
+tc_eligible exactly, tc_self_ratio and tc_total_ratio within 0.01 percentage points as the plugin
+rounds them). Where profsh deliberately differs, DELIBERATE says why and what is compared instead.
 """
 import csv
 import json
@@ -149,6 +152,39 @@ def check_kernels(where, table, kernels):
                 fail(at, f"{column}: plugin {want}, profsh {mine[column]}")
 
 
+def pick_operator_rows(rows, by_shape):
+    """profsh's key_averages rows by the plugin's key: the CPU row of the name (and shapes); an
+    operator's row before a user range's of the same name (torch 2.x keeps them apart)."""
+    picked = {}
+    for row in rows:
+        if row["device_type"] != "CPU" or row["kind"] not in ("cpu_op", "annotation"):
+            continue
+        key = (row["name"], row["input_shapes"] if by_shape else "")
+        if key not in picked or (picked[key]["kind"] != "cpu_op" and row["kind"] == "cpu_op"):
+            picked[key] = row
+    return picked
+
+
+def check_operators(where, table, rows, by_shape):
+    mine = pick_operator_rows(rows, by_shape)
+    for golden in table["data"]:
+        # The plugin's input_shape is str() of the "Input Dims" list, "None" without one;
+        # profsh's first event then has the empty list.
+        shapes = golden.get("input_shape", "") if by_shape else ""
+        key = (golden["name"], "[]" if shapes == "None" else shapes)
+        at = f"{where} operator {golden['name'][:60]}" + (f" {shapes[:40]}" if by_shape else "")
+        row = mine.get(key)
+        if row is None:
+            fail(at, "no key_averages row")
+            continue
+        eligible = "Yes" if row["tc_eligible"] == "true" else "No"
+        if golden["tc_eligible"] != eligible:
+            fail(at, f"tc_eligible: plugin {golden['tc_eligible']}, profsh {eligible}")
+        for column in ("tc_self_ratio", "tc_total_ratio"):
+            if not close(number(row[column]), golden[column], 0.01):
+                fail(at, f"{column}: plugin {golden[column]}, profsh {row[column]}")
+
+
 def check_run(where, trace_path, folder, run):
     with tempfile.TemporaryDirectory() as out:
         r = subprocess.run([profsh, os.path.join(here, "dump_views.lua"), trace_path, out],
@@ -157,7 +193,8 @@ def check_run(where, trace_path, folder, run):
             fail(where, f"profsh failed: {r.stderr.strip()}")
             return
         mine = {name: read_csv(os.path.join(out, name + ".csv"))
-                for name in ("step_breakdown", "step_average", "gpu_summary", "kernel_summary")}
+                for name in ("step_breakdown", "step_average", "gpu_summary", "kernel_summary",
+                             "key_averages", "key_averages_input")}
     with open(os.path.join(folder, "overview.json")) as f:
         overview = json.load(f)
     check_steps(where, overview, mine["step_breakdown"], mine["step_average"],
@@ -171,6 +208,16 @@ def check_run(where, trace_path, folder, run):
         check_kernels(where, table, mine["kernel_summary"])
     elif mine["kernel_summary"]:
         fail(where, f"the plugin has no kernel view, profsh {len(mine['kernel_summary'])} kernels")
+    for name, by_shape in (("operation_table", False), ("operation_table_input", True)):
+        path = os.path.join(folder, name + ".json")
+        if not os.path.exists(path):
+            fail(where, f"no {name}.json in the goldens")
+            continue
+        with open(path) as f:
+            table = json.load(f)
+        if table is not None:  # null without operators
+            check_operators(where, table, mine["key_averages_input" if by_shape else "key_averages"],
+                            by_shape)
 
 
 def main():

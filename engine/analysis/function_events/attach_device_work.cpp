@@ -17,8 +17,14 @@ void FunctionEventsBuilder::AttachDeviceWork() {
     if (op < 0 && runtime_of_link_[k] >= 0) op = f_.parent_[runtime_of_link_[k]];
     uint32_t device = links_[k];
     f_.launches[k] = {device, op, runtime_of_link_[k]};
+    const int64_t tc_ns = UsesTensorCores(device) ? f_.end_[device] - f_.start_[device] : 0;
+    if (tc_ns != 0) {
+      if (tc_ns_.empty()) tc_ns_.assign(f_.start_.size(), 0);
+      tc_ns_[device] = tc_ns;
+    }
     if (op < 0) continue;
     kernel_ns_[op] += f_.end_[device] - f_.start_[device];
+    if (tc_ns != 0) tc_ns_[op] += tc_ns;
     if (!kernel_us_.empty())
       kernel_us_[op] += FloatUs(f_.end_[device]) - FloatUs(f_.start_[device]);
   }

@@ -12,7 +12,8 @@
 //   backward            backward functions (and, after merging, backward ops' stacks)
 //   attach_device_work  device time to the launching ops
 //   merge               lone same-name children into their parents
-//   sums                children's times and memory summed into their parents
+//   sums                children's times, memory, device and tensor-core time (tensor_cores)
+//                       summed into their parents
 //   torch2_float_times  torch 2.x's float times
 // The columns are FunctionEvents' own, built in place, one entry per candidate event.
 #pragma once
@@ -89,6 +90,9 @@ class FunctionEventsBuilder {
   void MergeLoneSameNameChildren();
   // sums.cpp
   void RemoveMergedAndSum();
+  // tensor_cores.cpp (tc_ns_ is filled by AttachDeviceWork, carried by merging, summed by sums)
+  bool UsesTensorCores(uint32_t device_candidate);
+  bool EligibleOnItsOwn(uint32_t c);
   // torch2_float_times.cpp
   void TorchFloatTimes();
   // build.cpp
@@ -135,6 +139,10 @@ class FunctionEventsBuilder {
   LargeVector<uint8_t> child_count_;  // saturates at 255; only "exactly one" matters
   LargeVector<int64_t> kernel_ns_;
   LargeVector<double> kernel_us_;  // torch 2.x's float sum of the kernels' durations
+  LargeVector<int64_t> tc_ns_;     // the part of kernel_ns_ in tensor-core kernels; empty: none
+  // Per name id: 1 yes, 0 no, -1 not looked up yet.
+  std::vector<int8_t> tensor_core_name_;  // a kernel using tensor cores
+  std::vector<int8_t> eligible_name_;     // an operator on the plugin's list
   LargeVector<uint8_t> backward_;
   LargeVector<uint8_t> removed_;
   bool any_removed_ = false;

@@ -28,6 +28,7 @@ void FunctionEventsBuilder::MergeLoneSameNameChildren() {
     if (name[p] != name[c] || child_count[p] != 1) continue;
     child_count[p] = child_count[c];
     if (kernel_ns != nullptr) kernel_ns[p] = kernel_ns[c];
+    if (!tc_ns_.empty()) tc_ns_[p] = tc_ns_[c];
     if (!kernel_us_.empty()) kernel_us_[p] = kernel_us_[c];
     removed[c] = 1;
     any_removed_ = true;
