@@ -52,7 +52,9 @@ for _, a in ipairs(avgs:sorted(sort)) do
     local row = {}
     for _, c in ipairs(columns) do
       local ok, v = pcall(function() return a[c] end)
-      row[c] = ok and v or nil
+      -- The plugin's "Tensor Cores Eligible" column says Yes or No.
+      if type(v) == "boolean" then v = v and "Yes" or "No" end
+      if ok then row[c] = v end
     end
     operators[#operators + 1] = row
   end

@@ -201,9 +201,12 @@ fi
 # --- 3. the training loop: bare, under torch.profiler, under profsh -----------------------------
 PAIR_NAMES=("operator counts per name" "kernel counts per name" "CUDA runtime calls per name"
             "kernels inside their launching operators (profsh)" "CUDA time per operator within 2 %")
-TORCH_NAMES=("operator source for this torch" "${PAIR_NAMES[@]}"
-             "added time per kernel launch (none vs torch.profiler vs profsh)"
-             "schedule windows (profsh run --schedule)" "on-demand window (profsh trace --pid)")
+# Named once: the checks below refer to these, not to positions in TORCH_NAMES.
+ADDED_TIME_NAME="added time per kernel launch (none vs torch.profiler vs profsh)"
+SCHEDULE_NAME="schedule windows (profsh run --schedule)"
+ON_DEMAND_NAME="on-demand window (profsh trace --pid)"
+TORCH_NAMES=("operator source for this torch" "${PAIR_NAMES[@]}" "$ADDED_TIME_NAME" "$SCHEDULE_NAME"
+             "$ON_DEMAND_NAME")
 [ "$TORCH_DEVICE" = cpu ] && ACTIVITIES=torch || ACTIVITIES=torch,cuda
 LOOP=("$PYTHON" "$HERE/train_loop.py" --device "$TORCH_DEVICE")
 torch_could_not_run() {  # every torch check from index $1 on, with reason $2
@@ -273,7 +276,7 @@ torch_checks() {
   fi
   [ -n "$NO_CUPTI" ] && for n in "${PAIR_NAMES[@]:1}"; do result "COULD NOT RUN" "$n" "$NO_CUPTI"; done
 
-  local name=${TORCH_NAMES[5]}
+  local name=$ADDED_TIME_NAME
   [ "$TORCH_DEVICE" = cpu ] && name="added time per operator (none vs torch.profiler vs profsh)"
   if [ $none_rc -ne 0 ]; then
     result FAIL "$name" "the bare loop $(ended $none_rc $none_t) (log: $FILES/none.log)"
@@ -291,7 +294,7 @@ torch_checks() {
   [ -n "$NO_CUPTI" ] && kernels=""
   # Schedule: wait 1, warm-up 1, active 2, twice: steps 2-3 and 6-7, each window checked
   # against the same steps of the whole run above.
-  name=${TORCH_NAMES[6]}
+  name=$SCHEDULE_NAME
   t=$(timeout_for 90)
   if [ $profsh_rc -ne 0 ]; then
     result "COULD NOT RUN" "$name" "no whole run of the loop under profsh to compare with"
@@ -315,7 +318,7 @@ torch_checks() {
   fi
 
   # On demand: `profsh trace --pid` asks a running loop for its next 3 steps.
-  name=${TORCH_NAMES[7]}
+  name=$ON_DEMAND_NAME
   t=$(timeout_for 90)
   if [ $profsh_rc -ne 0 ]; then
     result "COULD NOT RUN" "$name" "no whole run of the loop under profsh to compare with"
