@@ -6,6 +6,7 @@ comparing profsh's PyTorch operator source with torch.profiler.
 
 The measured region is the "measured" record_function in both cases.
 """
+import bisect
 import contextlib
 import json
 import os
@@ -53,7 +54,7 @@ EDGE_US = 5  # how far before an operator torch may date the operator's first al
 
 def edge_allocations(prof, events):
     """Per row, per operator call, the sizes of the allocations torch dated at most EDGE_US
-    before the call starts: what the row's bytes may be short of by torch's dating (one of them
+    before the call starts, or after every other operator's start and end before it: what the row's bytes may be short of by torch's dating (one of them
     per call: an operator's first allocation).
 
     torch dates operators and allocations in whole microseconds taken at different points of its
@@ -71,10 +72,17 @@ def edge_allocations(prof, events):
         base = results.trace_start_us()
         memory = [(m.start_us() - base, m.nbytes()) for m in results.events()
                   if m.name() == "[memory]" and m.nbytes() >= 1024]
+    # On a loaded machine torch's gap between dating the allocation and dating the operator's
+    # start grows past EDGE_US; an allocation after every other operator's start or end (so
+    # inside no other operator, as torch dates them) and before the call is still the call's.
+    boundaries = sorted({t for e in events for t in (e.time_range.start, e.time_range.end)})
     edges = {}
     for e in events:
         start = e.time_range.start
-        before = sorted({nbytes for at, nbytes in memory if nbytes > 0 and start - EDGE_US <= at < start})
+        last = bisect.bisect_left(boundaries, start) - 1
+        previous = boundaries[last] if last >= 0 else float("-inf")
+        before = sorted({nbytes for at, nbytes in memory
+                         if nbytes > 0 and (start - EDGE_US <= at < start or previous < at < start)})
         if before:
             edges.setdefault((e.key, str(e.input_shapes)), []).append(before)
     return edges
