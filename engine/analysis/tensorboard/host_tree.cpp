@@ -1,7 +1,6 @@
 #include "engine/analysis/tensorboard/host_tree.h"
 
 #include <algorithm>
-#include <array>
 #include <cctype>
 #include <limits>
 #include <string>
@@ -9,28 +8,16 @@
 namespace profsh::tensorboard {
 namespace {
 
-constexpr std::array<std::string_view, 10> kCollectiveNames = {
-    "nccl:broadcast", "nccl:reduce", "nccl:all_reduce", "nccl:all_gather", "nccl:reduce_scatter",
-    "gloo:broadcast", "gloo:reduce", "gloo:all_reduce", "gloo:all_gather", "gloo:reduce_scatter"};
-
-bool IsDataLoaderName(std::string_view name) {
-  return (name.starts_with("enumerate(DataLoader)#") && name.ends_with(".__next__")) ||
-         name.starts_with("enumerate(DataPipe)#");
-}
-
 std::string Lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 
-// trace.py's EventTypeMap: the categories whose complete events the plugin reads.
+// trace.py's EventTypeMap: the categories whose complete events the plugin reads (its memory
+// events too, which have no EventTypes entry of their own).
 bool IsPluginCategory(const std::string& c) {
-  return c == "trace" || c == "cpu_op" || c == "operator" || c == "runtime" ||
-         c == "cuda_runtime" || c == "mtia_runtime" || c == "glow_runtime" || c == "xpu_runtime" ||
-         c == "privateuse1_runtime" || c == "kernel" || c == "memcpy" || c == "gpu_memcpy" ||
-         c == "memset" || c == "gpu_memset" || c == "python" || c == "memory" ||
-         c == "python_function" || c == "user_annotation" || c == "gpu_user_annotation";
+  return PluginTypeOfCategory(c) != PluginEventType::kNone || c == "memory";
 }
 
 // op_tree.py's remove_dup_nodes, from the top of each thread down.
@@ -59,15 +46,6 @@ void RemoveDuplicateNodes(const Trace& t, HostTree* tree) {
 
 }  // namespace
 
-bool IsPluginCollectiveName(std::string_view name) {
-  return std::find(kCollectiveNames.begin(), kCollectiveNames.end(), name) !=
-         kCollectiveNames.end();
-}
-
-bool IsNcclCollectiveName(std::string_view name) {
-  return IsPluginCollectiveName(name) && name.starts_with("nccl:");
-}
-
 bool PluginHostNodeKind(std::string_view category, std::string_view name, HostNodeKind* kind) {
   const std::string c = Lower(category);
   const bool op = c == "cpu_op" || c == "operator";
@@ -87,7 +65,7 @@ bool PluginHostNodeKind(std::string_view category, std::string_view name, HostNo
     return true;
   }
   if (!op && c != "user_annotation") return false;
-  if (IsDataLoaderName(name) || name.starts_with("Optimizer.step")) {
+  if (IsPluginDataLoaderName(name) || name.starts_with("Optimizer.step")) {
     *kind = HostNodeKind::kOther;
     return true;
   }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/analysis/model/event_model.h"
+#include "engine/analysis/tensorboard/plugin_events.h"
 
 namespace profsh::tensorboard {
 
@@ -48,10 +49,6 @@ struct HostTree {
 // The plugin's kind of a complete event by its category and name; false for the events it
 // leaves out of its host tree.
 bool PluginHostNodeKind(std::string_view category, std::string_view name, HostNodeKind* kind);
-
-// The plugin's collectives (trace.py's NcclOpNameSet and GlooOpNameSet).
-bool IsPluginCollectiveName(std::string_view name);
-bool IsNcclCollectiveName(std::string_view name);
 
 // The plugin's rule: ranges of a thread ordered by (start, longer first); a range that starts
 // inside the open one but ends after it is dropped, as the plugin drops it. An operator whose

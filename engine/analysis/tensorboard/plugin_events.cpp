@@ -26,9 +26,7 @@ PluginEventType PluginTypeOfCategory(std::string_view category) {
   return T::kNone;
 }
 
-namespace {
-
-bool IsCollectiveName(std::string_view name) {
+bool IsPluginCollectiveName(std::string_view name) {
   static constexpr std::array<std::string_view, 5> kOps = {"broadcast", "reduce", "all_reduce",
                                                            "all_gather", "reduce_scatter"};
   for (std::string_view lib : {std::string_view("nccl:"), std::string_view("gloo:")}) {
@@ -38,6 +36,17 @@ bool IsCollectiveName(std::string_view name) {
   }
   return false;
 }
+
+bool IsNcclCollectiveName(std::string_view name) {
+  return name.starts_with("nccl:") && IsPluginCollectiveName(name);
+}
+
+bool IsPluginDataLoaderName(std::string_view name) {
+  return (name.starts_with("enumerate(DataLoader)#") && name.ends_with(".__next__")) ||
+         name.starts_with("enumerate(DataPipe)#");
+}
+
+namespace {
 
 PluginTemplate ClassifyTemplate(const Trace& trace, const EventTemplate& t, const TemplateRole& r) {
   PluginTemplate p;
@@ -49,10 +58,8 @@ PluginTemplate ClassifyTemplate(const Trace& trace, const EventTemplate& t, cons
   // trace.py takes int(name.split('#')[1]): the model's step number, read the same way.
   p.step = operator_like && r.has_step && name.starts_with("ProfilerStep#");
   p.step_number = r.step;
-  p.dataloader = operator_like &&
-                 ((name.starts_with("enumerate(DataLoader)#") && name.ends_with(".__next__")) ||
-                  name.starts_with("enumerate(DataPipe)#"));
-  p.collective = IsCollectiveName(name);
+  p.dataloader = operator_like && IsPluginDataLoaderName(name);
+  p.collective = IsPluginCollectiveName(name);
   return p;
 }
 

@@ -29,6 +29,12 @@ enum class PluginEventType : uint8_t {
 };
 PluginEventType PluginTypeOfCategory(std::string_view category);
 
+// The plugin's collectives (trace.py's NcclOpNameSet and GlooOpNameSet).
+bool IsPluginCollectiveName(std::string_view name);
+bool IsNcclCollectiveName(std::string_view name);
+// enumerate(DataLoader)#...__next__ or enumerate(DataPipe)#...
+bool IsPluginDataLoaderName(std::string_view name);
+
 // What an event's name makes it to the plugin, for the operator-like types.
 struct PluginTemplate {
   PluginEventType type = PluginEventType::kNone;
