@@ -14,6 +14,29 @@ bool IsHex(char c) {
 
 }  // namespace
 
+std::optional<size_t> FindStringEnd(std::string_view s, size_t open) {
+  for (size_t p = open + 1; p < s.size();) {
+    if (s[p] == '"') return p;
+    if (s[p] != '\\') {
+      ++p;
+      continue;
+    }
+    if (p + 1 >= s.size()) return std::nullopt;
+    const char e = s[p + 1];
+    if (e == 'u') {
+      if (p + 6 > s.size() || !IsHex(s[p + 2]) || !IsHex(s[p + 3]) || !IsHex(s[p + 4]) ||
+          !IsHex(s[p + 5]))
+        return std::nullopt;
+      p += 6;
+    } else if (std::string_view("\"\\/bfnrt").find(e) != std::string_view::npos) {
+      p += 2;
+    } else {
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
 char Cursor::Peek() {
   while (p_ < s_.size() && IsSpace(s_[p_])) ++p_;
   return p_ < s_.size() ? s_[p_] : '\0';
@@ -26,40 +49,15 @@ bool Cursor::Consume(char c) {
 }
 
 std::optional<std::string> Cursor::String() {
-  if (!Consume('"')) return std::nullopt;
-  const size_t begin = p_;
-  // Find the closing quote, checking every escape first: DecodeString trusts its input.
-  while (p_ < s_.size() && s_[p_] != '"') {
-    if (s_[p_] != '\\') {
-      ++p_;
-      continue;
-    }
-    if (p_ + 1 >= s_.size()) {
-      p_ = s_.size();
-      return std::nullopt;
-    }
-    const char e = s_[p_ + 1];
-    if (e == 'u') {
-      if (p_ + 6 > s_.size() || !IsHex(s_[p_ + 2]) || !IsHex(s_[p_ + 3]) || !IsHex(s_[p_ + 4]) ||
-          !IsHex(s_[p_ + 5])) {
-        p_ = s_.size();
-        return std::nullopt;
-      }
-      p_ += 6;
-    } else if (std::string_view("\"\\/bfnrt").find(e) != std::string_view::npos) {
-      p_ += 2;
-    } else {
-      p_ = s_.size();
-      return std::nullopt;
-    }
-  }
-  if (p_ >= s_.size()) {
+  if (Peek() != '"') return std::nullopt;
+  const std::optional<size_t> close = FindStringEnd(s_, p_);
+  if (!close) {
     p_ = s_.size();
     return std::nullopt;
   }
   std::string out;
-  DecodeString(s_.data() + begin, s_.data() + p_, &out);
-  ++p_;
+  DecodeString(s_.data() + p_ + 1, s_.data() + *close, &out);
+  p_ = *close + 1;
   return out;
 }
 

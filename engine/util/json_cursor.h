@@ -12,6 +12,10 @@
 
 namespace profsh::json {
 
+// Where the string whose opening quote is at text[open] ends (its closing quote), every escape
+// checked (DecodeString trusts its input); nullopt when it is not a well-formed string.
+std::optional<size_t> FindStringEnd(std::string_view text, size_t open);
+
 class Cursor {
  public:
   explicit Cursor(std::string_view text) : s_(text) {}

@@ -1,10 +1,10 @@
 // Reading an input's JSON text into a value, and storing each distinct value once.
 #include "engine/analysis/function_events/input_values.h"
 
-#include <cctype>
 #include <cstdlib>
-#include <cstring>
+#include <optional>
 
+#include "engine/util/json_cursor.h"
 #include "engine/util/json_scan.h"
 
 namespace profsh {
@@ -90,30 +90,12 @@ class Reader {
     }
   }
 
-  // At the opening quote; checks the escapes, then decodes the body.
+  // At the opening quote.
   bool ReadString(std::string* out) {
-    const size_t begin = ++pos_;
-    while (pos_ < s_.size() && s_[pos_] != '"') {
-      if (s_[pos_] == '\\') {
-        if (pos_ + 1 >= s_.size()) return false;
-        const char e = s_[pos_ + 1];
-        if (e == 'u') {
-          if (pos_ + 6 > s_.size()) return false;
-          for (size_t k = pos_ + 2; k < pos_ + 6; ++k) {
-            if (!std::isxdigit(static_cast<unsigned char>(s_[k]))) return false;
-          }
-          pos_ += 6;
-          continue;
-        }
-        if (std::strchr("\"\\/bfnrt", e) == nullptr || e == '\0') return false;
-        pos_ += 2;
-        continue;
-      }
-      ++pos_;
-    }
-    if (pos_ >= s_.size()) return false;
-    json::DecodeString(s_.data() + begin, s_.data() + pos_, out);
-    ++pos_;
+    const std::optional<size_t> close = json::FindStringEnd(s_, pos_);
+    if (!close) return false;
+    json::DecodeString(s_.data() + pos_ + 1, s_.data() + *close, out);
+    pos_ = *close + 1;
     return true;
   }
 
