@@ -269,15 +269,54 @@ void GpuEmitter::Emit(Output& o, TraceBuilder& b, int64_t origin, const st::GpuA
   o.launch_of[r.correlation] = {tid, r.start};
 }
 
+void GpuEmitter::CudaEventRecorded(const st::GpuCudaEvent& e) {
+  std::vector<EventRecord>& records = event_records_[{e.context, e.event}];
+  auto at = std::lower_bound(
+      records.begin(), records.end(), e.correlation,
+      [](const EventRecord& r, uint64_t correlation) { return r.correlation < correlation; });
+  records.insert(at, EventRecord{e.correlation, e.stream});
+  // A sync waits for one of an event's latest records: older ones are never asked for.
+  constexpr size_t kRecordsPerEvent = 8;
+  if (records.size() > kRecordsPerEvent)
+    records.erase(records.begin(), records.end() - kRecordsPerEvent);
+  latest_event_record_ = std::max(latest_event_record_, e.correlation);
+  // Events created and destroyed in a loop (a pool's) leave keys behind: now and then, forget
+  // events whose last record is over a million calls old.
+  constexpr uint64_t kForgetAfterCalls = uint64_t{1} << 20;
+  if (++event_records_added_ % 4096 == 0 && latest_event_record_ > kForgetAfterCalls) {
+    std::erase_if(event_records_, [&](const auto& entry) {
+      return entry.second.back().correlation < latest_event_record_ - kForgetAfterCalls;
+    });
+  }
+}
+
+const GpuEmitter::EventRecord* GpuEmitter::EventRecordBefore(uint64_t context, uint64_t event,
+                                                             uint64_t correlation) const {
+  auto it = event_records_.find({context, event});
+  if (it == event_records_.end()) return nullptr;
+  const std::vector<EventRecord>& records = it->second;
+  auto after = std::upper_bound(records.begin(), records.end(), correlation,
+                                [](uint64_t c, const EventRecord& r) { return c < r.correlation; });
+  return after == records.begin() ? nullptr : &*std::prev(after);
+}
+
 void GpuEmitter::Emit(Output& o, TraceBuilder& b, int64_t origin, const st::GpuSync& r,
                       const GpuLaunch*) {
   ++counts.syncs;
   const uint64_t device = DeviceOf(r.context);
   const std::string_view name = SyncText(r.type);
+  // Kineto's isEventSync: these name the event they wait for, and the record it waits for.
+  constexpr uint64_t kEventSynchronize = 1, kStreamWaitEvent = 2;
+  const bool event_sync = r.type == kEventSynchronize || r.type == kStreamWaitEvent;
   const std::string key = Key('y', {r.type, r.context, r.stream});
   const uint32_t schema = Schema(o, b, key, [&] {
     b.AddInlineArg(kineto::kExternalId, ArgType::kInt);
     b.AddStringArg("cuda_sync_kind", name);
+    if (event_sync) {
+      b.AddInlineArg(kineto::kWaitOnStream, ArgType::kInt);
+      b.AddInlineArg(kineto::kWaitOnEventRecordCorrelation, ArgType::kInt);
+      b.AddInlineArg(kineto::kWaitOnEventId, ArgType::kInt);
+    }
     b.AddIntArg("stream", static_cast<int64_t>(r.stream));
     b.AddInlineArg(kineto::kCorrelation, ArgType::kInt);
     b.AddIntArg(kineto::kDevice, static_cast<int64_t>(device));
@@ -285,6 +324,13 @@ void GpuEmitter::Emit(Output& o, TraceBuilder& b, int64_t origin, const st::GpuS
   });
   words_.clear();
   PushInlineInt(words_, Id(r.correlation));
+  if (event_sync) {
+    // -1 where the record is not known (recorded before profiling began), as Kineto writes.
+    const EventRecord* waited = EventRecordBefore(r.context, r.event, r.correlation);
+    PushInlineInt(words_, waited ? static_cast<int64_t>(waited->stream) : -1);
+    PushInlineInt(words_, waited ? Id(waited->correlation) : -1);
+    PushInlineInt(words_, static_cast<int64_t>(r.event));
+  }
   PushInlineInt(words_, Id(r.correlation));
   Add(b, origin, 'X', r.start, r.end, name, "cuda_sync", DevicePid(device),
       Ident{static_cast<int64_t>(r.stream), 0, false}, schema);

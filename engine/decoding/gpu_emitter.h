@@ -69,6 +69,8 @@ class GpuEmitter : public EmitterState {
   }
   void Device(const stream::GpuDevice& d) { devices_[d.id] = d; }
   void Context(const stream::GpuContext& c) { context_device_[c.context] = c.device; }
+  // A cudaEventRecord: what later Event Syncs and Stream Wait Events on that event wait for.
+  void CudaEventRecorded(const stream::GpuCudaEvent& e);
   // One record (times already in ticks) into `window`.
   void Record(size_t window, const stream::GpuRecord& r, const GpuLaunch* launch);
   // A CPU range of the window, for the GPU projections.
@@ -136,6 +138,18 @@ class GpuEmitter : public EmitterState {
   std::unordered_map<uint64_t, uint64_t> context_device_;
   std::unordered_map<size_t, Output> outputs_;
   std::map<uint64_t, int64_t> memory_total_;  // device -> bytes, over the whole run
+
+  // Kineto's getWaitEventInfo: the records of each (context, event), by correlation; a sync
+  // waits for the last one recorded before its own call. Bounded: a few records per event,
+  // and events not recorded for a long while are forgotten (CudaEventRecorded).
+  struct EventRecord {
+    uint64_t correlation, stream;
+  };
+  const EventRecord* EventRecordBefore(uint64_t context, uint64_t event,
+                                       uint64_t correlation) const;
+  std::map<std::pair<uint64_t, uint64_t>, std::vector<EventRecord>> event_records_;
+  uint64_t latest_event_record_ = 0;  // the highest correlation of a record so far
+  uint64_t event_records_added_ = 0;
 };
 
 // Kineto's estimate of a kernel's achieved occupancy, in percent (rounded): resident blocks per

@@ -385,6 +385,8 @@ struct StreamDecoder::Impl {
           gpu.Device(rec);
         } else if constexpr (std::is_same_v<Record, st::GpuContext>) {
           gpu.Context(rec);
+        } else if constexpr (std::is_same_v<Record, st::GpuCudaEvent>) {
+          gpu.CudaEventRecorded(rec);  // before the batch's syncs, which may wait for it
         } else if constexpr (std::is_same_v<Record, st::GpuDrops>) {
           gpu.counts.cupti_dropped = rec.cupti_dropped;
           gpu.counts.buffers_refused = rec.buffers_refused;
@@ -395,8 +397,9 @@ struct StreamDecoder::Impl {
       });
     }
     for (const st::GpuRecord& r : batch) {
-      if (r.kind == st::kGpuDevice || r.kind == st::kGpuContext || r.kind == st::kGpuDrops)
-        continue;  // descriptions and counts, taken above
+      if (r.kind == st::kGpuDevice || r.kind == st::kGpuContext || r.kind == st::kGpuDrops ||
+          r.kind == st::kGpuCudaEvent)
+        continue;  // descriptions, counts and event records, taken above
       const GpuLaunch* launch = LaunchOf(r);
       const int window = launch ? launch->window : WindowAt(GpuOwnTicks(r));
       if (window >= 0) gpu.Record(static_cast<size_t>(window), r, launch);

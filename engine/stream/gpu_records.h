@@ -126,6 +126,16 @@ namespace profsh::stream {
   F(untimed)         /* device records without valid times (unknown, end < start) */ \
   F(unwritten)       /* records not written (no memory) */
 
+// A CUDA event recorded on a stream (CUPTI_ACTIVITY_KIND_CUDA_EVENT). Not shown as an event:
+// it tells an Event Sync or Stream Wait Event which cudaEventRecord (its correlation) and
+// stream it waits for, as Kineto's wait_on_* arguments do.
+#define PROFSH_GPU_CUDA_EVENT_FIELDS(F) \
+  F(context)                            \
+  F(stream)                             \
+  F(correlation)                        \
+  F(event)                              \
+  F(device)
+
 // Every record: its struct, its kind (the number on the wire, never reused) and its field list.
 #define PROFSH_GPU_RECORDS(R)                                 \
   R(GpuKernel, kGpuKernel, 1, PROFSH_GPU_KERNEL_FIELDS)       \
@@ -137,7 +147,8 @@ namespace profsh::stream {
   R(GpuOverhead, kGpuOverhead, 7, PROFSH_GPU_OVERHEAD_FIELDS) \
   R(GpuDevice, kGpuDevice, 8, PROFSH_GPU_DEVICE_FIELDS)       \
   R(GpuContext, kGpuContext, 9, PROFSH_GPU_CONTEXT_FIELDS)    \
-  R(GpuDrops, kGpuDrops, 10, PROFSH_GPU_DROPS_FIELDS)
+  R(GpuDrops, kGpuDrops, 10, PROFSH_GPU_DROPS_FIELDS)         \
+  R(GpuCudaEvent, kGpuCudaEvent, 11, PROFSH_GPU_CUDA_EVENT_FIELDS)
 
 #define PROFSH_GPU_KIND_ENUMERATOR(Type, kind, number, FIELDS) kind = number,
 enum GpuRecordKind : uint8_t { PROFSH_GPU_RECORDS(PROFSH_GPU_KIND_ENUMERATOR) };

@@ -44,7 +44,7 @@ inline constexpr std::string_view kAchievedOccupancy = "est. achieved occupancy 
 inline constexpr std::string_view kExternalIdLowercase = "external id";
 inline constexpr std::string_view kEvIdx = "Ev Idx";
 inline constexpr std::string_view kPythonId = "Python id";
-inline constexpr std::string_view kPythonParentId = "Python parent id";      // read: importer
+inline constexpr std::string_view kPythonParentId = "Python parent id";  // read: importer
 inline constexpr std::string_view kPythonModuleId = "Python module id";  // of an nn.Module range
 inline constexpr std::string_view kRecordFunctionId = "Record function id";  // read: importer
 inline constexpr std::string_view kConcreteInputs = "Concrete Inputs";  // torch 2.x: scalar inputs
@@ -55,6 +55,7 @@ inline constexpr std::string_view kMemoryBandwidth = "memory bandwidth (GB/s)"; 
 inline constexpr std::string_view kWaitOnStream = "wait_on_stream";
 inline constexpr std::string_view kWaitOnEventRecordCorrelation =
     "wait_on_cuda_event_record_corr_id";
+inline constexpr std::string_view kWaitOnEventId = "wait_on_cuda_event_id";  // newer Kineto
 // collectives (record_param_comms; NCCL kernels in newer Kineto)
 inline constexpr std::string_view kProcessGroupName = "Process Group Name";
 inline constexpr std::string_view kCollectiveName = "Collective name";

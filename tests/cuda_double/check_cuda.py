@@ -552,6 +552,47 @@ def check_killed(profsh, workload, cupti, tmp):
           % (gemm, launches, err[-300:]))
 
 
+def check_event_waits(profsh, workload, cupti, tmp):
+    """Event Sync and Stream Wait Event name the cudaEventRecord they wait for (its correlation)
+    and its stream, as Kineto's wait_on_* arguments do, so that the critical path follows them."""
+    out = os.path.join(tmp, "events.json")
+    r = run(profsh, workload, cupti, out, "3", "events")
+    check(r.returncode == 0, "the events workload runs under profsh (%s)" % r.stderr[-400:])
+    if r.returncode != 0:
+        return
+    ev = [e for e in events(out)["traceEvents"] if e.get("ph") == "X"]
+    records = {e["args"]["correlation"]: e for e in ev
+               if e.get("cat") == "cuda_runtime" and e["name"] == "cudaEventRecord"}
+    kernels = {e["args"]["correlation"]: e for e in ev if e.get("cat") == "kernel"}
+    waits = [e for e in ev if e.get("cat") == "cuda_sync" and e["name"] in ("Stream Wait Event", "Event Sync")]
+    kinds = collections.Counter(e["name"] for e in waits)
+    check(len(records) == 12 and kinds == {"Stream Wait Event": 6, "Event Sync": 6},
+          "12 event records, 6 stream waits and 6 event syncs (%d, %s)" % (len(records), dict(kinds)))
+    wrong = []
+    for w in waits:
+        a = w["args"]
+        rec = records.get(a.get("wait_on_cuda_event_record_corr_id"))
+        # The recorded stream: the one of the last kernel launched before the record on its
+        # thread's device; the stream wait records after the gemms (stream 1), the sync after
+        # the tail (stream 2).
+        if rec is None or a.get("wait_on_stream") is None or a.get("wait_on_cuda_event_id") is None:
+            wrong.append(("unnamed", a))
+            continue
+        if rec["ts"] > w["ts"] or rec["tid"] != next(
+                (c["tid"] for c in ev if c.get("cat") == "cuda_runtime" and c["args"].get("correlation") == a["correlation"]),
+                None):
+            wrong.append(("not the thread's earlier record", a))
+        want_stream = {k["tid"] for k in kernels.values()
+                       if k["name"] == ("gemm_kernel" if w["name"] == "Stream Wait Event" else "tail_kernel")
+                       and k["pid"] == w["pid"]}
+        if {a["wait_on_stream"]} != want_stream:
+            wrong.append(("stream", a, sorted(want_stream)))
+    check(waits and not wrong, "each wait names the cudaEventRecord before it and its stream: %s" % wrong[:2])
+    cp = subprocess.run([profsh, "critical-path", out], capture_output=True, text=True, timeout=120)
+    check(cp.returncode == 0 and "name no cudaEventRecord" not in cp.stdout + cp.stderr,
+          "the critical path follows every wait (%s)" % (cp.stdout + cp.stderr)[-300:])
+
+
 def main():
     profsh, workload, cupti = sys.argv[1:4]
     wanted = set(sys.argv[4:])
@@ -577,6 +618,8 @@ def main():
             check_killed(profsh, workload, cupti, tmp)
         if not wanted or "late" in wanted:
             check_late(profsh, workload, cupti, tmp)
+        if not wanted or "events" in wanted:
+            check_event_waits(profsh, workload, cupti, tmp)
     print("%d failed" % len(failures) if failures else "all passed")
     sys.exit(1 if failures else 0)
 

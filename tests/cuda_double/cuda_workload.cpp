@@ -13,6 +13,10 @@
 //   LINGER_MS: the process sleeps that long before it exits (after its last CUDA call), so
 //          that windows are handed over while it runs.
 //   slow:  20 ms of sleep after each step (for a run killed while it works).
+//   events: as plain, but instead of the stream syncs each step records an event on stream 1
+//          after the gemms, makes stream 2 wait for it (cudaStreamWaitEvent), launches
+//          tail_kernel on stream 2, records a second event after it and synchronizes on that
+//          (cudaEventSynchronize): waits that name the cudaEventRecord they wait for.
 //   fork:  as plain, and a child forked before cuInit runs one step on one thread (device 0)
 //          with its ranges named "child_layer_a" and "child_layer_b": two CUDA processes whose
 //          CUPTIs both number correlations from 1. The child also launches one relu_kernel
@@ -43,6 +47,9 @@ extern "C" {
 void fakecuda_runtime_launch(CUfunction f, unsigned gx, unsigned bx, CUstream stream);
 void fakecuda_copy(int kind, size_t bytes, CUstream stream);
 CUgraphExec fakecuda_graph(uint32_t id, CUfunction f, int nodes);
+void fakecuda_runtime_event_record(uint32_t event, CUstream stream);
+void fakecuda_runtime_stream_wait_event(CUstream stream, uint32_t event);
+void fakecuda_runtime_event_synchronize(uint32_t event);
 }
 
 namespace {
@@ -74,6 +81,7 @@ void Copies(CUcontext self, CUcontext other, CUstream stream) {
 
 void Worker(int device, int steps, const char* mode, CUcontext* contexts) {
   const bool step_ranges = strcmp(mode, "steps") == 0, slow = strcmp(mode, "slow") == 0;
+  const bool events = strcmp(mode, "events") == 0;
   cuCtxSetCurrent(contexts[device]);
   CUstream s1, s2;
   cuStreamCreate(&s1, 0);
@@ -102,6 +110,17 @@ void Worker(int device, int steps, const char* mode, CUcontext* contexts) {
     if (step_ranges) {
       cuLaunchKernel(tail, 3000, 1, 1, 64, 1, 1, 0, s1, nullptr, nullptr);
       nvtxRangePop();
+      continue;
+    }
+    if (events) {
+      // s2's tail waits for s1's gemms through an event; the host waits for the tail through
+      // another (event ids apart per device: the test driver's events are global).
+      const uint32_t gemms_done = 10 * device + 1, tail_done = 10 * device + 2;
+      fakecuda_runtime_event_record(gemms_done, s1);
+      fakecuda_runtime_stream_wait_event(s2, gemms_done);
+      cuLaunchKernel(tail, 3000, 1, 1, 64, 1, 1, 0, s2, nullptr, nullptr);
+      fakecuda_runtime_event_record(tail_done, s2);
+      fakecuda_runtime_event_synchronize(tail_done);
       continue;
     }
     cuStreamSynchronize(s1);

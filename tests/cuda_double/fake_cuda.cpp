@@ -509,6 +509,75 @@ CUresult CUDAAPI cuGraphLaunch(CUgraphExec exec, CUstream stream) {
 
 // --- what the tests need beyond the driver's calls ---
 
+// cudaEventRecord, cudaStreamWaitEvent and cudaEventSynchronize as the runtime records them:
+// the event's record (CUPTI's CUDA_EVENT kind) and the syncs that name the event. A stream
+// that waits for an event starts its next work after the work recorded before the event.
+namespace {
+std::map<uint32_t, uint64_t> g_event_ready;  // event -> when its recorded work ends (D().mutex)
+
+void EventSync(CUpti_ActivitySynchronizationType type, uint32_t stream, uint32_t event,
+               uint64_t start, uint64_t end, uint32_t correlation) {
+  CUpti_ActivitySynchronization2 s{};
+  s.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+  s.type = type;
+  s.start = start;
+  s.end = end;
+  s.correlationId = correlation;
+  s.contextId = static_cast<uint32_t>(t_device + 1);
+  s.streamId = stream;
+  s.cudaEventId = event;
+  Emit(&s);
+}
+}  // namespace
+
+__attribute__((visibility("default"))) void fakecuda_runtime_event_record(uint32_t event,
+                                                                          CUstream stream) {
+  const uint64_t start = Now();
+  const uint32_t c = ++D().correlation;
+  {
+    std::lock_guard<std::mutex> lock(D().mutex);
+    g_event_ready[event] = StreamOf(StreamId(stream), t_device).free_at;
+  }
+  CUpti_ActivityCudaEvent2 e{};
+  e.kind = CUPTI_ACTIVITY_KIND_CUDA_EVENT;
+  e.correlationId = c;
+  e.contextId = static_cast<uint32_t>(t_device + 1);
+  e.streamId = StreamId(stream);
+  e.eventId = event;
+  e.deviceId = static_cast<uint32_t>(t_device);
+  Emit(&e);
+  Api(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020, start, c);
+}
+
+__attribute__((visibility("default"))) void fakecuda_runtime_stream_wait_event(CUstream stream,
+                                                                               uint32_t event) {
+  const uint64_t start = Now();
+  const uint32_t c = ++D().correlation;
+  {
+    std::lock_guard<std::mutex> lock(D().mutex);
+    StreamInfo& s = StreamOf(StreamId(stream), t_device);
+    s.free_at = std::max(s.free_at, g_event_ready[event]);
+  }
+  const uint64_t end = Now();
+  EventSync(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT, StreamId(stream), event, start,
+            end, c);
+  Api(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020, start, c);
+}
+
+__attribute__((visibility("default"))) void fakecuda_runtime_event_synchronize(uint32_t event) {
+  const uint64_t start = Now();
+  const uint32_t c = ++D().correlation;
+  uint64_t ready;
+  {
+    std::lock_guard<std::mutex> lock(D().mutex);
+    ready = g_event_ready[event];
+  }
+  WaitUntil(ready);
+  EventSync(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE,
+            CUPTI_SYNCHRONIZATION_INVALID_VALUE, event, start, Now(), c);
+  Api(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020, start, c);
+}
+
 // cudaLaunchKernel as the runtime records it: a runtime-API record whose correlation the kernel
 // carries.
 __attribute__((visibility("default"))) void fakecuda_runtime_launch(CUfunction f, unsigned gx,

@@ -126,6 +126,8 @@ size_t RecordSize(CUpti_ActivityKind kind) {
       return sizeof(CUpti_ActivityAPI);
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
       return sizeof(CUpti_ActivitySynchronization2);
+    case CUPTI_ACTIVITY_KIND_CUDA_EVENT:
+      return sizeof(CUpti_ActivityCudaEvent2);
     case CUPTI_ACTIVITY_KIND_MEMORY2:
       return sizeof(CUpti_ActivityMemory4);
     case CUPTI_ACTIVITY_KIND_OVERHEAD:
@@ -347,6 +349,12 @@ CUptiResult CUPTIAPI cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t 
       {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, "cudaMemcpy_v3020"},
       {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020,
        "cudaDeviceSynchronize_v3020"},
+      {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020,
+       "cudaEventRecord_v3020"},
+      {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020,
+       "cudaStreamWaitEvent_v3020"},
+      {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020,
+       "cudaEventSynchronize_v3020"},
   };
   for (const Name& n : names) {
     if (n.domain == domain && n.cbid == cbid) {

@@ -44,6 +44,25 @@ def profile(profsh, exe, tmp):
         return json.load(f)["traceEvents"]
 
 
+def check_event_waits(ev):
+    """The Stream Wait Event names the cudaEventRecord on the scale kernels' first stream, the
+    Event Sync the one on the stream of the add kernel that waited (Kineto's wait_on_* args)."""
+    records = {e["args"].get("correlation"): e for e in ev
+               if e.get("cat") == "cuda_runtime" and e["name"] == "cudaEventRecord"}
+    waits = {e["name"]: e["args"] for e in ev if e.get("cat") == "cuda_sync"
+             and e["name"] in ("Stream Wait Event", "Event Sync")}
+    scale_streams = sorted({e["tid"] for e in ev if e.get("cat") == "kernel" and "scale" in e["name"]})
+    wait, sync = waits.get("Stream Wait Event", {}), waits.get("Event Sync", {})
+    add_streams = {e["tid"] for e in ev if e.get("cat") == "kernel" and "add" in e["name"]}
+    check(len(records) == 2 and wait.get("wait_on_cuda_event_record_corr_id") in records
+          and sync.get("wait_on_cuda_event_record_corr_id") in records
+          and wait["wait_on_cuda_event_record_corr_id"] < sync["wait_on_cuda_event_record_corr_id"]
+          and wait.get("wait_on_stream") in scale_streams and sync.get("wait_on_stream") in add_streams
+          and sync.get("wait_on_stream") != wait.get("wait_on_stream"),
+          "streams: the stream wait and the event sync name their cudaEventRecord and its stream "
+          "(records %s, wait %s, sync %s)" % (sorted(records), wait, sync))
+
+
 def main():
     profsh, nvcc, src = sys.argv[1:4]
     if not have_gpu():
@@ -57,10 +76,10 @@ def main():
         kernels = collections.Counter(e["name"] for e in ev if e.get("cat") == "kernel")
         scale = sum(v for k, v in kernels.items() if "scale" in k)
         add = sum(v for k, v in kernels.items() if "add" in k)
-        check(scale == 20 and add == 10, "streams: 20 scale and 10 add kernels (%s)" % dict(kernels))
+        check(scale == 20 and add == 11, "streams: 20 scale and 11 add kernels (%s)" % dict(kernels))
         # Demangled, as Kineto writes kernel names.
         check(kernels.get("scale(float*, int, float)") == 20
-              and kernels.get("add(float*, float const*, int)") == 10,
+              and kernels.get("add(float*, float const*, int)") == 11,
               "streams: kernel names demangled as Kineto writes them (%s)" % dict(kernels))
         streams = {e["tid"] for e in ev if e.get("cat") == "kernel" and "scale" in e["name"]}
         check(len(streams) == 2, "streams: the scale kernels ran on two streams (%s)" % streams)
@@ -68,7 +87,8 @@ def main():
         check(copies.get("HtoD") == 2 and copies.get("DtoH") == 1, "streams: copies %s" % dict(copies))
         check(sum(1 for e in ev if e.get("cat") == "gpu_memset") == 1, "streams: one memset")
         flows = sum(1 for e in ev if e.get("cat") == "ac2g" and e.get("ph") == "f")
-        check(flows >= 34, "streams: an ac2g flow to each kernel, copy and set (%d)" % flows)
+        check(flows >= 35, "streams: an ac2g flow to each kernel, copy and set (%d)" % flows)
+        check_event_waits(ev)
         lib = os.path.join(os.path.dirname(os.path.dirname(nvcc)), "lib64", "libcublas.so")
         if os.path.exists(lib):
             exe = os.path.join(tmp, "cublas_gemm")

@@ -1,6 +1,6 @@
 // Kernels on two streams, copies both ways, a memset, inside NVTX ranges: run on a real GPU
 // under profsh with the cuda activity (check_gpu.py). Expected: 20 scale kernels (10 a stream),
-// 10 add kernels, 2 copies HtoD, 1 copy DtoH, 1 memset.
+// 11 add kernels (one on stream 1 after an event wait), 2 copies HtoD, 1 copy DtoH, 1 memset.
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 
@@ -35,6 +35,15 @@ int main() {
     scale<<<n / 256, 256, 0, s[0]>>>(x, n, 1.01f);
     scale<<<n / 256, 256, 0, s[1]>>>(y, n, 0.99f);
   }
+  // Stream 1 waits for stream 0 through an event, and the host for stream 1 through another
+  // record of it: profsh's Stream Wait Event and Event Sync name these cudaEventRecord calls.
+  cudaEvent_t done;
+  cudaEventCreate(&done);
+  cudaEventRecord(done, s[0]);
+  cudaStreamWaitEvent(s[1], done, 0);
+  add<<<n / 256, 256, 0, s[1]>>>(y, x, n);
+  cudaEventRecord(done, s[1]);
+  cudaEventSynchronize(done);
   cudaDeviceSynchronize();
   for (int i = 0; i < 10; ++i) add<<<n / 256, 256>>>(x, y, n);
   nvtxRangePop();

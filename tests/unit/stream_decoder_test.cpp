@@ -382,6 +382,66 @@ TEST(StreamDecoder, CudaQueriesAreLeftOutAsKinetoLeavesThemOut) {
   EXPECT_EQ(t2.summary.gpu_calls_left_out, 3u);
 }
 
+// An Event Sync or Stream Wait Event names the cudaEventRecord it waits for (its correlation)
+// and that record's stream, as Kineto's wait_on_* arguments do: the last record of the same
+// event in the same context before the sync's call. A sync on an event recorded before the
+// recording began gets -1, as in Kineto's traces.
+TEST(StreamDecoder, EventSyncsNameTheEventRecordTheyWaitFor) {
+  StreamWriter w(7);
+  w.Thread(0, 7)
+      .String(1, "cudaEventRecord")
+      .String(2, "cudaStreamWaitEvent")
+      .String(3, "cudaEventSynchronize");
+  auto call = [](uint64_t start, uint64_t correlation, uint32_t name) {
+    return st::GpuApi{.start = start,
+                      .end = start + 50,
+                      .tid = 7,
+                      .correlation = correlation,
+                      .name = name,
+                      .cbid = 1,
+                      .api = st::kGpuApiRuntime};
+  };
+  auto record = [](uint64_t correlation, uint64_t stream, uint64_t event) {
+    return st::GpuCudaEvent{
+        .context = 1, .stream = stream, .correlation = correlation, .event = event};
+  };
+  auto sync = [](uint64_t start, uint64_t correlation, uint64_t type, uint64_t event) {
+    return st::GpuSync{.start = start,
+                       .end = start + 20,
+                       .context = 1,
+                       .stream = 9,
+                       .correlation = correlation,
+                       .type = type,
+                       .event = event};
+  };
+  // Event 5 recorded on stream 7 (call 1), waited for by stream 9 (call 2); recorded again on
+  // stream 8 (call 3) and synchronized (call 4). Event 6 was never recorded (call 5).
+  w.Gpu(call(2000, 1, 1)).Gpu(record(1, 7, 5)).Gpu(call(2100, 2, 2)).Gpu(sync(2100, 2, 2, 5));
+  w.Gpu(call(2200, 3, 1)).Gpu(record(3, 8, 5)).Gpu(call(2300, 4, 3)).Gpu(sync(2300, 4, 1, 5));
+  w.Gpu(call(2400, 5, 3)).Gpu(sync(2400, 5, 1, 6));
+  w.Clock(5000).End();
+  SessionFolder folder;
+  folder.Write(w, w.bytes());
+  Loaded t = MustLoad(folder.path());
+  std::vector<std::tuple<std::string, int64_t, int64_t, int64_t>> waits;
+  for (const json& e : t.events) {
+    if (e.value("cat", "") != "cuda_sync") continue;
+    const json& a = e["args"];
+    waits.emplace_back(e["name"], a.value("wait_on_stream", -9),
+                       a.value("wait_on_cuda_event_record_corr_id", -9),
+                       a.value("wait_on_cuda_event_id", -9));
+  }
+  std::sort(waits.begin(), waits.end(), [](const auto& a, const auto& b) {
+    return std::get<2>(a) < std::get<2>(b) ||
+           (std::get<2>(a) == std::get<2>(b) && std::get<3>(a) > std::get<3>(b));
+  });
+  using W = std::tuple<std::string, int64_t, int64_t, int64_t>;
+  EXPECT_EQ(waits, (std::vector<W>{W{"Event Sync", -1, -1, 6}, W{"Stream Wait Event", 7, 1, 5},
+                                   W{"Event Sync", 8, 3, 5}}));
+  // The records themselves are no events of their own.
+  EXPECT_EQ(t.Named("cudaEventRecord").size(), 2u);
+}
+
 TEST(StreamDecoder, MemoryTotalsFollowTimeAcrossThreads) {
   StreamWriter w(7);
   w.Thread(0, 7).Thread(1, 8);

@@ -204,8 +204,8 @@ CpGraph Builder::Build(int64_t start, int64_t end, std::vector<std::string>* not
     notes->push_back(
         std::to_string(unmatched_waits_) +
         " Event Sync or Stream Wait Event record(s) name no cudaEventRecord whose launch is in the "
-        "trace (argument wait_on_cuda_event_record_corr_id, which torch 2.1+'s Kineto writes and "
-        "profsh's own CUPTI recording does not): the path does not follow those waits");
+        "trace (argument wait_on_cuda_event_record_corr_id, which torch 2.1+'s Kineto and "
+        "profsh's CUPTI recording write): the path does not follow those waits");
   return std::move(graph_);
 }
 

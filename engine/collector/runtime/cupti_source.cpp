@@ -228,6 +228,7 @@ bool EnableKinds() {
                                       CUPTI_ACTIVITY_KIND_RUNTIME,
                                       CUPTI_ACTIVITY_KIND_DRIVER,
                                       CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+                                      CUPTI_ACTIVITY_KIND_CUDA_EVENT,
                                       CUPTI_ACTIVITY_KIND_MEMORY2,
                                       CUPTI_ACTIVITY_KIND_OVERHEAD};
   bool kernels = false;
@@ -425,6 +426,7 @@ uint64_t OsThreadOf(uint32_t cupti_thread) {
   F(return_value, returnValue)                              \
   F(type, type)                                             \
   F(event, cudaEventId)                                     \
+  F(event, eventId)                                         \
   F(time, timestamp)                                        \
   F(operation, memoryOperationType)                         \
   F(address, address)                                       \
@@ -453,7 +455,8 @@ uint64_t OsThreadOf(uint32_t cupti_thread) {
   S(GpuMemory, CUpti_ActivityMemory4)        \
   S(GpuOverhead, CUpti_ActivityOverhead3)    \
   S(GpuDevice, CUpti_ActivityDevice5)        \
-  S(GpuContext, CUpti_ActivityContext3)
+  S(GpuContext, CUpti_ActivityContext3)      \
+  S(GpuCudaEvent, CUpti_ActivityCudaEvent2)
 
 // A misspelt field or member would never be copied: each pair listed is copied for some source.
 template <typename Probe>
@@ -526,6 +529,10 @@ bool Translate(const CUpti_Activity* a, st::GpuRecord* r) {
     }
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
       FromActivity<st::GpuSync>(reinterpret_cast<const CUpti_ActivitySynchronization2*>(a))
+          .PackInto(r);
+      return true;
+    case CUPTI_ACTIVITY_KIND_CUDA_EVENT:
+      FromActivity<st::GpuCudaEvent>(reinterpret_cast<const CUpti_ActivityCudaEvent2*>(a))
           .PackInto(r);
       return true;
     case CUPTI_ACTIVITY_KIND_MEMORY2:
