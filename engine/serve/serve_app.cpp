@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 
@@ -209,7 +210,13 @@ Result<std::unique_ptr<BackgroundServer>> BackgroundServer::Start(const ServeOpt
   Status listening = s->server_->Listen(options.host, options.port);
   if (!listening.ok()) return Error{listening.message()};
   s->url_ = "http://" + options.host + ":" + std::to_string(s->server_->port()) + "/";
+  // The serving threads take no process signal: those stay the caller's (profsh run passes
+  // them on to its job).
+  sigset_t all, previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &previous);
   s->thread_ = std::thread([server = s->server_.get(), stop = &s->stop_] { server->Serve(*stop); });
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   return s;
 }
 
