@@ -66,7 +66,9 @@ def main():
         print("index:                         %7.3f s (status %d)" % (t, status))
         t, status, body = timed_get(url + "timeline?path=" + rel)
         print("first page (timeline: load + timeline index): %7.3f s (status %d)" % (t, status))
-        print("  server after it:               %s" % memory(proc.pid))
+        cache = json.loads(timed_get(url + "api/cache")[2])
+        print("  server after it:               %s; the cache accounts for %.0f MB"
+              % (memory(proc.pid), cache["bytes"] / (1 << 20)))
         t, status, body = timed_get(url + "api/timeline?path=%s&width=1500" % rel)
         whole = json.loads(body)
         print("whole-range timeline request:  %7.3f s, %d events walked, %.1f kB sent"

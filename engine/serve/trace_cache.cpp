@@ -37,12 +37,20 @@ uint64_t WorkerBytes(const tensorboard::DistributedWorker& w) {
   return bytes;
 }
 
+// What the views were computed from (the event model and the analyses' tables) is not kept
+// beside them; its large columns go back to the system rather than to the block cache
+// (large_vector.h), where they would stay resident until the kernel needs the pages.
+void DropDerived(const Trace& trace) {
+  trace.derived.Clear();
+  TrimLargeBlockCache();
+}
+
 }  // namespace
 
 const std::string& LoadedTrace::ViewsHtml() const {
   std::call_once(views_once_, [&] {
     views_ = TraceViewsHtml(*trace);
-    trace->derived.Clear();
+    DropDerived(*trace);
     made_bytes_ += views_.capacity();
   });
   return views_;
@@ -51,7 +59,7 @@ const std::string& LoadedTrace::ViewsHtml() const {
 const tensorboard::DistributedWorker& LoadedTrace::DistributedWorker() const {
   std::call_once(worker_once_, [&] {
     worker_ = tensorboard::DistributedWorkerOf(*trace, "");
-    trace->derived.Clear();
+    DropDerived(*trace);
     made_bytes_ += WorkerBytes(worker_);
   });
   return worker_;
