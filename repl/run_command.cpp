@@ -21,6 +21,7 @@
 #include "repl/command_line.h"
 #include "repl/flight_run.h"
 #include "repl/report_command.h"
+#include "repl/run_serve.h"
 
 namespace profsh::repl {
 
@@ -88,6 +89,17 @@ constexpr char kUsage[] =
     "                             (which saves the trace: -o is refused here)\n"
     "  --gpu-wait-ms N            how long a window waits after its end for the GPU work\n"
     "                             launched in it, 1..3600000 (default: 10000)\n"
+    "\n"
+    "serving the windows while the job runs (with --schedule, --capture-range or\n"
+    "--flight-recorder):\n"
+    "  --serve                    serve the windows (BASE.PID.N.*) as profsh serve's pages: each\n"
+    "                             window's views and timeline, the processes' distributed view;\n"
+    "                             the URL is printed before the job starts\n"
+    "  --port P                   its port (default: 6006; 0: a free one)\n"
+    "  --host H                   its numeric IPv4 address (default: 127.0.0.1, loopback only)\n"
+    "  --keep-serving             go on serving after the job ends, until Ctrl-C or SIGTERM\n"
+    "                             (by default serving stops when the job ends)\n"
+    "  --cache-mb N               memory of the windows kept loaded (profsh serve --cache-mb)\n"
     "\n"
     "flight recorder (every step recorded, the last ones kept in memory; the steps around a\n"
     "trigger saved as BASE.PID.N.profsh while the workload runs):\n"
@@ -380,13 +392,17 @@ int RunRunCommand(int argc, char** argv) {
                                             "--gpu-wait-ms",   "--itt-domains",
                                             "--flight-recorder", "--flight-recorder-mb",
                                             "--trigger", "--dump-before", "--dump-after",
-                                            "--watchdog", "--watchdog-kill"});
+                                            "--watchdog", "--watchdog-kill",
+                                            "--serve", "--port", "--host",
+                                            "--keep-serving", "--cache-mb"});
   // clang-format on
   bool flight = false;
   FlightSettings flight_settings;
   std::vector<std::string> trigger_specs;
   long long flight_mb = kDefaultFlightRecorderMb;
   bool command_started = false;
+  RunServeOptions serve;
+  std::vector<std::string> serve_only;  // options that mean nothing without --serve
   while (cl.Next()) {
     const std::string& a = cl.arg();
     if (a == "--") {
@@ -523,6 +539,29 @@ int RunRunCommand(int argc, char** argv) {
     } else if (a == "--watchdog-kill") {
       cl.Flag();
       flight_settings.watchdog.kill = true;
+    } else if (a == "--serve") {
+      cl.Flag();
+      serve.enabled = true;
+    } else if (a == "--port") {
+      serve_only.push_back(a);
+      const long long port = cl.Number(0);
+      if (port > 65535) cl.Fail("--port takes a number from 0 to 65535");
+      serve.port = static_cast<int>(port);
+    } else if (a == "--host") {
+      serve_only.push_back(a);
+      serve.host = cl.Value("a numeric IPv4 address");
+    } else if (a == "--keep-serving") {
+      serve_only.push_back(a);
+      cl.Flag();
+      serve.keep_serving = true;
+    } else if (a == "--cache-mb") {
+      serve_only.push_back(a);
+      const std::string text = cl.Value("a number of megabytes");
+      char* end = nullptr;
+      const double mb = std::strtod(text.c_str(), &end);
+      if (text.empty() || *end != '\0' || !(mb >= 0 && mb <= 1e9))
+        cl.Fail("--cache-mb takes a number of megabytes from 0 to 1e9");
+      serve.cache_bytes = static_cast<uint64_t>(mb * 1024 * 1024);
     } else if (a == "--sample-rate") {
       const long long hz = cl.Number(1);
       if (hz > 100000) cl.Fail("--sample-rate: at most 100000 (Hz)");
@@ -579,6 +618,13 @@ int RunRunCommand(int argc, char** argv) {
         "(profsh report WINDOW.profsh reports a window)");
   }
   if (!report_template.empty() && report.empty()) cl.Fail("--report-template needs --report PATH");
+  if (!serve.enabled && !serve_only.empty()) cl.Fail(serve_only.front() + " needs --serve");
+  if (serve.enabled &&
+      (launch.on_demand || (!flight && !launch.schedule && launch.capture_range.empty()))) {
+    cl.Fail(
+        "--serve serves the windows a long job saves while it runs: give --schedule, "
+        "--capture-range or --flight-recorder (profsh serve FOLDER serves saved traces)");
+  }
   // Before the workload starts: a run of hours whose trace cannot be saved is lost.
   if (!launch.on_demand) {
     if (output.empty()) output = NewTracePath("profsh");
@@ -594,11 +640,22 @@ int RunRunCommand(int argc, char** argv) {
   // Covers the wait, the load and the save: a signal in any of them is passed on or counted,
   // and does not end profsh before the trace is saved.
   SignalForwarding forwarding;
-  if (flight) {
-    return RunFlightRecorder(launch, output, std::move(flight_settings), keep_session);
+  std::unique_ptr<RunServing> serving;
+  if (serve.enabled) {
+    auto started = RunServing::Start(serve, output);
+    if (!started.ok()) {
+      std::fprintf(stderr, "profsh run: --serve: %s (nothing was run)\n",
+                   started.error().message.c_str());
+      return 2;
+    }
+    serving = std::move(started.value());
   }
-  if (launch.schedule || !launch.capture_range.empty() || launch.on_demand) {
-    return RunLive(launch, output, table, itt, group_by_shape, print_table, keep_session);
+  if (flight || launch.schedule || !launch.capture_range.empty() || launch.on_demand) {
+    const int status =
+        flight ? RunFlightRecorder(launch, output, std::move(flight_settings), keep_session)
+               : RunLive(launch, output, table, itt, group_by_shape, print_table, keep_session);
+    if (serving) serving->JobEnded();
+    return status;
   }
   // The folder is removed once the trace is saved, not before: if saving fails, it is all
   // there is.

@@ -438,11 +438,14 @@ profsh.tensorboard_trace_handler(dir, worker_name=HOST_PID, use_gzip=false) -> h
   torch's does: Kineto JSON that TensorBoard, HTA and profsh.load read.]]
 
 topics.serve = [[
-profsh.serve(logdir, {port=6006, host="127.0.0.1", threads=8})
+profsh.serve(logdir, {port=6006, host="127.0.0.1", threads=8, cache_mb=N})
   The web UI over a folder of traces (profsh serve LOGDIR on the command line): runs, workers
-  and spans as tensorboard_trace_handler writes them, each trace's views, a timeline the
-  server sends at the detail of the range in view, downloads. port=0 takes a free port; the
-  URL is printed. Serves only files under logdir. Returns when SIGINT or SIGTERM arrives.]]
+  and spans as tensorboard_trace_handler writes them, each trace's views, each run's
+  distributed view, a timeline the server sends at the detail of the range in view,
+  downloads. port=0 takes a free port; the URL is printed. Serves only trace files under
+  logdir. cache_mb bounds the memory of the traces kept loaded (default: half the machine's;
+  the least recently used are dropped past it). Returns when SIGINT or SIGTERM arrives.
+  profsh run --serve serves a long job's windows while it runs.]]
 
 topics.run = [[
 Command line:  profsh run [options] -- CMD [ARGS...]

@@ -16,10 +16,40 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kTraceSuffixes[] = {".pt.trace.json", ".pt.trace.json.gz"};
+// What profsh run's WindowPath appends to a window's BASE.PID.N.
+constexpr const char* kWindowSuffixes[] = {".profsh", ".json", ".json.gz"};
 
 bool EndsWith(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() &&
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool AllDigits(std::string_view s) {
+  return !s.empty() &&
+         std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
+// "PID.N" of BASE.PID.N.EXT, or "" when `name` is not such a window of `base`.
+std::string WindowNumbers(const std::string& base, const std::string& name) {
+  if (name.size() <= base.size() + 1 || name.compare(0, base.size(), base) != 0 ||
+      name[base.size()] != '.')
+    return "";
+  for (const char* suffix : kWindowSuffixes) {
+    if (!EndsWith(name, suffix)) continue;
+    std::string numbers =
+        name.substr(base.size() + 1, name.size() - base.size() - 1 - std::strlen(suffix));
+    size_t dot = numbers.find('.');
+    if (dot != std::string::npos && AllDigits(std::string_view(numbers).substr(0, dot)) &&
+        AllDigits(std::string_view(numbers).substr(dot + 1)))
+      return numbers;
+  }
+  return "";
+}
+
+// Numbers (pids, window indices, span timestamps) in numeric order, other names as text.
+bool NaturalLess(const std::string& a, const std::string& b) {
+  if (AllDigits(a) && AllDigits(b) && a.size() != b.size()) return a.size() < b.size();
+  return a < b;
 }
 
 }  // namespace
@@ -35,38 +65,62 @@ void SplitWorkerSpan(const std::string& name, std::string* worker, std::string* 
   for (const char* suffix : kTraceSuffixes)
     if (EndsWith(stem, suffix)) stem.resize(stem.size() - std::strlen(suffix));
   size_t dot = stem.rfind('.');
-  bool digits = dot != std::string::npos && dot + 1 < stem.size() &&
-                std::all_of(stem.begin() + static_cast<long>(dot) + 1, stem.end(),
-                            [](unsigned char c) { return std::isdigit(c); });
+  bool digits = dot != std::string::npos && AllDigits(std::string_view(stem).substr(dot + 1));
   *worker = digits ? stem.substr(0, dot) : stem;
   *span = digits ? stem.substr(dot + 1) : "";
 }
 
-std::vector<Run> ScanLogDir(const std::string& root) {
+bool TraceNaming::Matches(const std::string& file_name) const {
+  if (window_base_.empty()) return IsTraceFileName(file_name);
+  return !WindowNumbers(window_base_, file_name).empty();
+}
+
+void TraceNaming::Split(const std::string& file_name, std::string* worker,
+                        std::string* span) const {
+  if (window_base_.empty()) return SplitWorkerSpan(file_name, worker, span);
+  std::string numbers = WindowNumbers(window_base_, file_name);
+  size_t dot = numbers.find('.');
+  *worker = numbers.substr(0, dot);
+  *span = numbers.substr(dot + 1);
+}
+
+std::string TraceNaming::RunName(const std::string& folder) const {
+  if (!window_base_.empty()) return window_base_;
+  return folder.empty() ? "." : folder;
+}
+
+std::vector<Run> ScanLogDir(const std::string& root, const TraceNaming& naming) {
   std::vector<Run> runs;
-  std::error_code ec;
-  fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec);
   std::vector<std::pair<std::string, TraceFile>> found;
-  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    const fs::directory_entry& entry = *it;
+  auto consider = [&](const fs::directory_entry& entry) {
     std::error_code entry_ec;
-    if (!entry.is_regular_file(entry_ec) || entry.is_symlink(entry_ec)) continue;
+    if (!entry.is_regular_file(entry_ec) || entry.is_symlink(entry_ec)) return;
     std::string name = entry.path().filename().string();
-    if (!IsTraceFileName(name)) continue;
+    if (!naming.Matches(name)) return;
     TraceFile file;
     file.path = fs::relative(entry.path(), root, entry_ec).generic_string();
-    if (entry_ec) continue;
-    SplitWorkerSpan(name, &file.worker, &file.span);
+    if (entry_ec) return;
+    naming.Split(name, &file.worker, &file.span);
     struct stat st {};
-    if (stat(entry.path().c_str(), &st) != 0) continue;
+    if (stat(entry.path().c_str(), &st) != 0) return;
     file.bytes = st.st_size;
     file.modified_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-    std::string run = fs::path(file.path).parent_path().generic_string();
-    found.emplace_back(run.empty() ? "." : run, std::move(file));
+    std::string run = naming.RunName(fs::path(file.path).parent_path().generic_string());
+    found.emplace_back(std::move(run), std::move(file));
+  };
+  std::error_code ec;
+  if (naming.recursive()) {
+    fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec);
+    for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) consider(*it);
+  } else {
+    fs::directory_iterator it(root, fs::directory_options::skip_permission_denied, ec);
+    for (; !ec && it != fs::directory_iterator(); it.increment(ec)) consider(*it);
   }
   std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
-    return std::tie(a.first, a.second.worker, a.second.span, a.second.path) <
-           std::tie(b.first, b.second.worker, b.second.span, b.second.path);
+    if (a.first != b.first) return a.first < b.first;
+    if (a.second.worker != b.second.worker) return NaturalLess(a.second.worker, b.second.worker);
+    if (a.second.span != b.second.span) return NaturalLess(a.second.span, b.second.span);
+    return a.second.path < b.second.path;
   });
   for (auto& [run, file] : found) {
     if (runs.empty() || runs.back().name != run) runs.push_back(Run{run, {}});
@@ -75,7 +129,8 @@ std::vector<Run> ScanLogDir(const std::string& root) {
   return runs;
 }
 
-Resolved ResolveUnder(const std::string& root, const std::string& relative) {
+Resolved ResolveUnder(const std::string& root, const std::string& relative,
+                      const TraceNaming& naming) {
   if (relative.empty()) return {"", 404, "no file named"};
   if (relative[0] == '/') return {"", 403, "an absolute path is not served"};
   for (const auto& part : fs::path(relative))
@@ -88,6 +143,10 @@ Resolved ResolveUnder(const std::string& root, const std::string& relative) {
     return {"", 403, "the path leads outside LOGDIR"};
   struct stat st {};
   if (stat(real, &st) != 0 || !S_ISREG(st.st_mode)) return {"", 404, "not a file"};
+  fs::path asked(relative);
+  if (!naming.Matches(asked.filename().string()) ||
+      (!naming.recursive() && asked.has_parent_path()))
+    return {"", 404, "not a trace this server shows"};
   return {canonical, 200, ""};
 }
 

@@ -1,7 +1,11 @@
-// The folder profsh serve shows, laid out as tensorboard_trace_handler writes it: every folder
-// holding traces is a run ("." for LOGDIR itself), each trace file is a worker's span
-// ({worker}.{span}.pt.trace.json[.gz]). Scanned afresh on every index request, so traces a job
-// writes meanwhile appear.
+// The folder profsh serve shows, in one of two layouts (TraceNaming):
+// - tensorboard_trace_handler's (profsh serve LOGDIR): every folder holding traces is a run
+//   ("." for LOGDIR itself), each trace file is a worker's span
+//   ({worker}.{span}.pt.trace.json[.gz]);
+// - a run's windows (profsh run --serve): BASE.PID.N.{profsh,json,json.gz}, saved next to the
+//   run's -o BASE while the job runs, in that folder alone; one run (BASE), the process as the
+//   worker, the window as the span.
+// Scanned afresh on every index request, so traces a job writes meanwhile appear.
 #pragma once
 
 #include <cstdint>
@@ -21,26 +25,46 @@ struct TraceFile {
 };
 
 struct Run {
-  std::string name;               // folder relative to LOGDIR
-  std::vector<TraceFile> traces;  // by worker, then span
+  std::string name;               // folder relative to LOGDIR (the window base for windows)
+  std::vector<TraceFile> traces;  // by worker, then span (numbers in numeric order)
 };
 
-// True for the names profsh serve lists as traces.
+// True for the names profsh serve lists as traces in tensorboard_trace_handler's layout.
 bool IsTraceFileName(const std::string& name);
-// Splits a trace file name into worker and span.
+// Splits such a trace file name into worker and span.
 void SplitWorkerSpan(const std::string& name, std::string* worker, std::string* span);
 
-// Runs sorted by name; folders it cannot read are skipped. Symbolic links are not followed.
-std::vector<Run> ScanLogDir(const std::string& root);
+class TraceNaming {
+ public:
+  static TraceNaming TensorBoard() { return TraceNaming(""); }
+  // The windows of a run whose -o is BASE[.profsh|.json|.json.gz] (`base` without the folder).
+  static TraceNaming RunWindows(std::string base) { return TraceNaming(std::move(base)); }
 
-// The canonical path of `relative` when it names a regular file inside `root` (itself
-// canonical). 404 when there is no such file, 403 when it leads outside (.., an absolute path,
-// a symbolic link out).
+  // Whether LOGDIR's subfolders are searched (only in tensorboard_trace_handler's layout).
+  bool recursive() const { return window_base_.empty(); }
+  bool Matches(const std::string& file_name) const;
+  // Worker and span of a name that Matches().
+  void Split(const std::string& file_name, std::string* worker, std::string* span) const;
+  // The run a trace in `folder` (relative, "" for LOGDIR) belongs to.
+  std::string RunName(const std::string& folder) const;
+
+ private:
+  explicit TraceNaming(std::string window_base) : window_base_(std::move(window_base)) {}
+  std::string window_base_;
+};
+
+// Runs sorted by name; folders it cannot read are skipped. Symbolic links are not followed.
+std::vector<Run> ScanLogDir(const std::string& root, const TraceNaming& naming);
+
+// The canonical path of `relative` when it names a trace file of `naming` inside `root` (itself
+// canonical). 404 when there is no such file or it is not a trace served here, 403 when it leads
+// outside (.., an absolute path, a symbolic link out).
 struct Resolved {
   std::string path;
   int status = 200;
   std::string why;
 };
-Resolved ResolveUnder(const std::string& root, const std::string& relative);
+Resolved ResolveUnder(const std::string& root, const std::string& relative,
+                      const TraceNaming& naming);
 
 }  // namespace profsh::serve

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "engine/report/escape.h"
+#include "engine/serve/distributed_view.h"
 
 namespace profsh::serve {
 
@@ -21,12 +22,22 @@ border-bottom:1px solid #ddd}th{background:#f3f5f8}pre{font-size:12px;overflow:a
 section.view td{font-size:12px}.note{color:#666}
 #timeline{display:block;width:100%;border-top:1px solid #ccc}</style>)";
 
-std::string Head(const std::string& title) {
+}  // namespace
+
+std::string PageHead(const std::string& title) {
   return "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>" + EscapeHtml(title) +
          " - profsh serve</title>" + kStyle +
          "</head><body><header><a href=\"/\">profsh serve</a> · " + EscapeHtml(title) +
          "</header><main>";
 }
+
+std::string DistributedLink(const std::string& run, const std::string& span) {
+  std::string link = "/distributed?run=" + PercentEncodePath(run);
+  if (!span.empty()) link += "&span=" + PercentEncodePath(span);
+  return link;
+}
+
+namespace {
 
 std::string Link(const std::string& route, const std::string& relative) {
   return route + "?path=" + PercentEncodePath(relative);
@@ -45,17 +56,40 @@ std::string Fact(const std::string& name, const std::string& value) {
   return "<span class=\"fact\">" + EscapeHtml(name) + ": <b>" + EscapeHtml(value) + "</b></span>";
 }
 
+// A job writes traces while the index is open: it reloads when the list of traces changed.
+constexpr char kIndexScript[] = R"JS(
+(function () {
+  var seen = null;
+  function poll() {
+    fetch("/api/runs").then(function (r) { return r.text(); }).then(function (t) {
+      var names = JSON.stringify(JSON.parse(t).runs.map(function (r) {
+        return r.traces.map(function (x) { return x.path; }); }));
+      if (seen !== null && names !== seen) location.reload();
+      seen = names;
+    }).catch(function () {});
+  }
+  poll(); setInterval(poll, 5000);
+})();
+)JS";
+
 }  // namespace
 
 std::string IndexHtml(const std::string& root, const std::vector<Run>& runs) {
-  std::string html = Head(root);
+  std::string html = PageHead(root);
   if (runs.empty())
     html +=
         "<p id=\"empty\">No traces yet (*.pt.trace.json[.gz]); this page lists them as they "
         "are written.</p>";
   for (const Run& run : runs) {
+    size_t workers = 0;
+    std::string latest = SpansOf(run).back();
+    for (const TraceFile& t : run.traces) workers += t.span == latest;
     html += "<h2 class=\"run\">" + EscapeHtml(run.name) +
-            "</h2><table><tr><th>worker</th><th>span</th><th>size</th><th></th></tr>";
+            "</h2><p>views: <a class=\"distributed\" href=\"" +
+            EscapeHtml(DistributedLink(run.name, "")) + "\">distributed</a> (" +
+            std::to_string(workers) + (workers == 1 ? " worker" : " workers") +
+            (latest.empty() ? std::string() : " in span " + EscapeHtml(latest)) +
+            ")</p><table><tr><th>worker</th><th>span</th><th>size</th><th></th></tr>";
     for (const TraceFile& t : run.traces) {
       html += "<tr class=\"trace\"><td>" + EscapeHtml(t.worker) + "</td><td>" + EscapeHtml(t.span) +
               "</td><td>" + Bytes(t.bytes) + "</td><td><a class=\"views\" href=\"" +
@@ -65,12 +99,13 @@ std::string IndexHtml(const std::string& root, const std::vector<Run>& runs) {
     }
     html += "</table>";
   }
-  return html + "</main></body></html>";
+  return html + "</main><script>" + kIndexScript + "</script></body></html>";
 }
 
-std::string TraceHtml(const std::string& relative, const LoadedTrace& loaded) {
+std::string TraceHtml(const std::string& relative, const std::string& run,
+                      const LoadedTrace& loaded) {
   const Trace& trace = *loaded.trace;
-  std::string html = Head(relative);
+  std::string html = PageHead(relative);
   char load[32];
   std::snprintf(load, sizeof load, "%.2f s", loaded.load_seconds);
   char span[32];
@@ -91,7 +126,8 @@ std::string TraceHtml(const std::string& relative, const LoadedTrace& loaded) {
   for (const char* view :
        {"overview", "gpu", "recommendations", "operators", "kernels", "memory", "modules"})
     html += std::string("<a href=\"#") + view + "\">" + view + "</a> ";
-  html += "</nav>" + loaded.ViewsHtml();
+  html += "· <a class=\"distributed\" href=\"" + EscapeHtml(DistributedLink(run, "")) +
+          "\">distributed (the run's workers)</a></nav>" + loaded.ViewsHtml();
   return html + "</main></body></html>";
 }
 
@@ -170,7 +206,7 @@ constexpr char kTimelineScript[] = R"JS(
 }  // namespace
 
 std::string TimelineHtml(const std::string& relative, const LoadedTrace& loaded) {
-  std::string html = Head(relative + " · timeline");
+  std::string html = PageHead(relative + " · timeline");
   html +=
       "<p>Wheel: zoom · drag: pan · <a href=\"" + EscapeHtml(Link("/trace", relative)) +
       "\">views</a> · <span id=\"range\"></span></p></main><canvas id=\"timeline\" data-path=\"" +

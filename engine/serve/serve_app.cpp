@@ -1,10 +1,16 @@
 #include "engine/serve/serve_app.h"
 
+#include <algorithm>
+#include <chrono>
 #include <climits>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 
+#include <thread>
+
 #include "engine/report/escape.h"
+#include "engine/serve/distributed_view.h"
 #include "engine/serve/http_server.h"
 #include "engine/serve/log_dir.h"
 #include "engine/serve/pages.h"
@@ -54,17 +60,19 @@ HttpResponse ServeApp::Handle(const HttpRequest& request) {
   if (request.path == "/timeline") return TimelinePage(request);
   if (request.path == "/api/timeline") return TimelineData(request);
   if (request.path == "/download") return Download(request);
+  if (request.path == "/distributed") return Distributed(request);
+  if (request.path == "/api/cache") return CacheJson();
   return ErrorResponse(404, "no page " + request.path);
 }
 
 HttpResponse ServeApp::Index() {
-  return Html(IndexHtml(root_, ScanLogDir(root_)));
+  return Html(IndexHtml(root_, ScanLogDir(root_, naming_)));
 }
 
 HttpResponse ServeApp::RunsJson() {
   std::string out = "{\"runs\":[";
   bool first_run = true;
-  for (const Run& run : ScanLogDir(root_)) {
+  for (const Run& run : ScanLogDir(root_, naming_)) {
     out +=
         std::string(first_run ? "" : ",") + "{\"name\":" + JsonString(run.name) + ",\"traces\":[";
     first_run = false;
@@ -87,7 +95,7 @@ ServeApp::OpenedTrace ServeApp::Open(const HttpRequest& request) {
     return opened;
   }
   opened.relative = it->second;
-  Resolved resolved = ResolveUnder(root_, opened.relative);
+  Resolved resolved = ResolveUnder(root_, opened.relative, naming_);
   if (resolved.status != 200) {
     opened.error = ErrorResponse(resolved.status, resolved.why);
     return opened;
@@ -103,7 +111,12 @@ ServeApp::OpenedTrace ServeApp::Open(const HttpRequest& request) {
 
 HttpResponse ServeApp::TracePage(const HttpRequest& request) {
   OpenedTrace t = Open(request);
-  return t.loaded ? Html(TraceHtml(t.relative, *t.loaded)) : t.error;
+  if (!t.loaded) return t.error;
+  std::string run =
+      naming_.RunName(std::filesystem::path(t.relative).parent_path().generic_string());
+  HttpResponse page = Html(TraceHtml(t.relative, run, *t.loaded));
+  cache_.Trim();  // the views just made count from now on
+  return page;
 }
 
 HttpResponse ServeApp::TimelinePage(const HttpRequest& request) {
@@ -132,7 +145,7 @@ HttpResponse ServeApp::TimelineData(const HttpRequest& request) {
 HttpResponse ServeApp::Download(const HttpRequest& request) {
   auto it = request.query.find("path");
   if (it == request.query.end()) return ErrorResponse(400, "?path= is missing");
-  Resolved resolved = ResolveUnder(root_, it->second);
+  Resolved resolved = ResolveUnder(root_, it->second, naming_);
   if (resolved.status != 200) return ErrorResponse(resolved.status, resolved.why);
   HttpResponse r;
   r.content_type = "application/octet-stream";
@@ -143,18 +156,82 @@ HttpResponse ServeApp::Download(const HttpRequest& request) {
   return r;
 }
 
-Status RunServer(const ServeOptions& options,
-                 const std::function<void(const std::string&)>& on_listening,
-                 const std::atomic<bool>& stop) {
+HttpResponse ServeApp::Distributed(const HttpRequest& request) {
+  auto run_param = request.query.find("run");
+  if (run_param == request.query.end()) return ErrorResponse(400, "?run= is missing");
+  std::vector<Run> runs = ScanLogDir(root_, naming_);
+  auto run = std::find_if(runs.begin(), runs.end(),
+                          [&](const Run& r) { return r.name == run_param->second; });
+  if (run == runs.end()) return ErrorResponse(404, "no run named " + run_param->second);
+  std::vector<std::string> spans = SpansOf(*run);
+  auto span_param = request.query.find("span");
+  std::string span = span_param == request.query.end() ? spans.back() : span_param->second;
+  if (std::find(spans.begin(), spans.end(), span) == spans.end())
+    return ErrorResponse(404, "run " + run->name + " has no span " + span);
+  std::vector<RunWorker> workers;
+  for (const TraceFile& file : run->traces) {
+    if (file.span != span) continue;
+    Resolved resolved = ResolveUnder(root_, file.path, naming_);
+    if (resolved.status != 200)
+      return ErrorResponse(resolved.status, file.path + ": " + resolved.why);
+    auto loaded = cache_.Get(resolved.path);
+    if (!loaded.ok()) return ErrorResponse(422, loaded.error().message);
+    workers.push_back(RunWorker{&file, loaded.value()});
+  }
+  HttpResponse page = Html(DistributedHtml(*run, span, workers, RunDistributedSummary(workers)));
+  cache_.Trim();
+  return page;
+}
+
+HttpResponse ServeApp::CacheJson() {
+  TraceCache::Usage usage = cache_.usage();
+  std::string out = "{\"max_bytes\":" + std::to_string(usage.max_bytes) +
+                    ",\"bytes\":" + std::to_string(usage.bytes) +
+                    ",\"loads\":" + std::to_string(usage.loads) +
+                    ",\"evictions\":" + std::to_string(usage.evictions) + ",\"kept\":[";
+  for (size_t i = 0; i < usage.kept.size(); ++i) {
+    std::string path = usage.kept[i].path;
+    if (path.compare(0, root_.size() + 1, root_ + "/") == 0) path.erase(0, root_.size() + 1);
+    out += std::string(i ? "," : "") + "{\"path\":" + JsonString(path) +
+           ",\"bytes\":" + std::to_string(usage.kept[i].bytes) + "}";
+  }
+  return Json(out + "]}");
+}
+
+Result<std::unique_ptr<BackgroundServer>> BackgroundServer::Start(const ServeOptions& options) {
   char real[PATH_MAX];
   if (realpath(options.logdir.c_str(), real) == nullptr || !std::filesystem::is_directory(real))
     return Error{options.logdir + ": not a folder"};
-  ServeApp app(real);
-  HttpServer server([&app](const HttpRequest& r) { return app.Handle(r); }, options.threads);
-  Status listening = server.Listen(options.host, options.port);
-  if (!listening.ok()) return listening;
-  on_listening("http://" + options.host + ":" + std::to_string(server.port()) + "/");
-  server.Serve(stop);
+  std::unique_ptr<BackgroundServer> s(new BackgroundServer());
+  s->app_ = std::make_unique<ServeApp>(real, options.naming, options.cache_bytes);
+  ServeApp* app = s->app_.get();
+  s->server_ = std::make_unique<HttpServer>([app](const HttpRequest& r) { return app->Handle(r); },
+                                            options.threads);
+  Status listening = s->server_->Listen(options.host, options.port);
+  if (!listening.ok()) return Error{listening.message()};
+  s->url_ = "http://" + options.host + ":" + std::to_string(s->server_->port()) + "/";
+  // The serving threads take no process signal: those stay the caller's (profsh run passes
+  // them on to its job).
+  sigset_t all, previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &previous);
+  s->thread_ = std::thread([server = s->server_.get(), stop = &s->stop_] { server->Serve(*stop); });
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  return s;
+}
+
+BackgroundServer::~BackgroundServer() {
+  stop_.store(true);
+  if (thread_.joinable()) thread_.join();
+}
+
+Status RunServer(const ServeOptions& options,
+                 const std::function<void(const std::string&)>& on_listening,
+                 const std::atomic<bool>& stop) {
+  auto server = BackgroundServer::Start(options);
+  if (!server.ok()) return Status(server.error());
+  on_listening(server.value()->url());
+  while (!stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   return Status::Ok();
 }
 

@@ -22,7 +22,10 @@ using report::EscapeHtml;
 // Long tables (allocations, many kernels) are cut here; the note says so.
 constexpr size_t kRowsShown = 200;
 
-std::string RowsTable(const std::string& id, const std::string& title, const AnalysisRows& rows) {
+}  // namespace
+
+std::string RowsSectionHtml(const std::string& id, const std::string& title,
+                            const AnalysisRows& rows) {
   std::string html = "<section class=\"view\" id=\"" + id + "\"><h2>" + EscapeHtml(title) + "</h2>";
   if (rows.rows.empty()) {
     html += "<p class=\"none\">Nothing in this trace for this view.</p>";
@@ -47,6 +50,8 @@ std::string RowsTable(const std::string& id, const std::string& title, const Ana
   return html + "</section>";
 }
 
+namespace {
+
 std::string OperatorTable(const Trace& trace) {
   std::shared_ptr<const FunctionEvents> events = BuildFunctionEvents(trace);
   KeyAverages averages = ComputeKeyAverages(events, false, 0);
@@ -63,21 +68,22 @@ std::string OperatorTable(const Trace& trace) {
 std::string TraceViewsHtml(const Trace& trace) {
   std::string html;
   StepBreakdown steps = ComputeStepBreakdown(trace);
-  html += RowsTable("overview", "Overview: step time breakdown (µs)", StepBreakdownRows(steps));
-  html += RowsTable("overview-average", "Average step", StepBreakdownAverageRows(steps));
-  html += RowsTable("gpu", "GPU summary", GpuSummaryRows(ComputeGpuSummary(trace)));
+  html +=
+      RowsSectionHtml("overview", "Overview: step time breakdown (µs)", StepBreakdownRows(steps));
+  html += RowsSectionHtml("overview-average", "Average step", StepBreakdownAverageRows(steps));
+  html += RowsSectionHtml("gpu", "GPU summary", GpuSummaryRows(ComputeGpuSummary(trace)));
   PluginRuleInputs inputs = PluginRuleInputsOf(trace);
-  html += RowsTable("recommendations", "Recommendations",
-                    RecommendationRows(trace, RecommendationOptions{}, &inputs));
+  html += RowsSectionHtml("recommendations", "Recommendations",
+                          RecommendationRows(trace, RecommendationOptions{}, &inputs));
   html += OperatorTable(trace);
-  html += RowsTable("kernels", "Kernels", KernelSummaryRows(ComputeKernelSummary(trace)));
+  html += RowsSectionHtml("kernels", "Kernels", KernelSummaryRows(ComputeKernelSummary(trace)));
   tensorboard::MemorySummaryRows memory =
       tensorboard::MemorySummaryAsRows(tensorboard::BuildMemorySummary(trace));
-  html += RowsTable("memory", "Memory: devices", memory.devices);
-  html += RowsTable("memory-operators", "Memory: operators", memory.operators);
-  html += RowsTable("memory-allocations", "Memory: allocations", memory.allocations);
-  html += RowsTable("modules", "Modules",
-                    tensorboard::ModuleSummaryRows(tensorboard::BuildModuleSummary(trace)));
+  html += RowsSectionHtml("memory", "Memory: devices", memory.devices);
+  html += RowsSectionHtml("memory-operators", "Memory: operators", memory.operators);
+  html += RowsSectionHtml("memory-allocations", "Memory: allocations", memory.allocations);
+  html += RowsSectionHtml("modules", "Modules",
+                          tensorboard::ModuleSummaryRows(tensorboard::BuildModuleSummary(trace)));
   return html;
 }
 

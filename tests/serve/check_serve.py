@@ -2,12 +2,16 @@
 """profsh serve end to end: a LOGDIR laid out as tensorboard_trace_handler writes it, served on a
 free port and driven over HTTP and through headless Chromium. Checks the index, a trace's page,
 the timeline's level-of-detail JSON, downloads, a trace written while serving, a file changed
-while serving, path traversal refused, malformed requests answered 4xx, 100 concurrent requests,
-screenshots not blank, and profsh.serve from Lua.
+while serving, a run's distributed view (its workers' figures as t:distributed_summary() gives
+them), path traversal refused, malformed requests answered 4xx, 100 concurrent requests,
+screenshots not blank, the trace cache's bound (--cache-mb: the least recently used dropped), and
+profsh.serve from Lua.
 
 usage: check_serve.py PROFSH SOURCE_DIR"""
 import concurrent.futures
+import csv
 import json
+import re
 import os
 import shutil
 import signal
@@ -77,6 +81,86 @@ def stop(proc, what):
     check(rc == 0, "%s stops on SIGTERM with status 0 (got %s)" % (what, rc))
 
 
+def table_rows(page, section):
+    """The cells of a view's table on a page, row by row (the header row left out)."""
+    body = page.decode().split('<section class="view" id="%s">' % section)[1].split("</section>")[0]
+    return [re.findall(r"<td>(.*?)</td>", row) for row in re.findall(r"<tr>(.*?)</tr>", body)
+            if "<td>" in row]
+
+
+def distributed_checks(profsh, url, logdir, source, work):
+    """A run of two workers (tests/tensorboard/runs/gloo_two_ranks_torch26): the index lists its
+    distributed view, whose figures are t:distributed_summary()'s of the same traces."""
+    runs = os.path.join(source, "tests", "tensorboard", "runs", "gloo_two_ranks_torch26")
+    shutil.copytree(runs, os.path.join(logdir, "dist"))
+    status, body = get(url, "/")
+    check(status == 200 and b'href="/distributed?run=dist"' in body and b"(2 workers)" in body,
+          "the index lists the run's distributed view and its two workers")
+    status, page = get(url, "/distributed?run=dist")
+    check(status == 200 and b'id="distributed-steps"' in page and b'id="distributed-ops"' in page,
+          "the distributed page shows the per-step and per-collective tables (%d)" % status)
+    out = os.path.join(work, "distributed")
+    os.makedirs(out)
+    r = subprocess.run([profsh, os.path.join(source, "tests", "tensorboard", "dump_distributed.lua"), runs, out,
+                        "ranks"], capture_output=True, text=True, timeout=120)
+    want_steps = list(csv.reader(open(os.path.join(out, "distributed_steps.csv"))))[1:] if r.returncode == 0 else []
+    want_ops = list(csv.reader(open(os.path.join(out, "distributed_ops.csv"))))[1:] if r.returncode == 0 else []
+    if status == 200:
+        check(want_steps and table_rows(page, "distributed-steps") == want_steps,
+              "the page's %d worker x step rows are t:distributed_summary()'s (%d)"
+              % (len(table_rows(page, "distributed-steps")), len(want_steps)))
+        check(want_ops and table_rows(page, "distributed-ops") == want_ops,
+              "the page's collective rows are t:distributed_summary().ops' (%d)" % len(want_ops))
+    status, body = get(url, "/trace?path=" + quoted("dist/worker0.pt.trace.json.gz"))
+    check(b'href="/distributed?run=dist"' in body, "a worker's page links its run's distributed view")
+    for target, want in (("/distributed", 400), ("/distributed?run=nothing", 404),
+                         ("/distributed?run=dist&span=9", 404)):
+        status, body = get(url, target)
+        check(status == want, "%s -> %d (got %d: %s)" % (target, want, status, body[:80]))
+
+
+def cache_checks(profsh, source, work):
+    """profsh serve --cache-mb: three traces of one size, room for two and a half: the least
+    recently used goes, and comes back loaded again."""
+    logdir = os.path.join(work, "cache_logdir")
+    os.makedirs(os.path.join(logdir, "run"))
+    runs = os.path.join(source, "tests", "tensorboard", "runs", "gloo_two_ranks_torch26")
+    for name in ("a", "b", "c"):
+        shutil.copy(os.path.join(runs, "worker0.pt.trace.json.gz"), os.path.join(logdir, "run", name + ".pt.trace.json.gz"))
+    r = subprocess.run([profsh, "serve", logdir, "--cache-mb", "lots"], capture_output=True, text=True, timeout=30)
+    check(r.returncode == 2 and "--cache-mb" in r.stderr, "--cache-mb lots: usage error, status 2")
+    proc, url = start([profsh, "serve", logdir, "--port", "0"])
+    try:
+        get(url, "/api/timeline?path=run/a.pt.trace.json.gz&width=10")
+        usage = json.loads(get(url, "/api/cache")[1])
+        meminfo = dict(l.split(":") for l in open("/proc/meminfo"))
+        half = int(meminfo["MemTotal"].split()[0]) * 1024 // 2
+        check(abs(usage["max_bytes"] - half) < 1 << 20,
+              "the default bound is half the machine's memory (%d, %d)" % (usage["max_bytes"], half))
+        one = usage["bytes"]
+    finally:
+        stop(proc, "profsh serve")
+    mb = 2.5 * one / (1 << 20)
+    proc, url = start([profsh, "serve", logdir, "--port", "0", "--cache-mb", "%.6f" % mb])
+    try:
+        kept = lambda: [k["path"][len("run/"):-len(".pt.trace.json.gz")]
+                        for k in json.loads(get(url, "/api/cache")[1])["kept"]]
+        for name in ("a", "b", "c"):
+            get(url, "/api/timeline?path=run/%s.pt.trace.json.gz&width=10" % name)
+        usage = json.loads(get(url, "/api/cache")[1])
+        check(kept() == ["c", "b"] and usage["evictions"] == 1 and usage["bytes"] <= usage["max_bytes"],
+              "--cache-mb for two and a half traces: a, the least recently used, is dropped (kept %s, %s)"
+              % (kept(), usage))
+        get(url, "/api/timeline?path=run/b.pt.trace.json.gz&width=10")
+        status, _ = get(url, "/trace?path=run/a.pt.trace.json.gz")
+        usage = json.loads(get(url, "/api/cache")[1])
+        check(status == 200 and kept()[0] == "a" and "c" not in kept() and usage["loads"] == 4,
+              "b used again, a asked for: a is loaded again and c goes (kept %s, %d loads)"
+              % (kept(), usage["loads"]))
+    finally:
+        stop(proc, "profsh serve --cache-mb")
+
+
 def browser_checks(url, rel, work):
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     if not browser:
@@ -94,6 +178,10 @@ def browser_checks(url, rel, work):
                          capture_output=True, text=True, timeout=120).stdout
     drawn = dom.split('data-drawn="')[1].split('"')[0] if 'data-drawn="' in dom else "0"
     check(int(drawn) > 0, "Chromium: the timeline fetched its range and drew %s slices and blocks" % drawn)
+    dom = subprocess.run(chromium_args(browser, work) + ["--dump-dom", url + "distributed?run=dist"],
+                         capture_output=True, text=True, timeout=120).stdout
+    check('id="distributed-steps"' in dom and ">worker1<" in dom and "gloo:all_reduce" in dom,
+          "Chromium: the run's distributed view renders its workers and collectives")
     for page, name in (("trace?path=", "overview"), ("timeline?path=", "timeline")):
         shot = os.path.join(work, name + ".png")
         subprocess.run(chromium_args(browser, work) + ["--window-size=800,600", "--screenshot=" + shot,
@@ -191,6 +279,8 @@ def main():
         check(count(before) != count(after), "a trace file that changed is loaded again (%s -> %s events)"
               % (count(before).decode(), count(after).decode()))
 
+        distributed_checks(profsh, url, logdir, source, work)
+
         # Path traversal, every spelling: refused, and nothing outside LOGDIR is sent.
         for target, want in (("/download?path=../secret.pt.trace.json", 403),
                              ("/download?path=%2e%2e/secret.pt.trace.json", 403),
@@ -235,6 +325,8 @@ def main():
         browser_checks(url, rel, work)
     finally:
         stop(proc, "profsh serve")
+
+    cache_checks(profsh, source, work)
 
     # From Lua, as a recipe starts it.
     lua, lua_url = start([profsh, "-e", "profsh.serve(%r, {port = 0})" % logdir])
