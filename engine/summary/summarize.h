@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "engine/summary/rank_summary.h"
 #include "engine/util/result.h"
@@ -28,6 +29,13 @@ Result<int32_t> SummarizeTrace(const Trace& trace, const std::string& path, cons
 // Loads `path` and summarizes it into `out`.
 Result<int32_t> SummarizeTraceFile(const std::string& path, const std::string& out,
                                    const SummarizeOptions& options);
+
+// A trace of a whole run (`profsh run --summary`), whose processes may be several ranks (their
+// "rank N" labels): one summary per rank in `folder` (made if missing), each computed from
+// that rank's part; a trace of one rank gives one. Returns the ranks.
+Result<std::vector<int32_t>> SummarizeRunTrace(const Trace& trace, const std::string& trace_path,
+                                               const std::string& folder,
+                                               const SummarizeOptions& options);
 
 // The file name of rank r's summary in a folder: rank-R.summary.sqlite.
 std::string SummaryFileName(int32_t rank);

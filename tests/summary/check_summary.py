@@ -10,6 +10,8 @@
     rows of each rank, cell for cell;
   - the command line: several traces -> one rank-R.summary.sqlite per rank in a folder; a trace
     without a rank is named, with the --rank hint; --rank with several traces is a usage error;
+  - profsh run --summary of two processes started with RANK=0 and RANK=1 (skipped without torch
+    in /usr/bin/python3): one summary per rank, whose rows are its rank's rows of the run's trace;
   - size: a synthetic trace with 10 times the events per step gives a summary of about the same
     size (the per-step top lists are capped), and both stay under 1 MB.
 
@@ -332,6 +334,70 @@ def check_command_line(profsh, work, traces_dir):
     check(left == ["rank-34.summary.sqlite"], "a corrupt trace among two: left %s" % left)
 
 
+WORKLOAD = """
+import torch
+x = torch.ones(64, 64)
+for i in range(3):
+    with torch.autograd.profiler.record_function("ProfilerStep#%d" % i):
+        y = torch.mm(x, x) + 1
+"""
+
+RUN_ROWS = r'''
+local t = profsh.load(arg[1])
+local function dump(name, rows)
+  for i, row in ipairs(rows) do
+    local cells = {}
+    for _, c in ipairs(rows.columns) do
+      local v = row[c]
+      if math.type(v) == "integer" then v = string.format("%d", v)
+      elseif math.type(v) == "float" then v = string.format("%.17g", v)
+      else v = tostring(v) end
+      cells[#cells + 1] = c .. "=" .. v
+    end
+    print(name .. "\t" .. table.concat(cells, "\t"))
+  end
+end
+dump("step_breakdown", t:step_breakdown())
+'''
+
+
+def check_profsh_run(profsh, work):
+    """profsh run --summary of two processes with RANK=0 and RANK=1: one summary per rank, each
+    with its rank's rows of the run's trace."""
+    if run(["/usr/bin/python3", "-c", "import torch"]).returncode != 0:
+        print("skipped profsh run --summary: no torch in /usr/bin/python3")
+        return
+    script = os.path.join(work, "w.py")
+    with open(script, "w") as f:
+        f.write(WORKLOAD)
+    folder = os.path.join(work, "run-summaries")
+    trace = os.path.join(work, "run.profsh")
+    r = run([profsh, "run", "--no-table", "--summary", folder, "-o", trace, "--", "sh", "-c",
+             "RANK=0 /usr/bin/python3 %s & RANK=1 /usr/bin/python3 %s; wait" % (script, script)],
+            timeout=300)
+    check(r.returncode == 0 and "2 ranks summarized in" in r.stderr,
+          "profsh run --summary: %d %s" % (r.returncode, r.stderr[-500:]))
+    files = sorted(os.listdir(folder)) if os.path.isdir(folder) else []
+    check(files == ["rank-0.summary.sqlite", "rank-1.summary.sqlite"], "run summaries: %s" % files)
+    if len(files) != 2:
+        return
+    summaries = [Summary(os.path.join(folder, f)) for f in files]
+    for rank, s in enumerate(summaries):
+        check(s.rank["rank"] == rank and s.rank["rank_from"] == "profsh run"
+              and sorted(s.steps) == [0, 1, 2], "run summary of rank %d: %s %s" % (rank, s.rank, s.steps))
+    got = run_lua(profsh, work, RUN_ROWS, trace)
+    mine = [l for l in got.stdout.splitlines() if l.startswith("step_breakdown")]
+    want = concat_ranks("step_breakdown", summaries)
+    check(mine and mine == want, "run --summary step_breakdown: %s vs %s" % (mine[:2], want[:2]))
+    r = run([profsh, "run", "--summary", folder, "--schedule", "wait=1,active=1", "--", "true"])
+    check(r.returncode == 2 and "--summary summarizes a whole run" in r.stderr,
+          "--summary with --schedule: %s" % r.stderr)
+    blocker = os.path.join(work, "a-file")
+    open(blocker, "w").close()
+    r = run([profsh, "run", "--summary", os.path.join(blocker, "sub"), "--", "true"])
+    check(r.returncode == 2 and "nothing was run" in r.stderr, "--summary unwritable: %s" % r.stderr)
+
+
 def synthetic_trace(path, steps, ops_per_step, names):
     """A CPU+GPU trace: per step, `ops_per_step` operators of `names` names, each launching a
     kernel, and one all_reduce."""
@@ -389,6 +455,7 @@ def main():
         check_per_rank(profsh, work, traces_dir)
         check_command_line(profsh, work, traces_dir)
         check_size(profsh, work)
+        check_profsh_run(profsh, work)
     for f in failures:
         print("FAIL:", f)
     if failures:
