@@ -363,7 +363,7 @@ int RunLive(LaunchOptions& launch, std::string output, const TableOptions& table
 // A summary that fails, like a report, leaves the run's status alone: its error is on stderr.
 static void WriteSummaries(const Trace& trace, const std::string& trace_path,
                            const std::string& folder) {
-  auto ranks = SummarizeRunTrace(trace, trace_path, folder, SummarizeOptions{});
+  auto ranks = SummarizeEachRank(trace, trace_path, folder, SummarizeOptions{}, "profsh run");
   if (!ranks.ok()) {
     std::fprintf(stderr, "profsh run: --summary: %s\n", ranks.error().message.c_str());
     return;

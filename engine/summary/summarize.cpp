@@ -51,9 +51,14 @@ Result<int32_t> SummarizeTraceFile(const std::string& path, const std::string& o
   return SummarizeTrace(*trace.value(), path, out, options);
 }
 
-Result<std::vector<int32_t>> SummarizeRunTrace(const Trace& trace, const std::string& trace_path,
+std::vector<int32_t> LabelledRanks(const Trace& trace) {
+  return RanksOf(RankOfTrack(trace));
+}
+
+Result<std::vector<int32_t>> SummarizeEachRank(const Trace& trace, const std::string& trace_path,
                                                const std::string& folder,
-                                               const SummarizeOptions& options) {
+                                               const SummarizeOptions& options,
+                                               const std::string& rank_from) {
   std::error_code ec;
   std::filesystem::create_directories(folder, ec);
   if (ec || !std::filesystem::is_directory(folder))
@@ -64,7 +69,7 @@ Result<std::vector<int32_t>> SummarizeRunTrace(const Trace& trace, const std::st
   auto summarize = [&](const Trace& t, int32_t rank) -> Status {
     RankSummaryOptions o;
     o.rank = rank;
-    o.rank_from = "profsh run";
+    o.rank_from = rank_from;
     o.path = trace_path;
     o.top_operators = options.top_operators;
     o.top_kernels = options.top_kernels;

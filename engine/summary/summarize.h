@@ -30,12 +30,17 @@ Result<int32_t> SummarizeTrace(const Trace& trace, const std::string& path, cons
 Result<int32_t> SummarizeTraceFile(const std::string& path, const std::string& out,
                                    const SummarizeOptions& options);
 
-// A trace of a whole run (`profsh run --summary`), whose processes may be several ranks (their
-// "rank N" labels): one summary per rank in `folder` (made if missing), each computed from
-// that rank's part; a trace of one rank gives one. Returns the ranks.
-Result<std::vector<int32_t>> SummarizeRunTrace(const Trace& trace, const std::string& trace_path,
+// A trace whose processes are several ranks (their "rank N" labels: a `profsh run` of a job):
+// one summary per rank in `folder` (made if missing), each computed from that rank's part of
+// the trace, `rank_from` saying how the ranks were found; a trace of one rank gives one (its
+// label's rank, else 0). Returns the ranks.
+Result<std::vector<int32_t>> SummarizeEachRank(const Trace& trace, const std::string& trace_path,
                                                const std::string& folder,
-                                               const SummarizeOptions& options);
+                                               const SummarizeOptions& options,
+                                               const std::string& rank_from);
+
+// The ranks of a trace's processes (their "rank N" labels, else its distributedInfo, else 0).
+std::vector<int32_t> LabelledRanks(const Trace& trace);
 
 // The file name of rank r's summary in a folder: rank-R.summary.sqlite.
 std::string SummaryFileName(int32_t rank);

@@ -389,6 +389,18 @@ def check_profsh_run(profsh, work):
     mine = [l for l in got.stdout.splitlines() if l.startswith("step_breakdown")]
     want = concat_ranks("step_breakdown", summaries)
     check(mine and mine == want, "run --summary step_breakdown: %s vs %s" % (mine[:2], want[:2]))
+    # profsh summarize of the run's trace: the same summaries, the ranks from the labels.
+    again = os.path.join(work, "run-again.sqlite")
+    r = run([profsh, "summarize", trace, "-o", again])
+    files = sorted(os.listdir(again)) if os.path.isdir(again) else []
+    check(r.returncode == 0 and files == ["rank-0.summary.sqlite", "rank-1.summary.sqlite"],
+          "summarize a two-rank run trace: %s %s" % (files, r.stderr))
+    if len(files) == 2:
+        for rank, f in enumerate(files):
+            s = Summary(os.path.join(again, f))
+            check(s.rank["rank_from"] == "process labels" and s.analyses == summaries[rank].analyses
+                  and s.collectives == summaries[rank].collectives and s.steps == summaries[rank].steps,
+                  "summarize of the run's trace, rank %d: %s" % (rank, s.rank))
     r = run([profsh, "run", "--summary", folder, "--schedule", "wait=1,active=1", "--", "true"])
     check(r.returncode == 2 and "--summary summarizes a whole run" in r.stderr,
           "--summary with --schedule: %s" % r.stderr)
