@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Rank summaries (profsh summarize): each holds what the job-wide analyses need, figure for figure.
 
-  - the two-rank gloo job of tests/ranks/data: from the two summaries alone (read here with
+  - the two-rank gloo job of tests/ranks/data: each summary equals its dump in golden/; from the
+    two summaries alone (read here with
     Python's sqlite3), every alignment's offsets, the ranks' event counts and t:collectives()
     (every row, the per-rank rows, the straggler) are recomputed as load_ranks computes them, and
     must equal what profsh.load_ranks prints from the full traces;
@@ -82,6 +83,41 @@ class Summary:
                 rows.setdefault(r, [None] * len(columns))[p] = v
             self.analyses[name] = (columns, [rows[r] for r in sorted(rows)])
         db.close()
+
+
+GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
+
+
+def dump(path):
+    """Every table of a summary as text, in rowid order; the trace's path left out (it is
+    where the test ran)."""
+    db = sqlite3.connect(path)
+    lines = []
+    tables = [t for (t,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY rowid")]
+    for t in tables:
+        cols = [c[1] for c in db.execute("PRAGMA table_info(%s)" % t)]
+        lines.append("## %s: %s" % (t, ", ".join(cols)))
+        for row in db.execute("SELECT * FROM %s ORDER BY rowid" % t):
+            row = ["<path>" if t == "rank" and c == "path" else v for c, v in zip(cols, row)]
+            lines.append("\t".join(fmt(v) for v in row))
+    db.close()
+    return "\n".join(lines) + "\n"
+
+
+def check_golden(path):
+    """The summary of each gloo rank equals the committed dump (PROFSH_UPDATE_GOLDEN=1 rewrites
+    it after a deliberate change, with the schema version bumped if a column changed meaning)."""
+    golden = os.path.join(GOLDEN, os.path.basename(path) + ".txt")
+    text = dump(path)
+    if os.environ.get("PROFSH_UPDATE_GOLDEN"):
+        with open(golden, "w") as f:
+            f.write(text)
+        return
+    want = open(golden).read() if os.path.exists(golden) else ""
+    if text != want:
+        diff = [(i + 1, a, b) for i, (a, b) in enumerate(zip(text.splitlines(), want.splitlines())) if a != b]
+        failures.append("%s differs from %s (%d vs %d lines; first differences %s)" % (
+            os.path.basename(path), golden, len(text.splitlines()), len(want.splitlines()), diff[:3]))
 
 
 SOURCES = ["device_kernel", "param_comms", "host_op", "dispatcher_op"]
@@ -203,6 +239,8 @@ def check_job(profsh, work, data_dir):
         return
     summaries = [Summary(os.path.join(out, f)) for f in files]
     check(summaries[0].meta.get("schema_version") == 1, "schema_version: %s" % summaries[0].meta)
+    for f in files:
+        check_golden(os.path.join(out, f))
     for align in ("abs", "min", "step", "collective"):
         got = run_lua(profsh, work, LOAD, align, *paths)
         if got.returncode != 0:
