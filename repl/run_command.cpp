@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "engine/recording/signal_forwarding.h"
 #include "engine/session/on_demand.h"
 #include "engine/session/recording.h"
+#include "engine/summary/summarize.h"
 #include "engine/util/edit_distance.h"
 #include "engine/util/human_text.h"
 #include "repl/command_line.h"
@@ -67,6 +69,8 @@ constexpr char kUsage[] =
     "  --keep-session             keep the raw per-process streams (the folder is printed)\n"
     "  --report PATH              also write a report of the run (.html or .md; profsh report)\n"
     "  --report-template NAME     its template (default: summary)\n"
+    "  --summary DIR              also write each rank's summary into DIR (made if missing):\n"
+    "                             rank-R.summary.sqlite, as profsh summarize writes them\n"
     "  --buffer-kb N              per-thread event buffer (default: 8192)\n"
     "  --cupti PATH               libcupti for the cuda activity (default: beside the\n"
     "                             CUDA toolkit)\n"
@@ -368,9 +372,21 @@ int RunLive(LaunchOptions& launch, std::string output, const TableOptions& table
   return r.launch.exit_code;
 }
 
+// A summary that fails, like a report, leaves the run's status alone: its error is on stderr.
+static void WriteSummaries(const Trace& trace, const std::string& trace_path,
+                           const std::string& folder) {
+  auto ranks = SummarizeEachRank(trace, trace_path, folder, SummarizeOptions{}, "profsh run");
+  if (!ranks.ok()) {
+    std::fprintf(stderr, "profsh run: --summary: %s\n", ranks.error().message.c_str());
+    return;
+  }
+  std::fprintf(stderr, "profsh: %s summarized in %s\n",
+               Plural(ranks.value().size(), "rank", "ranks").c_str(), folder.c_str());
+}
+
 int RunRunCommand(int argc, char** argv) {
   LaunchOptions launch;
-  std::string output, report, report_template;
+  std::string output, report, report_template, summary_dir;
   TableOptions table;
   table.sort_by = "cpu_time_total";
   table.row_limit = 25;
@@ -394,7 +410,8 @@ int RunRunCommand(int argc, char** argv) {
                                             "--trigger", "--dump-before", "--dump-after",
                                             "--watchdog", "--watchdog-kill",
                                             "--serve", "--port", "--host",
-                                            "--keep-serving", "--cache-mb"});
+                                            "--keep-serving", "--cache-mb",
+                                            "--summary"});
   // clang-format on
   bool flight = false;
   FlightSettings flight_settings;
@@ -426,6 +443,8 @@ int RunRunCommand(int argc, char** argv) {
       }
     } else if (a == "--report-template") {
       report_template = cl.Value("a template name or a FILE.lua");
+    } else if (a == "--summary") {
+      summary_dir = cl.Value("a folder for the rank summaries");
     } else if (a == "--activities") {
       launch.activities = SplitList(cl.Value("a list such as nvtx,itt,torch"));
       for (const std::string& activity : launch.activities) {
@@ -625,6 +644,13 @@ int RunRunCommand(int argc, char** argv) {
         "--serve serves the windows a long job saves while it runs: give --schedule, "
         "--capture-range or --flight-recorder (profsh serve FOLDER serves saved traces)");
   }
+  if (!summary_dir.empty() &&
+      (flight || launch.schedule || !launch.capture_range.empty() || launch.on_demand)) {
+    cl.Fail(
+        "--summary summarizes a whole run: not with --flight-recorder, --schedule, "
+        "--capture-range or --on-demand (profsh summarize WINDOW.profsh -o OUT summarizes a "
+        "window)");
+  }
   // Before the workload starts: a run of hours whose trace cannot be saved is lost.
   if (!launch.on_demand) {
     if (output.empty()) output = NewTracePath("profsh");
@@ -632,6 +658,16 @@ int RunRunCommand(int argc, char** argv) {
       if (path->empty()) continue;
       if (Status writable = CheckWritable(*path); !writable.ok()) {
         std::fprintf(stderr, "profsh run: %s (nothing was run)\n", writable.message().c_str());
+        return 2;
+      }
+    }
+    if (!summary_dir.empty()) {
+      std::error_code ec;
+      std::filesystem::create_directories(summary_dir, ec);
+      if (ec || !std::filesystem::is_directory(summary_dir)) {
+        std::fprintf(stderr,
+                     "profsh run: --summary %s: cannot make this folder%s (nothing was run)\n",
+                     summary_dir.c_str(), ec ? (": " + ec.message()).c_str() : "");
         return 2;
       }
     }
@@ -705,6 +741,7 @@ int RunRunCommand(int argc, char** argv) {
                  output.c_str());
     // A report that fails leaves the run's status alone: its error is on stderr.
     if (!report.empty()) WriteReport({output}, report, report_template, "");
+    if (!summary_dir.empty()) WriteSummaries(trace, output, summary_dir);
     if (keep_session) {
       std::fprintf(stderr, "profsh: streams kept in %s\n", folder.c_str());
     } else {
