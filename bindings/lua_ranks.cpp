@@ -132,35 +132,10 @@ const std::vector<RankPart>& RankParts(TraceHandle* h) {
   return *h->rank_parts;
 }
 
-// The rows of every rank, in rank order, with a rank column first where the rows have none.
 AnalysisRows ConcatRanks(std::vector<AnalysisRows> results, const std::vector<RankPart>& parts) {
-  // The columns of every rank's rows, by name in first-seen order (a rank with two devices has a
-  // device column the others lack); a rank's rows leave the columns it lacks empty.
-  AnalysisRows out;
-  out.columns.push_back("rank");
-  for (const AnalysisRows& r : results) {
-    for (const std::string& c : r.columns) {
-      if (std::find(out.columns.begin(), out.columns.end(), c) == out.columns.end())
-        out.columns.push_back(c);
-    }
-  }
-  for (size_t k = 0; k < results.size(); ++k) {
-    AnalysisRows& r = results[k];
-    std::vector<size_t> place(r.columns.size());
-    for (size_t c = 0; c < r.columns.size(); ++c)
-      place[c] = static_cast<size_t>(
-          std::find(out.columns.begin(), out.columns.end(), r.columns[c]) - out.columns.begin());
-    const bool has_rank = r.Column("rank") != SIZE_MAX;
-    for (size_t i = 0; i < r.rows.size(); ++i) {
-      std::vector<Cell> row(out.columns.size(), Cell::Empty());
-      if (!has_rank) row[0] = Cell::Int(parts[k].rank);
-      for (size_t c = 0; c < r.columns.size(); ++c) row[place[c]] = r.rows.cell(i, c);
-      out.rows.push_back(row);
-    }
-    for (const std::string& note : r.notes)
-      out.notes.push_back("rank " + std::to_string(parts[k].rank) + ": " + note);
-  }
-  return out;
+  std::vector<int32_t> ranks;
+  for (const RankPart& p : parts) ranks.push_back(p.rank);
+  return ConcatRankRows(std::move(results), ranks);
 }
 
 AnalysisRows PerRankRows(TraceHandle* h,
