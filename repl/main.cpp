@@ -20,6 +20,7 @@
 #include "repl/sql_command.h"
 #include "repl/stats_command.h"
 #include "repl/overview_command.h"
+#include "repl/summarize_command.h"
 #include "repl/trace_command.h"
 
 namespace {
@@ -64,6 +65,8 @@ constexpr char kUsage[] =
     "                                             report --help)\n"
     "  profsh serve LOGDIR [--port 6006]          the web UI over a folder of traces (profsh\n"
     "                                             serve --help)\n"
+    "  profsh summarize TRACE... -o OUT           each rank's small summary file, reduced by\n"
+    "                                             profsh.load_summaries (profsh summarize --help)\n"
     "\n"
     "In the shell, :help lists what profsh offers.\n";
 
@@ -105,6 +108,9 @@ int main(int argc, char** argv) {
   }
   if (argc > 1 && std::strcmp(argv[1], "overview") == 0) {
     return profsh::repl::RunOverviewCommand(argc - 1, argv + 1);
+  }
+  if (argc > 1 && std::strcmp(argv[1], "summarize") == 0) {
+    return profsh::repl::RunSummarizeCommand(argc - 1, argv + 1);
   }
   std::vector<std::string> chunks;
   bool interactive = false;
