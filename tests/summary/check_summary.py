@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Rank summaries (profsh summarize): each holds what the job-wide analyses need, figure for figure.
 
-  - the two-rank gloo job of tests/ranks/data: from the two summaries alone (read here with
+  - the two-rank gloo job of tests/ranks/data: each summary equals its dump in golden/; from the
+    two summaries alone (read here with
     Python's sqlite3), every alignment's offsets, the ranks' event counts and t:collectives()
     (every row, the per-rank rows, the straggler) are recomputed as load_ranks computes them, and
     must equal what profsh.load_ranks prints from the full traces;
@@ -10,6 +11,8 @@
     rows of each rank, cell for cell;
   - the command line: several traces -> one rank-R.summary.sqlite per rank in a folder; a trace
     without a rank is named, with the --rank hint; --rank with several traces is a usage error;
+  - profsh run --summary of two processes started with RANK=0 and RANK=1 (skipped without torch
+    in /usr/bin/python3): one summary per rank, whose rows are its rank's rows of the run's trace;
   - size: a synthetic trace with 10 times the events per step gives a summary of about the same
     size (the per-step top lists are capped), and both stay under 1 MB.
 
@@ -80,6 +83,41 @@ class Summary:
                 rows.setdefault(r, [None] * len(columns))[p] = v
             self.analyses[name] = (columns, [rows[r] for r in sorted(rows)])
         db.close()
+
+
+GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
+
+
+def dump(path):
+    """Every table of a summary as text, in rowid order; the trace's path left out (it is
+    where the test ran)."""
+    db = sqlite3.connect(path)
+    lines = []
+    tables = [t for (t,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY rowid")]
+    for t in tables:
+        cols = [c[1] for c in db.execute("PRAGMA table_info(%s)" % t)]
+        lines.append("## %s: %s" % (t, ", ".join(cols)))
+        for row in db.execute("SELECT * FROM %s ORDER BY rowid" % t):
+            row = ["<path>" if t == "rank" and c == "path" else v for c, v in zip(cols, row)]
+            lines.append("\t".join(fmt(v) for v in row))
+    db.close()
+    return "\n".join(lines) + "\n"
+
+
+def check_golden(path):
+    """The summary of each gloo rank equals the committed dump (PROFSH_UPDATE_GOLDEN=1 rewrites
+    it after a deliberate change, with the schema version bumped if a column changed meaning)."""
+    golden = os.path.join(GOLDEN, os.path.basename(path) + ".txt")
+    text = dump(path)
+    if os.environ.get("PROFSH_UPDATE_GOLDEN"):
+        with open(golden, "w") as f:
+            f.write(text)
+        return
+    want = open(golden).read() if os.path.exists(golden) else ""
+    if text != want:
+        diff = [(i + 1, a, b) for i, (a, b) in enumerate(zip(text.splitlines(), want.splitlines())) if a != b]
+        failures.append("%s differs from %s (%d vs %d lines; first differences %s)" % (
+            os.path.basename(path), golden, len(text.splitlines()), len(want.splitlines()), diff[:3]))
 
 
 SOURCES = ["device_kernel", "param_comms", "host_op", "dispatcher_op"]
@@ -201,6 +239,8 @@ def check_job(profsh, work, data_dir):
         return
     summaries = [Summary(os.path.join(out, f)) for f in files]
     check(summaries[0].meta.get("schema_version") == 1, "schema_version: %s" % summaries[0].meta)
+    for f in files:
+        check_golden(os.path.join(out, f))
     for align in ("abs", "min", "step", "collective"):
         got = run_lua(profsh, work, LOAD, align, *paths)
         if got.returncode != 0:
@@ -332,6 +372,82 @@ def check_command_line(profsh, work, traces_dir):
     check(left == ["rank-34.summary.sqlite"], "a corrupt trace among two: left %s" % left)
 
 
+WORKLOAD = """
+import torch
+x = torch.ones(64, 64)
+for i in range(3):
+    with torch.autograd.profiler.record_function("ProfilerStep#%d" % i):
+        y = torch.mm(x, x) + 1
+"""
+
+RUN_ROWS = r'''
+local t = profsh.load(arg[1])
+local function dump(name, rows)
+  for i, row in ipairs(rows) do
+    local cells = {}
+    for _, c in ipairs(rows.columns) do
+      local v = row[c]
+      if math.type(v) == "integer" then v = string.format("%d", v)
+      elseif math.type(v) == "float" then v = string.format("%.17g", v)
+      else v = tostring(v) end
+      cells[#cells + 1] = c .. "=" .. v
+    end
+    print(name .. "\t" .. table.concat(cells, "\t"))
+  end
+end
+dump("step_breakdown", t:step_breakdown())
+'''
+
+
+def check_profsh_run(profsh, work):
+    """profsh run --summary of two processes with RANK=0 and RANK=1: one summary per rank, each
+    with its rank's rows of the run's trace."""
+    if run(["/usr/bin/python3", "-c", "import torch"]).returncode != 0:
+        print("skipped profsh run --summary: no torch in /usr/bin/python3")
+        return
+    script = os.path.join(work, "w.py")
+    with open(script, "w") as f:
+        f.write(WORKLOAD)
+    folder = os.path.join(work, "run-summaries")
+    trace = os.path.join(work, "run.profsh")
+    r = run([profsh, "run", "--no-table", "--summary", folder, "-o", trace, "--", "sh", "-c",
+             "RANK=0 /usr/bin/python3 %s & RANK=1 /usr/bin/python3 %s; wait" % (script, script)],
+            timeout=300)
+    check(r.returncode == 0 and "2 ranks summarized in" in r.stderr,
+          "profsh run --summary: %d %s" % (r.returncode, r.stderr[-500:]))
+    files = sorted(os.listdir(folder)) if os.path.isdir(folder) else []
+    check(files == ["rank-0.summary.sqlite", "rank-1.summary.sqlite"], "run summaries: %s" % files)
+    if len(files) != 2:
+        return
+    summaries = [Summary(os.path.join(folder, f)) for f in files]
+    for rank, s in enumerate(summaries):
+        check(s.rank["rank"] == rank and s.rank["rank_from"] == "profsh run"
+              and sorted(s.steps) == [0, 1, 2], "run summary of rank %d: %s %s" % (rank, s.rank, s.steps))
+    got = run_lua(profsh, work, RUN_ROWS, trace)
+    mine = [l for l in got.stdout.splitlines() if l.startswith("step_breakdown")]
+    want = concat_ranks("step_breakdown", summaries)
+    check(mine and mine == want, "run --summary step_breakdown: %s vs %s" % (mine[:2], want[:2]))
+    # profsh summarize of the run's trace: the same summaries, the ranks from the labels.
+    again = os.path.join(work, "run-again.sqlite")
+    r = run([profsh, "summarize", trace, "-o", again])
+    files = sorted(os.listdir(again)) if os.path.isdir(again) else []
+    check(r.returncode == 0 and files == ["rank-0.summary.sqlite", "rank-1.summary.sqlite"],
+          "summarize a two-rank run trace: %s %s" % (files, r.stderr))
+    if len(files) == 2:
+        for rank, f in enumerate(files):
+            s = Summary(os.path.join(again, f))
+            check(s.rank["rank_from"] == "process labels" and s.analyses == summaries[rank].analyses
+                  and s.collectives == summaries[rank].collectives and s.steps == summaries[rank].steps,
+                  "summarize of the run's trace, rank %d: %s" % (rank, s.rank))
+    r = run([profsh, "run", "--summary", folder, "--schedule", "wait=1,active=1", "--", "true"])
+    check(r.returncode == 2 and "--summary summarizes a whole run" in r.stderr,
+          "--summary with --schedule: %s" % r.stderr)
+    blocker = os.path.join(work, "a-file")
+    open(blocker, "w").close()
+    r = run([profsh, "run", "--summary", os.path.join(blocker, "sub"), "--", "true"])
+    check(r.returncode == 2 and "nothing was run" in r.stderr, "--summary unwritable: %s" % r.stderr)
+
+
 def synthetic_trace(path, steps, ops_per_step, names):
     """A CPU+GPU trace: per step, `ops_per_step` operators of `names` names, each launching a
     kernel, and one all_reduce."""
@@ -389,6 +505,7 @@ def main():
         check_per_rank(profsh, work, traces_dir)
         check_command_line(profsh, work, traces_dir)
         check_size(profsh, work)
+        check_profsh_run(profsh, work)
     for f in failures:
         print("FAIL:", f)
     if failures:
