@@ -246,6 +246,14 @@ def bad_input(profsh, work, summaries, files):
     shutil.copy(os.path.join(d, "rank-3.summary.sqlite"), os.path.join(d, "copy.summary.sqlite"))
     rc, err = reduce_error(d)
     check(rc != 0 and "rank 3 twice" in err and "copy.summary.sqlite" in err, "rank 3 twice: %s" % err)
+    # An option the summaries were not made with.
+    rc, err = reduce_error(summaries, "profsh.load_summaries((...)):temporal_breakdown{"
+                                      "include_last_profiler_step = true}")
+    check(rc != 0 and "include_last_profiler_step" in err and "load_ranks" in err,
+          "an option the summaries lack: %s" % err)
+    r = run_lua(profsh, work, "print(#profsh.load_summaries((...)):temporal_breakdown{"
+                              "include_last_profiler_step = false})", summaries)
+    check(r.returncode == 0 and r.stdout.strip() == str(RANKS), "the default option: %s" % r.stderr)
     # An empty folder.
     d = os.path.join(work, "empty")
     os.makedirs(d)
