@@ -246,6 +246,13 @@ def bad_input(profsh, work, summaries, files):
     shutil.copy(os.path.join(d, "rank-3.summary.sqlite"), os.path.join(d, "copy.summary.sqlite"))
     rc, err = reduce_error(d)
     check(rc != 0 and "rank 3 twice" in err and "copy.summary.sqlite" in err, "rank 3 twice: %s" % err)
+    # Another schema version.
+    d = copy("version")
+    with sqlite3.connect(os.path.join(d, files[8])) as db:
+        db.execute("UPDATE meta SET value = 99 WHERE key = 'schema_version'")
+    rc, err = reduce_error(d)
+    check(rc != 0 and files[8] in err and "schema version 99" in err and "profsh summarize" in err,
+          "another schema version: %s" % err)
     # An option the summaries were not made with.
     rc, err = reduce_error(summaries, "profsh.load_summaries((...)):temporal_breakdown{"
                                       "include_last_profiler_step = true}")
