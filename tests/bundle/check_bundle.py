@@ -137,7 +137,7 @@ def main():
         top = os.path.join(work, name)
         files = files_under(top)
         expected = {"bin/profsh", "lib/profsh/python/sitecustomize.py", "lib/profsh/python/profsh_torch_fallback.py",
-                    "lib/profsh/python/profsh_torch_build.py",
+                    "lib/profsh/python/profsh_torch_build.py", "lib/profsh/python/profsh_job_map.py",
                     "lib/profsh/torch_plugin_src/engine/torch_plugin/operator_source.cpp",
                     "lib/profsh/torch_plugin_src/engine/collector/runtime/torch_api.h",
                     "share/profsh/scripts/quickstart.lua", "share/profsh/scripts/samples/alexnet_a100.pt.trace.json.gz",
