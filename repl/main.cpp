@@ -21,6 +21,7 @@
 #include "repl/serve_command.h"
 #include "repl/sql_command.h"
 #include "repl/stats_command.h"
+#include "repl/summarize_command.h"
 #include "repl/trace_command.h"
 
 namespace {
@@ -65,6 +66,8 @@ constexpr char kUsage[] =
     "                                             report --help)\n"
     "  profsh serve LOGDIR [--port 6006]          the web UI over a folder of traces (profsh\n"
     "                                             serve --help)\n"
+    "  profsh summarize TRACE... -o OUT           each rank's small summary file, reduced by\n"
+    "                                             profsh.load_summaries (profsh summarize --help)\n"
     "  profsh job map (--dask ADDR | --local N)   per-rank summaries of a job's traces on a\n"
     "        TRACE... -o DIR                      Dask cluster or local processes (profsh job\n"
     "                                             map --help)\n"
@@ -112,6 +115,9 @@ int main(int argc, char** argv) {
   }
   if (argc > 1 && std::strcmp(argv[1], "job") == 0) {
     return profsh::repl::RunJobCommand(argc - 1, argv + 1);
+  }
+  if (argc > 1 && std::strcmp(argv[1], "summarize") == 0) {
+    return profsh::repl::RunSummarizeCommand(argc - 1, argv + 1);
   }
   std::vector<std::string> chunks;
   bool interactive = false;

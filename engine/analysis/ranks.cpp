@@ -65,8 +65,7 @@ std::vector<int32_t> RanksOf(const std::vector<int32_t>& rank_of_track) {
 
 namespace {
 
-// In order of preference.
-enum class Source : uint8_t { kNone, kDeviceKernel, kParamComms, kHostOp, kDispatcherOp };
+using Source = CollectiveSource;
 
 std::string Normalized(std::string_view name) {
   std::string out;
@@ -113,16 +112,47 @@ Source SourceOf(const Trace& trace, const EventModel& model, size_t i) {
 
 }  // namespace
 
+const char* CollectiveSourceName(CollectiveSource source) {
+  switch (source) {
+    case Source::kDeviceKernel:
+      return "device_kernel";
+    case Source::kParamComms:
+      return "param_comms";
+    case Source::kHostOp:
+      return "host_op";
+    case Source::kDispatcherOp:
+      return "dispatcher_op";
+    case Source::kNone:
+      break;
+  }
+  return "none";
+}
+
+std::vector<CollectiveSource> CollectiveSourcesIn(const Trace& trace) {
+  const EventModel& model = ModelOf(trace);
+  bool present[5] = {};
+  for (size_t i = 0; i < trace.events.size(); ++i)
+    present[static_cast<size_t>(SourceOf(trace, model, i))] = true;
+  std::vector<CollectiveSource> sources;
+  for (Source s :
+       {Source::kDeviceKernel, Source::kParamComms, Source::kHostOp, Source::kDispatcherOp})
+    if (present[static_cast<size_t>(s)]) sources.push_back(s);
+  return sources;
+}
+
 std::vector<CollectiveCall> CollectiveCalls(const Trace& trace,
                                             const std::vector<int32_t>& rank_of_track) {
   // One source for the whole job, the most exact one present: NCCL's kernels run while the
   // ranks meet; the host calls only enqueue them.
+  const std::vector<Source> sources = CollectiveSourcesIn(trace);
+  if (sources.empty()) return {};
+  return CollectiveCallsOf(trace, rank_of_track, sources.front());
+}
+
+std::vector<CollectiveCall> CollectiveCallsOf(const Trace& trace,
+                                              const std::vector<int32_t>& rank_of_track,
+                                              CollectiveSource best) {
   const EventModel& model = ModelOf(trace);
-  Source best = Source::kNone;
-  for (size_t i = 0; i < trace.events.size(); ++i) {
-    Source s = SourceOf(trace, model, i);
-    if (s != Source::kNone && (best == Source::kNone || s < best)) best = s;
-  }
   std::vector<CollectiveCall> calls;
   if (best == Source::kNone) return calls;
   const CollectiveArgs args(trace);

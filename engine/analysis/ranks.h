@@ -44,6 +44,25 @@ struct CollectiveCall {
 std::vector<CollectiveCall> CollectiveCalls(const Trace& trace,
                                             const std::vector<int32_t>& rank_of_track);
 
+// Where collectives are read from, in order of preference (the first one present in a trace is
+// the one CollectiveCalls reads).
+enum class CollectiveSource : uint8_t {
+  kNone,
+  kDeviceKernel,  // NCCL's kernels
+  kParamComms,    // record_param_comms
+  kHostOp,        // gloo:*, nccl:*
+  kDispatcherOp,  // c10d::*
+};
+const char* CollectiveSourceName(CollectiveSource source);  // "device_kernel", ...
+// The sources a trace holds, in order of preference. A rank summary keeps the calls of each, so
+// that a reduce over many ranks picks the source the whole job has, as CollectiveCalls does on
+// the ranks loaded together.
+std::vector<CollectiveSource> CollectiveSourcesIn(const Trace& trace);
+// The calls of one source (CollectiveCalls with the source chosen by the caller).
+std::vector<CollectiveCall> CollectiveCallsOf(const Trace& trace,
+                                              const std::vector<int32_t>& rank_of_track,
+                                              CollectiveSource source);
+
 struct CollectiveAnalysis {
   // Per matched collective and rank: group, name, seq, rank, start, end, duration,
   // arrival_skew (its start after the first rank's), wait (the last rank's start after its

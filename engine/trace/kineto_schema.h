@@ -59,6 +59,9 @@ inline constexpr std::string_view kWaitOnEventRecordCorrelation =
 inline constexpr std::string_view kProcessGroupName = "Process Group Name";
 inline constexpr std::string_view kCollectiveName = "Collective name";
 inline constexpr std::string_view kSeq = "Seq";  // the collective's number in its group
+inline constexpr std::string_view kInMsgNelems = "In msg nelems";    // elements sent
+inline constexpr std::string_view kOutMsgNelems = "Out msg nelems";  // elements received
+inline constexpr std::string_view kDtype = "dtype";  // their torch ScalarType: "Float", ...
 // [memory] instants
 inline constexpr std::string_view kTotalAllocated = "Total Allocated";
 inline constexpr std::string_view kTotalReserved = "Total Reserved";  // read: importer

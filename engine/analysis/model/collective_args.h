@@ -19,10 +19,15 @@ class CollectiveArgs {
   std::optional<std::string_view> Name(size_t event) const { return Text(event, kName); }
   // The "Seq" number; none when absent or not a number.
   std::optional<int64_t> Seq(size_t event) const;
+  // The message's size in bytes: "In msg nelems" (or "Out msg nelems") times the size of its
+  // "dtype"; none when either is absent or the dtype is not one of torch's ScalarTypes.
+  std::optional<int64_t> InBytes(size_t event) const { return Bytes(event, kInNelems); }
+  std::optional<int64_t> OutBytes(size_t event) const { return Bytes(event, kOutNelems); }
 
  private:
-  enum Key : size_t { kGroup, kName, kSeq };
+  enum Key : size_t { kGroup, kName, kSeq, kInNelems, kOutNelems, kDtype };
   std::optional<std::string_view> Text(size_t event, Key key) const;
+  std::optional<int64_t> Bytes(size_t event, Key nelems) const;
   const Trace& trace_;
   ArgReader reader_;
 };
