@@ -21,8 +21,9 @@ constexpr char kUsage[] =
     "usage: profsh job map (--dask SCHEDULER_ADDRESS | --local N) TRACE... -o DIR\n"
     "        [--retries N] [--python PATH] [--worker-profsh PATH]\n"
     "\n"
-    "Summarizes each rank's trace of a distributed job (`profsh summarize TRACE -o\n"
-    "DIR/NAME.sqlite`, NAME: the trace's file name less .gz and .json), one task per rank:\n"
+    "Summarizes each rank's trace of a distributed job with `profsh summarize`, one task per\n"
+    "rank, into DIR/rank-R.summary.sqlite (R: the trace's rank, as profsh summarize TRACE...\n"
+    "-o DIR names them; two traces of one rank are an error naming both):\n"
     "  --dask ADDRESS  on an existing Dask cluster (tcp://host:8786), through the driver\n"
     "                  shipped with profsh (lib/profsh/python/profsh_job_map.py), run by\n"
     "                  /usr/bin/python3 with Debian's python3-distributed. Each worker must see\n"
@@ -49,6 +50,7 @@ int RunMap(int argc, char** argv) {
   long long processes = 0;
   std::string out_dir;
   std::vector<std::string> traces;
+  bool dask_only_option = false;
   CommandLine cl("profsh job map", argc, argv,
                  {"--help", "--dask", "--local", "-o", "--output", "--retries", "--python",
                   "--worker-profsh"});
@@ -67,8 +69,10 @@ int RunMap(int argc, char** argv) {
       dask.retries = static_cast<int>(std::min(cl.Number(0), 100LL));
     } else if (a == "--python") {
       dask.python = cl.Value("a Python interpreter");
+      dask_only_option = true;
     } else if (a == "--worker-profsh") {
       dask.worker_profsh = cl.Value("the profsh program's path on the workers");
+      dask_only_option = true;
     } else if (a == "--") {
       while (cl.Next()) traces.push_back(cl.arg());
     } else if (cl.IsOption()) {
@@ -79,7 +83,7 @@ int RunMap(int argc, char** argv) {
   }
   if (dask.scheduler.empty() == (processes == 0))
     cl.Fail("say where the map runs: --dask SCHEDULER_ADDRESS or --local N (one of them)");
-  if (processes > 0 && (!dask.worker_profsh.empty() || dask.python != "/usr/bin/python3"))
+  if (processes > 0 && dask_only_option)
     cl.Fail("--python and --worker-profsh are options of --dask");
   if (out_dir.empty()) cl.Fail("no -o DIR for the summaries");
   if (traces.empty()) cl.Fail("no TRACE given (one per rank)");

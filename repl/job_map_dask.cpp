@@ -33,8 +33,8 @@ std::string PlanJson(const DaskMapOptions& options, const std::vector<MapTask>& 
   for (size_t i = 0; i < tasks.size(); ++i) {
     out += i ? ",\n{\"trace\": " : "\n{\"trace\": ";
     AppendJsonString(&out, tasks[i].trace);
-    out += ", \"summary\": ";
-    AppendJsonString(&out, tasks[i].summary);
+    out += ", \"staging\": ";
+    AppendJsonString(&out, tasks[i].staging);
     out += "}";
   }
   return out + "]}\n";

@@ -53,7 +53,7 @@ pid_t StartSummarize(const std::string& program, const MapTask& task, FILE* erro
   }
   dup2(fileno(errors), STDERR_FILENO);
   const char* argv[] = {program.c_str(),      "summarize", task.trace.c_str(), "-o",
-                        task.summary.c_str(), nullptr};
+                        task.staging.c_str(), nullptr};
   execv(program.c_str(), const_cast<char* const*>(argv));
   std::fprintf(stderr, "cannot run %s: %s\n", program.c_str(), strerror(errno));
   _exit(127);

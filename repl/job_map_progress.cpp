@@ -14,10 +14,14 @@ constexpr size_t kBarWidth = 30;
 }  // namespace
 
 MapProgress::MapProgress(const std::vector<MapTask>& tasks, int retries)
-    : tasks_(tasks), retries_(retries), tty_(isatty(STDERR_FILENO) != 0) {}
+    : tasks_(tasks), outputs_(tasks), retries_(retries), tty_(isatty(STDERR_FILENO) != 0) {}
 
 void MapProgress::Done(size_t index) {
-  (void)index;
+  auto placed = outputs_.Place(index);
+  if (!placed.ok()) {
+    Failed(index, placed.error().message);
+    return;
+  }
   ++done_;
   Draw(false);
 }
@@ -48,15 +52,16 @@ void MapProgress::Draw(bool final) {
 
 int MapProgress::Finish() {
   Draw(true);
+  outputs_.RemoveStaging();
   if (!tasks_.empty()) {
-    std::string folder = std::filesystem::path(tasks_.front().summary).parent_path().string();
+    std::string folder = std::filesystem::path(tasks_.front().staging).parent_path().string();
     std::fprintf(stderr, "%s: %zu of %zu summaries written to %s\n", kPrefix, done_, tasks_.size(),
                  folder.c_str());
   }
   if (failures_.empty()) return 0;
   std::sort(failures_.begin(), failures_.end());
-  std::fprintf(stderr, "%s: %zu rank%s not summarized (each tried %d time%s):\n", kPrefix,
-               failures_.size(), failures_.size() == 1 ? "" : "s", retries_ + 1,
+  std::fprintf(stderr, "%s: %zu rank%s not summarized (a failing summarize is tried %d time%s):\n",
+               kPrefix, failures_.size(), failures_.size() == 1 ? "" : "s", retries_ + 1,
                retries_ == 0 ? "" : "s");
   for (const auto& [index, message] : failures_) {
     std::fprintf(stderr, "  %s: %s\n", tasks_[index].trace.c_str(), message.c_str());

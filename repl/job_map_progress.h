@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "repl/job_map_outputs.h"
 #include "repl/job_map_plan.h"
 
 namespace profsh::repl {
@@ -18,10 +19,11 @@ class MapProgress {
   // The first line, once the map has started.
   void Start() { Draw(false); }
 
+  // Task `index` wrote its staging file: named by its rank (SummaryOutputs), or failed.
   void Done(size_t index);
   void Failed(size_t index, const std::string& message);
   // The last progress line, the failures, and the exit status: 0 when every rank was summarized,
-  // 1 when some were not.
+  // 1 when some were not. Staging files of unfinished tasks are removed.
   int Finish();
 
   size_t done() const { return done_; }
@@ -31,6 +33,7 @@ class MapProgress {
   void Draw(bool final);
 
   const std::vector<MapTask>& tasks_;
+  SummaryOutputs outputs_;
   int retries_;
   size_t done_ = 0;
   std::vector<std::pair<size_t, std::string>> failures_;

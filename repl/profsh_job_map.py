@@ -4,7 +4,7 @@
 profsh starts this driver with /usr/bin/python3 (Debian's python3-distributed) and writes the plan
 to its standard input as JSON:
   {"scheduler": ADDRESS, "profsh": PROGRAM, "retries": N,
-   "tasks": [{"trace": ABSOLUTE_PATH, "summary": OUTPUT_PATH}, ...]}
+   "tasks": [{"trace": ABSOLUTE_PATH, "staging": PATH}, ...]}
 Each task runs `PROGRAM summarize TRACE -o FILE` on a worker that sees TRACE, into a folder of
 the worker's own, and returns the summary's bytes: only the driver writes into the output folder,
 so the workers need not share it. A task that fails (summarize's non-zero exit, a worker lost
@@ -12,7 +12,8 @@ under it) is run again by Dask, up to N more times.
 
 What happens is told to profsh on standard output, one JSON object a line:
   {"event": "started", "workers": W}
-  {"event": "done", "index": I}                  the summary of tasks[I] is written
+  {"event": "done", "index": I}                  tasks[I]'s summary is written to its staging
+                                                 path (profsh then names it by its rank)
   {"event": "failed", "index": I, "message": M}  tasks[I] failed every time; M says why
 profsh draws the progress line and the report (repl/job_map_progress.cpp). Exit status 2 with a
 message on standard error when the map could not start; 0 otherwise.
@@ -71,10 +72,9 @@ def tell(**event):
     sys.stdout.flush()
 
 
-def failure_text(future):
+def failure_text(error):
     from distributed.scheduler import KilledWorker
 
-    error = future.exception()
     if isinstance(error, KilledWorker):
         return "the workers running it were lost (%s)" % error
     return str(error) or type(error).__name__
@@ -114,16 +114,20 @@ def main():
             futures[future] = index
         for future in as_completed(list(futures)):
             index = futures[future]
-            summary = tasks[index]["summary"]
-            if future.status == "finished":
-                try:
-                    write_atomically(summary, future.result())
-                    tell(event="done", index=index)
-                except OSError as e:
-                    tell(event="failed", index=index, message="cannot write %s: %s" % (summary, e))
-            else:
-                tell(event="failed", index=index, message=failure_text(future))
-            future.release()
+            staging = tasks[index]["staging"]
+            try:
+                # A result held by a worker lost since is computed again: result() waits for it.
+                data = future.result()
+            except Exception as e:  # the task's own error, or KilledWorker: reported by rank
+                tell(event="failed", index=index, message=failure_text(e))
+                continue
+            finally:
+                future.release()
+            try:
+                write_atomically(staging, data)
+                tell(event="done", index=index)
+            except OSError as e:
+                tell(event="failed", index=index, message="cannot write %s: %s" % (staging, e))
     return 0
 
 

@@ -14,8 +14,9 @@ trace, one by one. "The same result" is every table of every rank's summary, row
   - A summarize process killed under a worker: Dask's retry runs it again; --retries 0 reports it.
   - A corrupt rank trace: named in the report with summarize's message, exit 1, the 15 others
     summarized.
-  - --local 4: the same summaries; a killed child is retried (--retries 0: reported as killed by
-    signal 9); the corrupt trace named, the others summarized.
+  - --local 4: the same summaries, named rank-R.summary.sqlite; a killed child is retried
+    (--retries 0: reported as killed by signal 9); the corrupt trace named, the others
+    summarized; two traces of one rank named.
   - Usage: --dask and --local together, no -o, an unreachable scheduler, a Python without Dask.
 
 Usage: check_job_map.py PROFSH MAKE_JOB_PY
@@ -54,6 +55,7 @@ class DaskCluster:
 
     def __init__(self, work, workers=2):
         self.work = work
+        os.makedirs(work, exist_ok=True)
         self.logs = []
         self.scheduler_file = os.path.join(work, "scheduler.json")
         for tool in ("dask-scheduler", "dask-worker"):
@@ -157,8 +159,9 @@ def same_as_reference(folder, reference, ranks, what):
     differing = [r for r in ranks if r in got and got[r] != reference[r]]
     check(not differing and got, "%s: every table of every rank equals summarize's own "
           "(differing ranks: %s)" % (what, differing))
-    leftovers = [f for f in os.listdir(folder) if not f.endswith(".sqlite")]
-    check(not leftovers, "%s: nothing but summaries in the folder (%s)" % (what, leftovers))
+    names = sorted(os.listdir(folder))
+    check(names == sorted("rank-%d.summary.sqlite" % r for r in ranks),
+          "%s: nothing but rank-R.summary.sqlite in the folder (%s)" % (what, names))
 
 
 # --- processes -------------------------------------------------------------------------------
@@ -223,6 +226,19 @@ class FifoTrace:
         os.rename(self.saved, self.path)
 
 
+def kill_and_wait_for_rerun(trace, pids, kill=None):
+    """Kills `pids` (or calls `kill`), waits until none of them is alive and a new summarize of
+    `trace` runs: a FIFO fed before would go to a dying reader and be lost."""
+    if kill:
+        kill()
+    else:
+        for pid in pids:
+            os.kill(pid, signal.SIGKILL)
+    wait_for(lambda: not set(summarize_processes(trace)) & set(pids), "the killed summarize to end")
+    return wait_for(lambda: {p: q for p, q in summarize_processes(trace).items() if p not in pids},
+                    "%s summarized again" % trace)
+
+
 def start_map(profsh, args, out):
     shutil.rmtree(out, ignore_errors=True)
     return subprocess.Popen([profsh, "job", "map"] + args + ["-o", out], stdout=subprocess.PIPE,
@@ -230,7 +246,12 @@ def start_map(profsh, args, out):
 
 
 def finish(proc, timeout=300):
-    out, err = proc.communicate(timeout=timeout)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise
     return proc.returncode, out, err
 
 
@@ -256,7 +277,7 @@ def check_dask(profsh, work, traces, reference):
         try:
             proc = start_map(profsh, dask + traces, out)
             first = wait_for(lambda: summarize_processes(traces[3]), "rank 3's summarize")
-            os.kill(next(iter(first)), signal.SIGKILL)
+            kill_and_wait_for_rerun(traces[3], list(first))
             fifo.feed()
             rc, _, err = finish(proc)
         finally:
@@ -273,7 +294,7 @@ def check_dask(profsh, work, traces, reference):
             rc, _, err = finish(proc)
         finally:
             fifo.restore()
-        check(rc == 1 and "1 rank not summarized (each tried 1 time)" in err and
+        check(rc == 1 and "1 rank not summarized (a failing summarize is tried 1 time)" in err and
               "%s: " % traces[3] in err and "killed by signal 9" in err,
               "--dask --retries 0: the killed rank is reported by its trace (%d: %s)" %
               (rc, err[-800:]))
@@ -288,10 +309,8 @@ def check_dask(profsh, work, traces, reference):
             holder = next(iter(first.values()))
             check(holder in [w.pid for w in cluster.workers],
                   "rank 7's summarize runs under a dask-worker")
-            cluster.kill_worker(holder)
-            wait_for(lambda: not any(os.path.exists("/proc/%d" % p) for p in first),
-                     "the killed worker's summarize to end")
-            rerun = wait_for(lambda: summarize_processes(traces[7]), "rank 7 run again")
+            rerun = kill_and_wait_for_rerun(traces[7], list(first),
+                                            lambda: cluster.kill_worker(holder))
             check(set(rerun.values()) == {cluster.workers[0].pid},
                   "rank 7 runs again, on the worker left")
             fifo.feed()
@@ -328,7 +347,8 @@ def check_corrupt(profsh, work, traces, reference, where, what):
         with open(saved, "rb") as f:
             head = f.read(3000)
         with open(corrupt, "wb") as f:
-            f.write(head)  # cut in the middle of the events
+            # Cut in the middle of the events and followed by garbage: a cut alone is repaired.
+            f.write(head + b"@@@ not JSON")
         out = os.path.join(work, "corrupt")
         rc, _, err = run_map(profsh, where + traces, out)
     finally:
@@ -356,9 +376,11 @@ def check_local(profsh, work, traces, reference):
             proc = start_map(profsh, ["--local", "4", "--retries", retries] + traces, out)
             first = wait_for(lambda: summarize_processes(traces[11]), "rank 11's summarize")
             check(set(first.values()) == {proc.pid}, "--local: summarize runs as profsh's child")
-            os.kill(next(iter(first)), signal.SIGKILL)
             if expect_rc == 0:
+                kill_and_wait_for_rerun(traces[11], list(first))
                 fifo.feed()
+            else:
+                os.kill(next(iter(first)), signal.SIGKILL)
             rc, _, err = finish(proc)
         finally:
             fifo.restore()
@@ -371,6 +393,13 @@ def check_local(profsh, work, traces, reference):
                   "--local --retries 0: the killed rank is reported by its trace (%d: %s)" %
                   (rc, err[-400:]))
     check_corrupt(profsh, work, traces, reference, ["--local", "4"], "--local")
+
+    # Two traces of one rank: the second one is named with the first, the others are placed.
+    twice = traces + [os.path.join(os.path.dirname(traces[3]), ".", "rank-3.json")]
+    rc, _, err = run_map(profsh, ["--local", "4"] + twice, out)
+    check(rc == 1 and ("rank 3 twice: %s and %s" % (traces[3], traces[3])) in err,
+          "--local: two traces of rank 3 are named (%d: %s)" % (rc, err[-400:]))
+    same_as_reference(out, reference, range(RANKS), "--local, rank 3 twice")
 
 
 def check_usage(profsh, work, traces):
