@@ -10,8 +10,6 @@
 #include "bindings/lua_support.h"
 #include "engine/analysis/ranks.h"
 #include "engine/load/rank_loader.h"
-#include "engine/trace/trace_append.h"
-#include "engine/trace/trace_builder.h"
 
 namespace profsh::lua {
 
@@ -85,29 +83,12 @@ int LoadRanksFunction(lua_State* L) {
   });
 }
 
-// One rank's events as a trace of their own, with that rank as its distributedInfo.
-// On the rank's own clock again when load_ranks says what it was (`source`), so that its
-// numbers are those of its file alone (HTA's rounding of microseconds depends on the clock).
+// One rank's events as a trace of their own (engine/load/rank_loader.h).
 std::shared_ptr<Trace> RankTrace(const Trace& whole, const std::vector<int32_t>& rank_of,
                                  int32_t rank, const RankSource* source) {
-  auto part = std::make_shared<Trace>();
-  TraceBuilder builder(*part);
-  builder.SetFormat(whole.source_format);
-  for (const auto& [key, json] : whole.metadata) {
-    if (key != "distributedInfo") builder.AddMetadata(key, json);
-  }
-  builder.AddMetadata("distributedInfo", "{\"rank\": " + std::to_string(rank) + "}");
-  part->origin_ns = source ? source->origin_ns : whole.origin_ns;
-  part->has_origin = source ? source->has_origin : whole.has_origin;
-  const int64_t back = source ? -(source->shift_ns + source->offset_ns) : 0;
-  AppendEvents(whole, builder, [&](size_t i, int64_t* ts, Ident*, Ident*, bool*) {
-    *ts += back;
-    return rank_of[whole.events.track(i)] == rank;
-  });
-  Status s = builder.Finish();
-  if (!s.ok()) throw LuaError(s.message());
-  part->source_path = whole.source_path;
-  return part;
+  auto part = RankPartTrace(whole, rank_of, rank, source);
+  if (!part.ok()) throw LuaError(part.error().message);
+  return std::move(part.value());
 }
 
 }  // namespace

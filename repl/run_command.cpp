@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "engine/recording/signal_forwarding.h"
 #include "engine/session/on_demand.h"
 #include "engine/session/recording.h"
+#include "engine/summary/summarize.h"
 #include "engine/util/edit_distance.h"
 #include "engine/util/human_text.h"
 #include "repl/command_line.h"
@@ -66,6 +68,8 @@ constexpr char kUsage[] =
     "  --keep-session             keep the raw per-process streams (the folder is printed)\n"
     "  --report PATH              also write a report of the run (.html or .md; profsh report)\n"
     "  --report-template NAME     its template (default: summary)\n"
+    "  --summary DIR              also write each rank's summary into DIR (made if missing):\n"
+    "                             rank-R.summary.sqlite, as profsh summarize writes them\n"
     "  --buffer-kb N              per-thread event buffer (default: 8192)\n"
     "  --cupti PATH               libcupti for the cuda activity (default: beside the\n"
     "                             CUDA toolkit)\n"
@@ -356,9 +360,21 @@ int RunLive(LaunchOptions& launch, std::string output, const TableOptions& table
   return r.launch.exit_code;
 }
 
+// A summary that fails, like a report, leaves the run's status alone: its error is on stderr.
+static void WriteSummaries(const Trace& trace, const std::string& trace_path,
+                           const std::string& folder) {
+  auto ranks = SummarizeEachRank(trace, trace_path, folder, SummarizeOptions{}, "profsh run");
+  if (!ranks.ok()) {
+    std::fprintf(stderr, "profsh run: --summary: %s\n", ranks.error().message.c_str());
+    return;
+  }
+  std::fprintf(stderr, "profsh: %s summarized in %s\n",
+               Plural(ranks.value().size(), "rank", "ranks").c_str(), folder.c_str());
+}
+
 int RunRunCommand(int argc, char** argv) {
   LaunchOptions launch;
-  std::string output, report, report_template;
+  std::string output, report, report_template, summary_dir;
   TableOptions table;
   table.sort_by = "cpu_time_total";
   table.row_limit = 25;
@@ -380,7 +396,8 @@ int RunRunCommand(int argc, char** argv) {
                                             "--gpu-wait-ms",   "--itt-domains",
                                             "--flight-recorder", "--flight-recorder-mb",
                                             "--trigger", "--dump-before", "--dump-after",
-                                            "--watchdog", "--watchdog-kill"});
+                                            "--watchdog", "--watchdog-kill",
+                                            "--summary"});
   // clang-format on
   bool flight = false;
   FlightSettings flight_settings;
@@ -410,6 +427,8 @@ int RunRunCommand(int argc, char** argv) {
       }
     } else if (a == "--report-template") {
       report_template = cl.Value("a template name or a FILE.lua");
+    } else if (a == "--summary") {
+      summary_dir = cl.Value("a folder for the rank summaries");
     } else if (a == "--activities") {
       launch.activities = SplitList(cl.Value("a list such as nvtx,itt,torch"));
       for (const std::string& activity : launch.activities) {
@@ -579,6 +598,13 @@ int RunRunCommand(int argc, char** argv) {
         "(profsh report WINDOW.profsh reports a window)");
   }
   if (!report_template.empty() && report.empty()) cl.Fail("--report-template needs --report PATH");
+  if (!summary_dir.empty() &&
+      (flight || launch.schedule || !launch.capture_range.empty() || launch.on_demand)) {
+    cl.Fail(
+        "--summary summarizes a whole run: not with --flight-recorder, --schedule, "
+        "--capture-range or --on-demand (profsh summarize WINDOW.profsh -o OUT summarizes a "
+        "window)");
+  }
   // Before the workload starts: a run of hours whose trace cannot be saved is lost.
   if (!launch.on_demand) {
     if (output.empty()) output = NewTracePath("profsh");
@@ -586,6 +612,16 @@ int RunRunCommand(int argc, char** argv) {
       if (path->empty()) continue;
       if (Status writable = CheckWritable(*path); !writable.ok()) {
         std::fprintf(stderr, "profsh run: %s (nothing was run)\n", writable.message().c_str());
+        return 2;
+      }
+    }
+    if (!summary_dir.empty()) {
+      std::error_code ec;
+      std::filesystem::create_directories(summary_dir, ec);
+      if (ec || !std::filesystem::is_directory(summary_dir)) {
+        std::fprintf(stderr,
+                     "profsh run: --summary %s: cannot make this folder%s (nothing was run)\n",
+                     summary_dir.c_str(), ec ? (": " + ec.message()).c_str() : "");
         return 2;
       }
     }
@@ -648,6 +684,7 @@ int RunRunCommand(int argc, char** argv) {
                  output.c_str());
     // A report that fails leaves the run's status alone: its error is on stderr.
     if (!report.empty()) WriteReport({output}, report, report_template, "");
+    if (!summary_dir.empty()) WriteSummaries(trace, output, summary_dir);
     if (keep_session) {
       std::fprintf(stderr, "profsh: streams kept in %s\n", folder.c_str());
     } else {

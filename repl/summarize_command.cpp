@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/load/trace_loader.h"
 #include "engine/summary/summarize.h"
 #include "repl/command_line.h"
 
@@ -21,8 +22,9 @@ constexpr char kUsage[] =
     "collectives and the clock anchors of every alignment, which profsh.load_summaries reduces\n"
     "without the traces (docs/ANALYSIS.md, \"Rank summaries\").\n"
     "\n"
-    "One TRACE: OUT is the summary file. Several: OUT is a folder (made if missing) that gets\n"
-    "one rank-R.summary.sqlite per rank. A trace's rank is its distributedInfo.rank, else the\n"
+    "One TRACE: OUT is the summary file. Several, or a trace whose processes are several ranks\n"
+    "(a profsh run of a job): OUT is a folder (made if missing) that gets one\n"
+    "rank-R.summary.sqlite per rank. A trace's rank is its distributedInfo.rank, else the\n"
     "rank-N in its name, else --rank N (one trace only).\n"
     "\n"
     "options:\n"
@@ -63,50 +65,71 @@ int RunSummarizeCommand(int argc, char** argv) {
   if (output.empty()) cl.Fail("no output given (-o OUT.sqlite, or -o FOLDER for several traces)");
   if (options.rank && inputs.size() > 1)
     cl.Fail("--rank names the rank of one trace: give one trace with it");
-  if (inputs.size() == 1) {
-    auto rank = SummarizeTraceFile(inputs[0], output, options);
-    if (!rank.ok()) return CommandFailed("summarize", rank.error().message);
-    std::fprintf(stderr, "profsh: rank %d of %s summarized in %s\n", rank.value(),
-                 inputs[0].c_str(), output.c_str());
-    return 0;
-  }
-  std::error_code ec;
-  std::filesystem::create_directories(output, ec);
-  if (ec || !std::filesystem::is_directory(output))
-    return CommandFailed("summarize", output + ": cannot make this folder for the summaries" +
-                                          (ec ? ": " + ec.message() : std::string()));
-  // Each trace is written under a name of its own first: the rank is known only once it is
-  // loaded, and two traces of one rank must not overwrite each other.
-  std::map<int32_t, std::string> done;
+  // One trace of one rank: OUT is its file. Otherwise OUT is a folder of rank-R files (a
+  // trace whose processes are several ranks, a profsh run of a job, gives one per rank).
+  const bool one_file = inputs.size() == 1 && !std::filesystem::is_directory(output);
+  std::map<int32_t, std::string> done;  // rank -> trace
   int failed = 0;
-  for (size_t k = 0; k < inputs.size(); ++k) {
-    const std::string staging =
-        (std::filesystem::path(output) / (".summarizing-" + std::to_string(k) + ".sqlite"))
-            .string();
-    auto rank = SummarizeTraceFile(inputs[k], staging, options);
-    if (!rank.ok()) {
-      std::fprintf(stderr, "profsh summarize: %s\n", rank.error().message.c_str());
-      ++failed;
+  auto fail = [&](const std::string& message) {
+    std::fprintf(stderr, "profsh summarize: %s\n", message.c_str());
+    ++failed;
+  };
+  for (const std::string& path : inputs) {
+    auto trace = LoadTrace(path);
+    if (!trace.ok()) {
+      fail(trace.error().message);
       continue;
     }
-    auto [it, fresh] = done.emplace(rank.value(), inputs[k]);
-    if (!fresh) {
-      std::filesystem::remove(staging, ec);
-      std::fprintf(stderr, "profsh summarize: rank %d twice: %s and %s\n", rank.value(),
-                   it->second.c_str(), inputs[k].c_str());
-      ++failed;
+    const std::vector<int32_t> labelled = LabelledRanks(*trace.value());
+    if (one_file && labelled.size() < 2) {
+      auto rank = SummarizeTrace(*trace.value(), path, output, options);
+      if (!rank.ok()) return CommandFailed("summarize", rank.error().message);
+      std::fprintf(stderr, "profsh: rank %d of %s summarized in %s\n", rank.value(), path.c_str(),
+                   output.c_str());
+      return 0;
+    }
+    std::error_code ec;
+    std::filesystem::create_directories(output, ec);
+    if (ec || !std::filesystem::is_directory(output))
+      return CommandFailed("summarize", output + ": cannot make this folder for the summaries" +
+                                            (ec ? ": " + ec.message() : std::string()));
+    std::vector<int32_t> ranks = labelled;
+    if (labelled.size() < 2) {
+      auto rank = SummaryRank(*trace.value(), path, options.rank);
+      if (!rank.ok()) {
+        fail(rank.error().message);
+        continue;
+      }
+      ranks = {rank->first};
+    }
+    std::string twice;
+    for (int32_t r : ranks) {
+      if (auto it = done.find(r); it != done.end())
+        twice = "rank " + std::to_string(r) + " twice: " + it->second + " and " + path;
+    }
+    if (!twice.empty()) {
+      fail(twice);
       continue;
     }
-    const std::string final_path =
-        (std::filesystem::path(output) / SummaryFileName(rank.value())).string();
-    std::filesystem::rename(staging, final_path, ec);
-    if (ec) {
-      std::fprintf(stderr, "profsh summarize: %s: %s\n", final_path.c_str(), ec.message().c_str());
-      ++failed;
-      continue;
+    if (labelled.size() >= 2) {
+      auto written = SummarizeEachRank(*trace.value(), path, output, options, "process labels");
+      if (!written.ok()) {
+        fail(written.error().message);
+        continue;
+      }
+    } else {
+      const std::string out = (std::filesystem::path(output) / SummaryFileName(ranks[0])).string();
+      auto written = SummarizeTrace(*trace.value(), path, out, options);
+      if (!written.ok()) {
+        fail(written.error().message);
+        continue;
+      }
     }
-    std::fprintf(stderr, "profsh: rank %d of %s summarized in %s\n", rank.value(),
-                 inputs[k].c_str(), final_path.c_str());
+    for (int32_t r : ranks) {
+      done.emplace(r, path);
+      std::fprintf(stderr, "profsh: rank %d of %s summarized in %s\n", r, path.c_str(),
+                   (std::filesystem::path(output) / SummaryFileName(r)).string().c_str());
+    }
   }
   if (failed > 0) {
     std::fprintf(stderr, "profsh summarize: %d of %zu traces not summarized\n", failed,

@@ -429,4 +429,27 @@ Result<LoadedRanks> LoadRanks(const RankLoadOptions& options) {
   return out;
 }
 
+Result<std::shared_ptr<Trace>> RankPartTrace(const Trace& whole,
+                                             const std::vector<int32_t>& rank_of_track,
+                                             int32_t rank, const RankSource* source) {
+  auto part = std::make_shared<Trace>();
+  TraceBuilder builder(*part);
+  builder.SetFormat(whole.source_format);
+  for (const auto& [key, json] : whole.metadata) {
+    if (key != "distributedInfo") builder.AddMetadata(key, json);
+  }
+  builder.AddMetadata("distributedInfo", "{\"rank\": " + std::to_string(rank) + "}");
+  part->origin_ns = source ? source->origin_ns : whole.origin_ns;
+  part->has_origin = source ? source->has_origin : whole.has_origin;
+  const int64_t back = source ? -(source->shift_ns + source->offset_ns) : 0;
+  AppendEvents(whole, builder, [&](size_t i, int64_t* ts, Ident*, Ident*, bool*) {
+    *ts += back;
+    return rank_of_track[whole.events.track(i)] == rank;
+  });
+  Status s = builder.Finish();
+  if (!s.ok()) return Error{s.message()};
+  part->source_path = whole.source_path;
+  return part;
+}
+
 }  // namespace profsh

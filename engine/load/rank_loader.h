@@ -63,4 +63,12 @@ int64_t RankInFileName(const std::string& path);
 
 Result<LoadedRanks> LoadRanks(const RankLoadOptions& options);
 
+// One rank's events of a multi-rank trace as a trace of their own, with that rank as its
+// distributedInfo; on the rank's own clock again when `source` (load_ranks' record of its file)
+// is given, so that its numbers are those of its file alone (HTA's rounding of microseconds
+// depends on the clock).
+Result<std::shared_ptr<Trace>> RankPartTrace(const Trace& whole,
+                                             const std::vector<int32_t>& rank_of_track,
+                                             int32_t rank, const RankSource* source);
+
 }  // namespace profsh

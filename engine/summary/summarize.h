@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "engine/summary/rank_summary.h"
 #include "engine/util/result.h"
@@ -28,6 +29,18 @@ Result<int32_t> SummarizeTrace(const Trace& trace, const std::string& path, cons
 // Loads `path` and summarizes it into `out`.
 Result<int32_t> SummarizeTraceFile(const std::string& path, const std::string& out,
                                    const SummarizeOptions& options);
+
+// A trace whose processes are several ranks (their "rank N" labels: a `profsh run` of a job):
+// one summary per rank in `folder` (made if missing), each computed from that rank's part of
+// the trace, `rank_from` saying how the ranks were found; a trace of one rank gives one (its
+// label's rank, else 0). Returns the ranks.
+Result<std::vector<int32_t>> SummarizeEachRank(const Trace& trace, const std::string& trace_path,
+                                               const std::string& folder,
+                                               const SummarizeOptions& options,
+                                               const std::string& rank_from);
+
+// The ranks of a trace's processes (their "rank N" labels, else its distributedInfo, else 0).
+std::vector<int32_t> LabelledRanks(const Trace& trace);
 
 // The file name of rank r's summary in a folder: rank-R.summary.sqlite.
 std::string SummaryFileName(int32_t rank);

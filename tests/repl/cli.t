@@ -155,3 +155,20 @@ $ profsh run --activities nvtx,cpu --sample-rate 1 --no-table -o quiet.profsh --
 0	0
 $ printf '[{"name":"a","ph":"X","ts":1,"dur":2,"pid":1,"tid":1}]' > one.json; profsh -e 'print(select(2, pcall(function() return profsh.load("one.json"):samples{} end)))'
 (command line):1: one.json: the trace has no CPU samples (record with the cpu activity: --activities ...,cpu or activities={..., "cpu"})
+# profsh summarize: each rank's summary file.
+$ profsh summarize --top-kernel 5 x.json -o y
+profsh summarize: unknown option '--top-kernel'; did you mean '--top-kernels'?
+(profsh summarize --help lists the options)
+[2]
+$ profsh summarize x.json
+profsh summarize: no output given (-o OUT.sqlite, or -o FOLDER for several traces)
+(profsh summarize --help lists the options)
+[2]
+$ profsh summarize a.json b.json --rank 2 -o y
+profsh summarize: --rank names the rank of one trace: give one trace with it
+(profsh summarize --help lists the options)
+[2]
+$ profsh summarize --top-operators 0 x.json -o y
+profsh summarize: --top-operators needs a positive whole number, got '0'
+(profsh summarize --help lists the options)
+[2]
