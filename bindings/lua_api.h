@@ -92,6 +92,7 @@ int TraceKernelProvenance(lua_State* L);
 int TraceRecommendations(lua_State* L);
 // A distributed job's ranks (lua_ranks.cpp): profsh.load_ranks, trace:collectives(), trace.ranks.
 void RegisterRanks(lua_State* L);  // expects the profsh table on top of the stack
+void RegisterSummaries(lua_State* L);  // likewise (lua_summaries.cpp)
 int TraceCollectives(lua_State* L);
 void PushTraceRanks(lua_State* L, TraceHandle* h);
 // The ranks of a trace with two or more (each with its own Trace, made once); empty for one.

@@ -113,35 +113,10 @@ const std::vector<RankPart>& RankParts(TraceHandle* h) {
   return *h->rank_parts;
 }
 
-// The rows of every rank, in rank order, with a rank column first where the rows have none.
 AnalysisRows ConcatRanks(std::vector<AnalysisRows> results, const std::vector<RankPart>& parts) {
-  // The columns of every rank's rows, by name in first-seen order (a rank with two devices has a
-  // device column the others lack); a rank's rows leave the columns it lacks empty.
-  AnalysisRows out;
-  out.columns.push_back("rank");
-  for (const AnalysisRows& r : results) {
-    for (const std::string& c : r.columns) {
-      if (std::find(out.columns.begin(), out.columns.end(), c) == out.columns.end())
-        out.columns.push_back(c);
-    }
-  }
-  for (size_t k = 0; k < results.size(); ++k) {
-    AnalysisRows& r = results[k];
-    std::vector<size_t> place(r.columns.size());
-    for (size_t c = 0; c < r.columns.size(); ++c)
-      place[c] = static_cast<size_t>(
-          std::find(out.columns.begin(), out.columns.end(), r.columns[c]) - out.columns.begin());
-    const bool has_rank = r.Column("rank") != SIZE_MAX;
-    for (size_t i = 0; i < r.rows.size(); ++i) {
-      std::vector<Cell> row(out.columns.size(), Cell::Empty());
-      if (!has_rank) row[0] = Cell::Int(parts[k].rank);
-      for (size_t c = 0; c < r.columns.size(); ++c) row[place[c]] = r.rows.cell(i, c);
-      out.rows.push_back(row);
-    }
-    for (const std::string& note : r.notes)
-      out.notes.push_back("rank " + std::to_string(parts[k].rank) + ": " + note);
-  }
-  return out;
+  std::vector<int32_t> ranks;
+  for (const RankPart& p : parts) ranks.push_back(p.rank);
+  return ConcatRankRows(std::move(results), ranks);
 }
 
 AnalysisRows PerRankRows(TraceHandle* h,
@@ -153,18 +128,17 @@ AnalysisRows PerRankRows(TraceHandle* h,
   return ConcatRanks(std::move(results), parts);
 }
 
-void PushTraceRanks(lua_State* L, TraceHandle* h) {
-  const std::vector<int32_t> ranks = RanksOf(RankOfTrack(*h->trace));
+void PushRankTable(lua_State* L, const std::vector<int32_t>& ranks,
+                   const std::vector<RankSource>& sources, const RankAlignment* align,
+                   size_t matched_collectives, double skew_median_us, double skew_max_us) {
   lua_createtable(L, static_cast<int>(ranks.size()), 2);
-  std::map<int32_t, const RankSource*> sources;
-  if (h->rank_info) {
-    for (const RankSource& s : h->rank_info->ranks) sources[s.rank] = &s;
-  }
+  std::map<int32_t, const RankSource*> by_rank;
+  for (const RankSource& s : sources) by_rank[s.rank] = &s;
   for (size_t i = 0; i < ranks.size(); ++i) {
     lua_createtable(L, 0, 4);
     lua_pushinteger(L, ranks[i]);
     lua_setfield(L, -2, "rank");
-    if (auto it = sources.find(ranks[i]); it != sources.end()) {
+    if (auto it = by_rank.find(ranks[i]); it != by_rank.end()) {
       lua_pushstring(L, it->second->path.c_str());
       lua_setfield(L, -2, "path");
       lua_pushnumber(L, static_cast<double>(it->second->offset_ns) / 1000.0);
@@ -174,17 +148,27 @@ void PushTraceRanks(lua_State* L, TraceHandle* h) {
     }
     lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
   }
-  if (h->rank_info) {
-    static const char* const kAlign[] = {"abs", "min", "step", "collective"};
-    lua_pushstring(L, kAlign[static_cast<int>(h->rank_info->align)]);
+  if (align != nullptr) {
+    lua_pushstring(L, RankAlignmentName(*align).c_str());
     lua_setfield(L, -2, "align");
-    if (h->rank_info->matched_collectives > 0) {
-      lua_pushnumber(L, h->rank_info->residual_skew_median_us);
+    if (matched_collectives > 0) {
+      lua_pushnumber(L, skew_median_us);
       lua_setfield(L, -2, "skew_median");
-      lua_pushnumber(L, h->rank_info->residual_skew_max_us);
+      lua_pushnumber(L, skew_max_us);
       lua_setfield(L, -2, "skew_max");
     }
   }
+}
+
+void PushTraceRanks(lua_State* L, TraceHandle* h) {
+  const std::vector<int32_t> ranks = RanksOf(RankOfTrack(*h->trace));
+  if (!h->rank_info) {
+    PushRankTable(L, ranks, {}, nullptr, 0, -1, -1);
+    return;
+  }
+  const RankLoadInfo& info = *h->rank_info;
+  PushRankTable(L, ranks, info.ranks, &info.align, info.matched_collectives,
+                info.residual_skew_median_us, info.residual_skew_max_us);
 }
 
 int TraceCollectives(lua_State* L) {

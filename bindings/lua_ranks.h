@@ -9,6 +9,8 @@
 #include "engine/load/rank_loader.h"
 #include "engine/trace/trace.h"
 
+struct lua_State;
+
 namespace profsh::lua {
 
 struct RankLoadInfo {
@@ -24,6 +26,12 @@ struct RankPart {
 };
 
 struct TraceHandle;
+
+// t.ranks: per rank its number and, where `sources` has it, its file, offset (µs) and events;
+// with an alignment, its name and the skew left (when collectives matched).
+void PushRankTable(lua_State* L, const std::vector<int32_t>& ranks,
+                   const std::vector<RankSource>& sources, const RankAlignment* align,
+                   size_t matched_collectives, double skew_median_us, double skew_max_us);
 
 // The rows of every rank, in rank order, with a rank column first where the rows have none.
 AnalysisRows ConcatRanks(std::vector<AnalysisRows> results, const std::vector<RankPart>& parts);

@@ -741,6 +741,7 @@ void RegisterTrace(lua_State* L) {
   lua_pushcfunction(L, Load);
   lua_setfield(L, -2, "load");
   RegisterRanks(L);
+  RegisterSummaries(L);
   RegisterCriticalPath(L);
   RegisterWhatIf(L);
 }

@@ -1,12 +1,34 @@
 -- The ranks report: a distributed job's ranks side by side, and who arrives last to the
--- collectives. Give one trace per rank (profsh report rank-*.json.gz --template ranks) or one
--- trace that holds every rank (a profsh run session of a torchrun job).
+-- collectives. Give one trace per rank (profsh report rank-*.json.gz --template ranks), one
+-- trace that holds every rank (a profsh run session of a torchrun job), or the job's rank
+-- summaries (profsh report summaries/*.sqlite --template ranks: profsh summarize wrote them, and
+-- the traces need not be there).
 local report = ...
-local t = #report.paths > 1 and profsh.load_ranks(report.paths) or report.trace
 
-report:subtitle(("%s, %s, %.3f ms"):format(report:count(math.max(1, #t.ranks), "rank", "ranks"),
-                                          report:count(t.event_count, "event", "events"),
-                                          t.duration / 1000))
+local function all_summaries(paths)
+  for _, p in ipairs(paths) do
+    if not p:match("%.sqlite$") then return false end
+  end
+  return #paths > 0
+end
+
+local summaries = all_summaries(report.paths)
+local t
+if summaries then
+  t = profsh.load_summaries(report.paths)
+else
+  t = #report.paths > 1 and profsh.load_ranks(report.paths) or report.trace
+end
+
+if summaries then
+  report:subtitle(("%s, %s, from their summaries"):format(
+    report:count(math.max(1, #t.ranks), "rank", "ranks"),
+    report:count(t.event_count, "event", "events")))
+else
+  report:subtitle(("%s, %s, %.3f ms"):format(report:count(math.max(1, #t.ranks), "rank", "ranks"),
+                                            report:count(t.event_count, "event", "events"),
+                                            t.duration / 1000))
+end
 
 report:section("Ranks", "ranks")
 if #t.ranks > 1 then
@@ -63,5 +85,25 @@ else
   report:table(calls.ranks, {units = us})
   report:heading("The collectives with the longest waits")
   report:table(calls, {units = us, sort = "wait", limit = 20})
+end
+if summaries then
+  -- Step times come from the summaries' ProfilerStep#N ranges; a job recorded without steps
+  -- has none, and says so.
+  report:section("Slow and drifting ranks", "steps")
+  local ok, slowest = pcall(t.slowest_ranks, t)
+  if not ok then
+    report:text("%s", tostring(slowest))
+  else
+    report:text("The slowest rank of each step, beside the median over ranks.")
+    report:table(slowest, {units = {duration = "us", median = "us", excess = "us",
+                                    fastest_duration = "us"}, sort = "excess", limit = 20})
+    local drifting = t:drifting_ranks()
+    local n = 0
+    for _, r in ipairs(drifting) do n = n + r.drifting end
+    report:text("%s whose step time drifts out of line with the others': %s", report:count(n, "rank", "ranks"),
+                table.concat(drifting.notes, " "))
+    report:table(drifting, {units = {mean_step = "us", slope = "us", drift = "us",
+                                     drift_over_steps = "us"}, limit = 20})
+  end
 end
 report:link("ranks", "Back to the ranks")

@@ -193,10 +193,34 @@ std::vector<CollectiveCall> CollectiveCallsOf(const Trace& trace,
   return calls;
 }
 
+const char* const kNoCollectivesNote =
+    "no collectives: no NCCL kernels, record_param_comms, gloo: or nccl: operators in the trace";
+
 CollectiveAnalysis AnalyzeCollectives(const Trace& trace) {
   const std::vector<int32_t> rank_of_track = RankOfTrack(trace);
-  const std::vector<int32_t> ranks = RanksOf(rank_of_track);
-  std::vector<CollectiveCall> calls = CollectiveCalls(trace, rank_of_track);
+  return AnalyzeCollectiveCalls(CollectiveCalls(trace, rank_of_track), RanksOf(rank_of_track),
+                                kNoCollectivesNote);
+}
+
+std::vector<std::map<int32_t, int64_t>> MatchedCollectiveEnds(
+    const std::vector<CollectiveCall>& calls, size_t rank_count) {
+  std::map<std::tuple<std::string, std::string, int64_t>, std::map<int32_t, int64_t>> by_key;
+  std::map<std::tuple<std::string, std::string, int64_t>, size_t> count;
+  for (const CollectiveCall& c : calls) {
+    auto key = std::make_tuple(c.group, c.name, c.seq);
+    by_key[key][c.rank] = c.end;
+    ++count[key];
+  }
+  std::vector<std::map<int32_t, int64_t>> out;
+  for (auto& [key, ends] : by_key) {
+    if (ends.size() == rank_count && count[key] == rank_count) out.push_back(ends);
+  }
+  return out;
+}
+
+CollectiveAnalysis AnalyzeCollectiveCalls(const std::vector<CollectiveCall>& calls,
+                                          const std::vector<int32_t>& ranks,
+                                          const std::string& no_calls_note) {
   CollectiveAnalysis out;
   out.calls.columns = {"group", "name",     "seq",          "rank", "start",
                        "end",   "duration", "arrival_skew", "wait", "last"};
@@ -272,15 +296,42 @@ CollectiveAnalysis AnalyzeCollectives(const Trace& trace) {
   }
   if (!order.empty() && order.front().second.last > 0) out.straggler = order.front().first;
   if (calls.empty()) {
-    out.calls.notes.push_back(
-        "no collectives: no NCCL kernels, record_param_comms, gloo: or "
-        "nccl: operators in the trace");
+    out.calls.notes.push_back(no_calls_note);
   } else if (ranks.size() < 2) {
     out.calls.notes.push_back("one rank only: load the job's ranks together (profsh.load_ranks)");
   }
   if (incomplete > 0) {
     out.calls.notes.push_back(std::to_string(incomplete) +
                               " collective(s) not called exactly once by every rank were left out");
+  }
+  return out;
+}
+
+AnalysisRows ConcatRankRows(std::vector<AnalysisRows> results, const std::vector<int32_t>& ranks) {
+  // A rank with two devices has a device column the others lack.
+  AnalysisRows out;
+  out.columns.push_back("rank");
+  for (const AnalysisRows& r : results) {
+    for (const std::string& c : r.columns) {
+      if (std::find(out.columns.begin(), out.columns.end(), c) == out.columns.end())
+        out.columns.push_back(c);
+    }
+  }
+  for (size_t k = 0; k < results.size(); ++k) {
+    AnalysisRows& r = results[k];
+    std::vector<size_t> place(r.columns.size());
+    for (size_t c = 0; c < r.columns.size(); ++c)
+      place[c] = static_cast<size_t>(
+          std::find(out.columns.begin(), out.columns.end(), r.columns[c]) - out.columns.begin());
+    const bool has_rank = r.Column("rank") != SIZE_MAX;
+    for (size_t i = 0; i < r.rows.size(); ++i) {
+      std::vector<Cell> row(out.columns.size(), Cell::Empty());
+      if (!has_rank) row[0] = Cell::Int(ranks[k]);
+      for (size_t c = 0; c < r.columns.size(); ++c) row[place[c]] = r.rows.cell(i, c);
+      out.rows.push_back(row);
+    }
+    for (const std::string& note : r.notes)
+      out.notes.push_back("rank " + std::to_string(ranks[k]) + ": " + note);
   }
   return out;
 }

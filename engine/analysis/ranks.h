@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -74,6 +75,26 @@ struct CollectiveAnalysis {
   int32_t straggler = -1;  // the rank that arrived last most often; -1 without collectives
 };
 CollectiveAnalysis AnalyzeCollectives(const Trace& trace);
+
+// The same analysis on calls already gathered (one trace's, or a job's summaries'), their times
+// on the job's aligned clock; `ranks` are the job's ranks, ascending. `no_calls_note` says why a
+// job without calls has none.
+CollectiveAnalysis AnalyzeCollectiveCalls(const std::vector<CollectiveCall>& calls,
+                                          const std::vector<int32_t>& ranks,
+                                          const std::string& no_calls_note);
+
+// What CollectiveCalls found nothing of, for the note of a job without collectives.
+extern const char* const kNoCollectivesNote;
+
+// The ends of every collective that each of `rank_count` ranks called exactly once, by rank
+// (the anchors of the "collective" alignment and of the skew left after any alignment).
+std::vector<std::map<int32_t, int64_t>> MatchedCollectiveEnds(
+    const std::vector<CollectiveCall>& calls, size_t rank_count);
+
+// Each rank's rows of one analysis (results[k] is ranks[k]'s), concatenated in that order with a
+// "rank" column first where the rows have none; the columns of every rank's rows by name in
+// first-seen order, a rank's rows leaving the columns it lacks empty; notes prefixed "rank r: ".
+AnalysisRows ConcatRankRows(std::vector<AnalysisRows> results, const std::vector<int32_t>& ranks);
 
 // Rows with a "rank" column as one row per key (the other text columns): for every numeric
 // column, its min, median, max and the rank of the max over ranks ("<col>_min", ...).

@@ -20,14 +20,6 @@
 
 namespace profsh {
 
-Result<RankAlignment> ParseRankAlignment(const std::string& name) {
-  if (name == "abs") return RankAlignment::kAbsolute;
-  if (name == "min") return RankAlignment::kMin;
-  if (name == "step") return RankAlignment::kStep;
-  if (name == "collective") return RankAlignment::kCollective;
-  return Error{"unknown alignment '" + name + "' (abs, min, step or collective expected)"};
-}
-
 namespace {
 
 bool IsTraceFile(const std::string& name) {
@@ -36,20 +28,6 @@ bool IsTraceFile(const std::string& name) {
 
 std::string BaseName(const std::string& path) {
   return std::filesystem::path(path).filename().string();
-}
-
-std::string AlignName(RankAlignment a) {
-  switch (a) {
-    case RankAlignment::kAbsolute:
-      return "abs";
-    case RankAlignment::kMin:
-      return "min";
-    case RankAlignment::kStep:
-      return "step";
-    case RankAlignment::kCollective:
-      break;
-  }
-  return "collective";
 }
 
 // Numeric pids of rank r become r * 2^32 + pid, so that equal pids of two ranks (GPU 0 on every
@@ -213,120 +191,49 @@ class RankMerger {
   std::map<int32_t, size_t> events_;
 };
 
-// ProfilerStep#N starts per rank: the event model's steps.
-std::map<int32_t, std::map<int64_t, int64_t>> StepStarts(const Trace& t,
-                                                         const std::vector<int32_t>& rank_of) {
-  std::map<int32_t, std::map<int64_t, int64_t>> starts;
+// Each rank's anchors on the merged trace: its first event, its ProfilerStep#N starts (the
+// event model's steps).
+std::vector<RankAnchors> AnchorsOf(const Trace& t, const std::vector<int32_t>& rank_of,
+                                   const std::vector<RankSource>& ranks) {
+  std::map<int32_t, RankAnchors> by_rank;
+  for (const RankSource& r : ranks) by_rank[r.rank].rank = r.rank;
+  for (size_t i = 0; i < t.events.size(); ++i) {
+    if (t.events.phase(i) == 'M') continue;
+    std::optional<int64_t>& first = by_rank[rank_of[t.events.track(i)]].first_event;
+    first = std::min(first.value_or(INT64_MAX), t.events.ts(i));
+  }
   for (const StepRange& s : ModelOf(t).ids().steps) {
     const int64_t ts = t.events.ts(s.event);
-    auto& m = starts[rank_of[t.events.track(s.event)]];
+    auto& m = by_rank[rank_of[t.events.track(s.event)]].step_starts;
     auto [it, fresh] = m.emplace(s.number, ts);
     if (!fresh) it->second = std::min(it->second, ts);
   }
-  return starts;
-}
-
-// Matched collectives: their ends per rank, for every collective each rank called once.
-std::vector<std::map<int32_t, int64_t>> MatchedCollectiveEnds(const Trace& t,
-                                                              const std::vector<int32_t>& rank_of,
-                                                              size_t rank_count) {
-  std::map<std::tuple<std::string, std::string, int64_t>, std::map<int32_t, int64_t>> by_key;
-  std::map<std::tuple<std::string, std::string, int64_t>, size_t> calls;
-  for (const CollectiveCall& c : CollectiveCalls(t, rank_of)) {
-    auto key = std::make_tuple(c.group, c.name, c.seq);
-    by_key[key][c.rank] = c.end;
-    ++calls[key];
-  }
-  std::vector<std::map<int32_t, int64_t>> out;
-  for (auto& [key, ends] : by_key) {
-    if (ends.size() == rank_count && calls[key] == rank_count) out.push_back(ends);
-  }
+  std::vector<RankAnchors> out;
+  for (const RankSource& r : ranks) out.push_back(by_rank[r.rank]);
   return out;
-}
-
-double MedianOf(std::vector<int64_t> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? static_cast<double>(v[n / 2]) : (static_cast<double>(v[n / 2 - 1]) + v[n / 2]) / 2;
 }
 
 Status Align(LoadedRanks& out) {
   Trace& t = *out.trace;
   const std::vector<int32_t> rank_of = RankOfTrack(t);
-  std::map<int32_t, int64_t> offset;
-  for (const RankSource& r : out.ranks) offset[r.rank] = 0;
-  const int32_t reference = out.ranks.front().rank;
-  switch (out.align) {
-    case RankAlignment::kAbsolute:
-      break;
-    case RankAlignment::kMin: {
-      std::map<int32_t, int64_t> begin;
-      for (size_t i = 0; i < t.events.size(); ++i) {
-        if (t.events.phase(i) == 'M') continue;
-        const int32_t r = rank_of[t.events.track(i)];
-        auto [it, fresh] = begin.emplace(r, t.events.ts(i));
-        if (!fresh) it->second = std::min(it->second, t.events.ts(i));
-      }
-      for (auto& [r, o] : offset) {
-        if (begin.count(r) && begin.count(reference)) o = begin[reference] - begin[r];
-      }
-      break;
-    }
-    case RankAlignment::kStep: {
-      auto starts = StepStarts(t, rank_of);
-      int64_t common = -1;
-      if (starts.count(reference)) {
-        for (const auto& [step, ts] : starts[reference]) {
-          bool everywhere = true;
-          for (const RankSource& r : out.ranks)
-            everywhere = everywhere && starts[r.rank].count(step) > 0;
-          if (everywhere) {
-            common = step;
-            break;
-          }
-        }
-      }
-      if (common < 0) return Error{"align=\"step\": no ProfilerStep#N is in every rank's trace"};
-      for (auto& [r, o] : offset) o = starts[reference][common] - starts[r][common];
-      break;
-    }
-    case RankAlignment::kCollective: {
-      auto matched = MatchedCollectiveEnds(t, rank_of, out.ranks.size());
-      if (matched.empty())
-        return Error{
-            "align=\"collective\": no collective was called by every rank (no NCCL "
-            "kernels, record_param_comms, gloo: or nccl: operators to match)"};
-      for (auto& [r, o] : offset) {
-        std::vector<int64_t> d;
-        for (const auto& ends : matched) d.push_back(ends.at(reference) - ends.at(r));
-        o = static_cast<int64_t>(MedianOf(d));
-      }
-      break;
-    }
-  }
+  std::vector<CollectiveCall> calls = CollectiveCalls(t, rank_of);
+  auto offsets = AlignmentOffsets(out.align, AnchorsOf(t, rank_of, out.ranks), calls);
+  if (!offsets.ok()) return offsets.error();
+  std::map<int32_t, int64_t>& offset = offsets.value();
   for (size_t i = 0; i < t.events.size(); ++i) {
     const int64_t o = offset[rank_of[t.events.track(i)]];
     if (o != 0) t.events.ShiftTs(i, o);
   }
   t.RebuildDerived();
   for (RankSource& r : out.ranks) r.offset_ns = offset[r.rank];
-  // What is left: how far apart matched collectives end.
-  auto matched = MatchedCollectiveEnds(t, rank_of, out.ranks.size());
-  out.matched_collectives = matched.size();
-  if (!matched.empty()) {
-    std::vector<int64_t> spread;
-    for (const auto& ends : matched) {
-      int64_t lo = INT64_MAX, hi = INT64_MIN;
-      for (const auto& [r, e] : ends) {
-        lo = std::min(lo, e);
-        hi = std::max(hi, e);
-      }
-      spread.push_back(hi - lo);
-    }
-    out.residual_skew_median_us = MedianOf(spread) / 1000.0;
-    out.residual_skew_max_us =
-        static_cast<double>(*std::max_element(spread.begin(), spread.end())) / 1000.0;
+  for (CollectiveCall& c : calls) {
+    c.ts += offset[c.rank];
+    c.end += offset[c.rank];
   }
+  const ResidualSkew left = ResidualCollectiveSkew(calls, out.ranks.size());
+  out.matched_collectives = left.matched;
+  out.residual_skew_median_us = left.median_us;
+  out.residual_skew_max_us = left.max_us;
   return Status::Ok();
 }
 
@@ -417,7 +324,7 @@ Result<LoadedRanks> LoadRanks(const RankLoadOptions& options) {
   out.trace->source_path = options.paths.front();
   Status aligned = Align(out);
   if (!aligned.ok()) return Error{aligned.message()};
-  std::string note = "ranks aligned by \"" + AlignName(out.align) + "\"";
+  std::string note = "ranks aligned by \"" + RankAlignmentName(out.align) + "\"";
   if (out.matched_collectives > 0) {
     char buf[160];
     std::snprintf(buf, sizeof(buf),

@@ -9,18 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "engine/load/rank_alignment.h"
 #include "engine/trace/trace.h"
 #include "engine/util/result.h"
 
 namespace profsh {
-
-enum class RankAlignment {
-  kAbsolute,    // "abs": the times as recorded (each rank's own clock)
-  kMin,         // "min": every rank starts at the same instant (HTA's alignment)
-  kStep,        // "step": the first ProfilerStep every rank has starts at the same instant
-  kCollective,  // "collective": matched collectives end at the same instant (median)
-};
-Result<RankAlignment> ParseRankAlignment(const std::string& name);
 
 struct RankLoadOptions {
   std::vector<std::string> paths;

@@ -8,9 +8,13 @@ and a cudaStreamSynchronize on stream 20 (with its CUPTI "Stream Sync" event). T
 an extra aten::index_put_ of LATE_US before its all-reduce, so every other rank's NCCL kernel
 starts early and waits for it: the all-reduce ends TRANSFER_US after the late rank arrives.
 
-The ranks' clocks agree (the same timestamps base), so load_ranks' "abs" alignment keeps them.
+The ranks' clocks agree (the same timestamps base), so load_ranks' "abs" alignment keeps them,
+unless --clock-skew-us moves rank r's clock r x US ahead. With --tail-rank, that rank runs an
+aten::copy_ of step x TAIL_US after each all-reduce, and every rank's ProfilerStep#N ends at its
+own last event (not the job's): that rank's step time drifts, growing TAIL_US a step.
 
   make_job.py OUT_DIR [--ranks N] [--steps N] [--kernels N] [--late-rank R] [--late-us US]
+              [--clock-skew-us US] [--tail-rank R --tail-us-per-step US]
 """
 import argparse
 import json
@@ -64,7 +68,8 @@ class Rank:
                {"External id": c, "cuda_sync_kind": "Stream Sync", "stream": stream,
                 "correlation": c, "device": 0, "context": 1})
 
-    def document(self, world):
+    def document(self, world, clock_skew_us=0):
+        skew = self.rank * clock_skew_us
         meta = [{"name": "process_name", "ph": "M", "ts": BASE, "pid": PID, "tid": 0,
                  "args": {"name": "python3"}},
                 {"name": "process_name", "ph": "M", "ts": BASE, "pid": 0, "tid": 0,
@@ -75,10 +80,11 @@ class Rank:
                 "deviceProperties": [{"id": 0, "name": "NVIDIA A100-SXM4-80GB", "numSms": 108,
                                       "computeMajor": 8, "computeMinor": 0}],
                 "distributedInfo": {"backend": "nccl", "rank": self.rank, "world_size": world},
-                "traceEvents": meta + self.events}
+                "traceEvents": [dict(e, ts=e["ts"] + skew) for e in meta + self.events]}
 
 
-def make_job(ranks, steps, kernels, late_rank, late_us, transfer_us=30):
+def make_job(ranks, steps, kernels, late_rank, late_us, transfer_us=30, tail_rank=None,
+             tail_us_per_step=0):
     rs = [Rank(r) for r in range(ranks)]
     t = BASE + 100
     for step in range(steps):
@@ -115,10 +121,15 @@ def make_job(ranks, steps, kernels, late_rank, late_us, transfer_us=30):
                  "Process Group Name": "0", "Seq": step})
             r.sync(ts + 7, end + 3, COMM_STREAM)
             ends[r.rank] = end + 5
+            if tail_rank is not None and r.rank == tail_rank and step > 0:
+                r.x("cpu_op", "aten::copy_", PID, TID, end + 5, step * tail_us_per_step,
+                    {"External id": r.corr + 1})
+                ends[r.rank] += step * tail_us_per_step + 2
         step_end = max(ends.values())
         for r in rs:
+            own_end = ends[r.rank] if tail_rank is not None else step_end
             r.x("user_annotation", "ProfilerStep#%d" % step, PID, TID, starts[r.rank],
-                step_end - starts[r.rank])
+                own_end - starts[r.rank])
         t = step_end + 20
         del last
     return rs
@@ -132,11 +143,15 @@ def main():
     p.add_argument("--kernels", type=int, default=3)
     p.add_argument("--late-rank", type=int, default=1)
     p.add_argument("--late-us", type=int, default=500)
+    p.add_argument("--clock-skew-us", type=int, default=0)
+    p.add_argument("--tail-rank", type=int, default=None)
+    p.add_argument("--tail-us-per-step", type=int, default=0)
     a = p.parse_args()
     os.makedirs(a.out, exist_ok=True)
-    for r in make_job(a.ranks, a.steps, a.kernels, a.late_rank, a.late_us):
+    for r in make_job(a.ranks, a.steps, a.kernels, a.late_rank, a.late_us,
+                      tail_rank=a.tail_rank, tail_us_per_step=a.tail_us_per_step):
         with open(os.path.join(a.out, "rank-%d.json" % r.rank), "w") as f:
-            json.dump(r.document(a.ranks), f)
+            json.dump(r.document(a.ranks, a.clock_skew_us), f)
 
 
 if __name__ == "__main__":
