@@ -12,6 +12,7 @@
 #include "repl/job_map_local.h"
 #include "repl/job_map_plan.h"
 #include "repl/job_map_progress.h"
+#include "repl/job_reduce.h"
 
 namespace profsh::repl {
 
@@ -19,7 +20,7 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: profsh job map (--dask SCHEDULER_ADDRESS | --local N) TRACE... -o DIR\n"
-    "        [--retries N] [--python PATH] [--worker-profsh PATH]\n"
+    "        [--retries N] [--python PATH] [--worker-profsh PATH] [--no-reduce]\n"
     "\n"
     "Summarizes each rank's trace of a distributed job with `profsh summarize`, one task per\n"
     "rank, into DIR/rank-R.summary.sqlite (R: the trace's rank, as profsh summarize TRACE...\n"
@@ -34,7 +35,9 @@ constexpr char kUsage[] =
     "A rank that fails (an error, a lost worker, a killed process) is run again up to --retries\n"
     "times (default 2), then reported with its trace and last message; the other ranks are\n"
     "summarized. Exit status 0 when every rank was summarized, 1 otherwise, 2 for usage errors.\n"
-    "The summaries are read back with profsh.load_summaries(DIR).\n"
+    "Then the reduce runs here: profsh.load_summaries over DIR (the ranks that failed left out)\n"
+    "and the job's straggler, slowest rank per step and drifting ranks on standard output\n"
+    "(--no-reduce: not).\n"
     "\n"
     "Any scheduler can make the same files: a Slurm job array or xargs -P running\n"
     "`profsh summarize` per rank (README, \"Jobs bigger than one machine\").\n";
@@ -51,9 +54,10 @@ int RunMap(int argc, char** argv) {
   std::string out_dir;
   std::vector<std::string> traces;
   bool dask_only_option = false;
+  bool reduce = true;
   CommandLine cl("profsh job map", argc, argv,
                  {"--help", "--dask", "--local", "-o", "--output", "--retries", "--python",
-                  "--worker-profsh"});
+                  "--worker-profsh", "--no-reduce"});
   while (cl.Next()) {
     const std::string& a = cl.arg();
     if (a == "-h" || a == "--help") {
@@ -67,6 +71,9 @@ int RunMap(int argc, char** argv) {
       out_dir = cl.Value("a folder for the summaries");
     } else if (a == "--retries") {
       dask.retries = static_cast<int>(std::min(cl.Number(0), 100LL));
+    } else if (a == "--no-reduce") {
+      cl.Flag();
+      reduce = false;
     } else if (a == "--python") {
       dask.python = cl.Value("a Python interpreter");
       dask_only_option = true;
@@ -101,7 +108,10 @@ int RunMap(int argc, char** argv) {
     started = RunDaskMap(dask, *tasks, &progress);
   }
   if (!started.ok()) return CommandFailed("job map", started.message());
-  return progress.Finish();
+  int status = progress.Finish();
+  if (reduce && progress.done() > 0 && ReduceSummaries(out_dir, progress.failed() > 0) != 0)
+    return 1;
+  return status;
 }
 
 }  // namespace

@@ -13,7 +13,10 @@ trace, one by one. "The same result" is every table of every rank's summary, row
     killed the worker holding it and the rerun has opened it (no timing guess).
   - A summarize process killed under a worker: Dask's retry runs it again; --retries 0 reports it.
   - A corrupt rank trace: named in the report with summarize's message, exit 1, the 15 others
-    summarized.
+    summarized and reduced (rank 5 said missing, rank 9 the straggler).
+  - The reduce of the --dask summaries (also after a worker was killed) equals profsh.load_ranks
+    on the traces, figure for figure (tests/summaries/compare.lua: every analysis, every
+    alignment), and the reduce profsh prints after the map names the straggler.
   - --local 4: the same summaries, named rank-R.summary.sqlite; a killed child is retried
     (--retries 0: reported as killed by signal 9); the corrupt trace named, the others
     summarized; two traces of one rank named.
@@ -35,6 +38,7 @@ import tempfile
 import time
 
 RANKS = 16
+LATE = 9  # the rank late to every all-reduce
 failures = []
 
 
@@ -164,6 +168,20 @@ def same_as_reference(folder, reference, ranks, what):
           "%s: nothing but rank-R.summary.sqlite in the folder (%s)" % (what, names))
 
 
+def reduce_equals_load_ranks(profsh, trace_dir, folder, what):
+    """tests/summaries/compare.lua (sumreduce's): every analysis of load_summaries over `folder`
+    beside load_ranks over the traces, for each alignment, cell by cell."""
+    compare = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                           "summaries", "compare.lua")
+    p = subprocess.run([profsh, compare, trace_dir, folder], capture_output=True, text=True)
+    lines = p.stdout.splitlines()
+    diffs = [l for l in lines if l.startswith("DIFF") or " DIFF " in l]
+    same = [l for l in lines if l.startswith("SAME")]
+    check(p.returncode == 0 and not diffs and len(same) >= 10,
+          "%s: the reduce of the map's summaries equals load_ranks on the traces, figure for "
+          "figure (%d analyses the same; %s %s)" % (what, len(same), diffs[:3], p.stderr[-300:]))
+
+
 # --- processes -------------------------------------------------------------------------------
 
 def summarize_processes(trace):
@@ -266,11 +284,15 @@ def check_dask(profsh, work, traces, reference):
     try:
         dask = ["--dask", cluster.address]
         out = os.path.join(work, "dask")
-        rc, _, err = run_map(profsh, dask + traces, out)
+        rc, stdout, err = run_map(profsh, dask + traces, out)
         check(rc == 0, "--dask: 16 ranks mapped, exit 0 (%d: %s)" % (rc, err[-800:]))
         check("16/16 ranks done" in err and "(2 workers)" in err,
               "--dask: the progress line counts 16/16 ranks on 2 workers (%s)" % err[-400:])
         same_as_reference(out, reference, range(RANKS), "--dask")
+        reduce_equals_load_ranks(profsh, os.path.dirname(traces[0]), out, "--dask")
+        check("reduce of 16 ranks" in stdout and "straggler: rank %d," % LATE in stdout,
+              "--dask: the reduce where profsh runs names rank %d the straggler (%s)" %
+              (LATE, stdout))
 
         # A summarize process killed under its worker: an error of the task, retried by Dask.
         fifo = FifoTrace(traces[3])
@@ -319,6 +341,8 @@ def check_dask(profsh, work, traces, reference):
             fifo.restore()
         check(rc == 0, "--dask: a worker killed mid-map, exit 0 (%d: %s)" % (rc, err[-800:]))
         same_as_reference(out, reference, range(RANKS), "--dask, a worker killed")
+        reduce_equals_load_ranks(profsh, os.path.dirname(traces[0]), out,
+                                 "--dask, a worker killed")
 
         cluster.workers.append(cluster.add_worker())
         check_corrupt(profsh, work, traces, reference, dask, "--dask")
@@ -350,9 +374,11 @@ def check_corrupt(profsh, work, traces, reference, where, what):
             # Cut in the middle of the events and followed by garbage: a cut alone is repaired.
             f.write(head + b"@@@ not JSON")
         out = os.path.join(work, "corrupt")
-        rc, _, err = run_map(profsh, where + traces, out)
+        rc, stdout, err = run_map(profsh, where + traces, out)
     finally:
         os.replace(saved, corrupt)
+    check("reduce of 15 ranks (missing: 5)" in stdout and "straggler: rank %d," % LATE in stdout,
+          "%s: the other 15 ranks are reduced (%s)" % (what, stdout))
     check(rc == 1, "%s: a corrupt rank trace makes the map exit 1 (%d)" % (what, rc))
     lines = [l for l in err.splitlines() if l.startswith("  %s: " % corrupt)]
     check(len(lines) == 1 and "profsh summarize" in lines[0] and "exit status 1" in lines[0],
@@ -420,7 +446,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="profsh_job_map_") as work:
         trace_dir = os.path.join(work, "traces")
         subprocess.run([sys.executable, make_job, trace_dir, "--ranks", str(RANKS), "--steps",
-                        "4", "--late-rank", "9"], check=True)
+                        "4", "--late-rank", str(LATE)], check=True)
         traces = [os.path.join(trace_dir, "rank-%d.json" % r) for r in range(RANKS)]
         ref_dir = os.path.join(work, "reference")
         os.makedirs(ref_dir)
