@@ -21,15 +21,26 @@ struct Attempt {
   FILE* errors;  // the child's standard error, an anonymous temporary file
 };
 
-std::string LastLine(FILE* f) {
+// What summarize said about the trace: its lines that name the trace (summarize's errors name
+// the file; a count line after them does not), else its last line.
+std::string MessageAbout(FILE* f, const std::string& trace) {
   std::string text;
   std::rewind(f);
   char buf[4096];
   size_t n;
   while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-  size_t start = text.find_last_of('\n');
-  return start == std::string::npos ? text : text.substr(start + 1);
+  std::string naming, last;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, end - start);
+    start = end + 1;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    last = line;
+    if (line.find(trace) != std::string::npos) naming += (naming.empty() ? "" : "; ") + line;
+  }
+  return naming.empty() ? last : naming;
 }
 
 std::string HowItEnded(int status) {
@@ -99,7 +110,7 @@ Status RunLocalMap(const std::string& program, const std::vector<MapTask>& tasks
       std::fclose(a.errors);
       waiting.push_back({a.index, a.tries + 1, nullptr});
     } else {
-      std::string line = LastLine(a.errors);
+      std::string line = MessageAbout(a.errors, tasks[a.index].trace);
       std::fclose(a.errors);
       progress->Failed(a.index,
                        (line.empty() ? "no message" : line) + " (" + HowItEnded(status) + ")");

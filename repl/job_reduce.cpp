@@ -45,14 +45,18 @@ end
 local steps = job:slowest_ranks()
 local count, worst = {}, {}
 for _, s in ipairs(steps) do
-  count[s.slowest_rank] = (count[s.slowest_rank] or 0) + 1
-  worst[s.slowest_rank] = math.max(worst[s.slowest_rank] or 0, s.excess)
+  if s.excess > 0 then  -- a step every rank took as long as the median has no slowest rank
+    count[s.slowest_rank] = (count[s.slowest_rank] or 0) + 1
+    worst[s.slowest_rank] = math.max(worst[s.slowest_rank] or 0, s.excess)
+  end
 end
 local slowest, n = nil, 0
 for rank, k in pairs(count) do
   if k > n or (k == n and rank < slowest) then slowest, n = rank, k end
 end
-if slowest then
+if not slowest then
+  print("  slowest rank per step: none (every rank's steps last as long as the median)")
+else
   print(("  slowest rank per step: rank %d in %d of %d steps (up to %.3f us over the median)")
         :format(slowest, n, #steps, worst[slowest]))
 end

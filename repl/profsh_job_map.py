@@ -42,11 +42,13 @@ def summarize_on_worker(program, trace):
         except OSError as e:
             raise RuntimeError("cannot run %s on %s: %s" % (program, socket.gethostname(), e))
         if done.returncode != 0:
-            lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            # summarize's errors name the file; a count line after them does not.
+            lines = [l for l in done.stderr.decode("utf-8", "replace").splitlines() if l.strip()]
+            about = "; ".join(l for l in lines if trace in l) or (lines[-1] if lines else
+                                                                   "no message")
             how = ("exit status %d" % done.returncode if done.returncode > 0 else
                    "killed by signal %d" % -done.returncode)
-            raise RuntimeError("%s (%s on %s)" % (lines[-1] if lines else "no message", how,
-                                                  socket.gethostname()))
+            raise RuntimeError("%s (%s on %s)" % (about, how, socket.gethostname()))
         with open(out, "rb") as f:
             return f.read()
     finally:

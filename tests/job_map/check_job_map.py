@@ -39,6 +39,7 @@ import time
 
 RANKS = 16
 LATE = 9  # the rank late to every all-reduce
+TAIL = 11  # the rank whose steps grow 40 us a step
 failures = []
 
 
@@ -290,9 +291,11 @@ def check_dask(profsh, work, traces, reference):
               "--dask: the progress line counts 16/16 ranks on 2 workers (%s)" % err[-400:])
         same_as_reference(out, reference, range(RANKS), "--dask")
         reduce_equals_load_ranks(profsh, os.path.dirname(traces[0]), out, "--dask")
-        check("reduce of 16 ranks" in stdout and "straggler: rank %d," % LATE in stdout,
-              "--dask: the reduce where profsh runs names rank %d the straggler (%s)" %
-              (LATE, stdout))
+        check("reduce of 16 ranks" in stdout and "straggler: rank %d," % LATE in stdout and
+              "slowest rank per step: rank %d in 5 of 6 steps" % TAIL in stdout and
+              "drifting ranks: %d (" % TAIL in stdout,
+              "--dask: the reduce where profsh runs names rank %d the straggler, rank %d the "
+              "slowest and drifting (%s)" % (LATE, TAIL, stdout))
 
         # A summarize process killed under its worker: an error of the task, retried by Dask.
         fifo = FifoTrace(traces[3])
@@ -446,7 +449,8 @@ def main():
     with tempfile.TemporaryDirectory(prefix="profsh_job_map_") as work:
         trace_dir = os.path.join(work, "traces")
         subprocess.run([sys.executable, make_job, trace_dir, "--ranks", str(RANKS), "--steps",
-                        "4", "--late-rank", str(LATE)], check=True)
+                        "6", "--late-rank", str(LATE), "--tail-rank", str(TAIL),
+                        "--tail-us-per-step", "40"], check=True)
         traces = [os.path.join(trace_dir, "rank-%d.json" % r) for r in range(RANKS)]
         ref_dir = os.path.join(work, "reference")
         os.makedirs(ref_dir)
