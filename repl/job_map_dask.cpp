@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "engine/util/json_text.h"
@@ -87,7 +88,7 @@ Result<std::string> FindDaskDriver() {
   dir.resize(dir.find_last_of('/'));
   for (const std::string& candidate :
        {dir + "/python/" + kDriver, dir + "/../lib/profsh/python/" + kDriver}) {
-    if (IsFile(candidate)) return candidate;
+    if (IsFile(candidate)) return std::filesystem::path(candidate).lexically_normal().string();
   }
   return Error{std::string("the Dask driver ") + kDriver + " is not beside " + self +
                " (in python/ or ../lib/profsh/python/)"};
@@ -111,7 +112,11 @@ Status RunDaskMap(const DaskMapOptions& options, const std::vector<MapTask>& tas
     return Error{std::string("pipe: ") + strerror(errno)};
   }
   pid_t pid = fork();
-  if (pid < 0) return Error{std::string("cannot start the Dask driver: ") + strerror(errno)};
+  if (pid < 0) {
+    std::string why = strerror(errno);
+    for (int fd : {to_driver[0], to_driver[1], from_driver[0], from_driver[1]}) close(fd);
+    return Error{"cannot start the Dask driver: " + why};
+  }
   if (pid == 0) {
     dup2(to_driver[0], STDIN_FILENO);
     dup2(from_driver[1], STDOUT_FILENO);

@@ -154,7 +154,7 @@ def main():
         # the driver is found and started, and the run ends there).
         r = run([os.path.join(top, "bin", "profsh"), "job", "map", "--dask", "tcp://127.0.0.1:9",
                  "--python", "/bin/false", "rank-0.json", "-o", os.path.join(work, "job")])
-        check(r.returncode == 1 and "the Dask driver (%s/bin/../lib/profsh/python/profsh_job_map.py)"
+        check(r.returncode == 1 and "the Dask driver (%s/lib/profsh/python/profsh_job_map.py)"
               % top in r.stderr, "job map --dask finds its driver in the bundle: %s" % r.stderr.strip())
         check_version(top, build, source)
         check_recipes(top, work)
