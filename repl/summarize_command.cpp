@@ -63,6 +63,9 @@ int RunSummarizeCommand(int argc, char** argv) {
   }
   if (inputs.empty()) cl.Fail("no trace given");
   if (output.empty()) cl.Fail("no output given (-o OUT.sqlite, or -o FOLDER for several traces)");
+  // The atomic writer would gzip it, and SQLite reads no gzip.
+  if (output.size() > 3 && output.compare(output.size() - 3, 3, ".gz") == 0)
+    cl.Fail("-o " + output + ": a summary is a plain SQLite file (no .gz)");
   if (options.rank && inputs.size() > 1)
     cl.Fail("--rank names the rank of one trace: give one trace with it");
   // One trace of one rank: OUT is its file. Otherwise OUT is a folder of rank-R files (a

@@ -172,3 +172,7 @@ $ profsh summarize --top-operators 0 x.json -o y
 profsh summarize: --top-operators needs a positive whole number, got '0'
 (profsh summarize --help lists the options)
 [2]
+$ profsh summarize x.json -o x.sqlite.gz
+profsh summarize: -o x.sqlite.gz: a summary is a plain SQLite file (no .gz)
+(profsh summarize --help lists the options)
+[2]

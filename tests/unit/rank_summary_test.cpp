@@ -90,11 +90,25 @@ TEST(RankSummary, KeepsTheCollectivesOfEverySourceWithBytesAndStep) {
   EXPECT_EQ(first.in_bytes, 40);                          // 10 floats
   EXPECT_EQ(by_source["param_comms"][1]->out_bytes, 40);  // 20 bfloat16
   EXPECT_EQ(first.step, 1);
+  // The dispatcher's op carries no message arguments: no bytes rather than a guess.
+  EXPECT_FALSE(by_source["dispatcher_op"][0]->in_bytes);
   // The calls CollectiveCalls reads for the rank are those of its best source.
   const std::vector<CollectiveCall> best =
       CollectiveCalls(*trace, std::vector<int32_t>(trace->tracks.size(), 3));
   ASSERT_EQ(best.size(), 2u);
   EXPECT_EQ(best[1].seq, by_source["param_comms"][1]->call.seq);
+}
+
+TEST(RankSummary, AnUnknownDtypeGivesNoBytes) {
+  auto trace = testing::MustImport(R"json({"traceEvents": [
+  {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1, "ts": 1,
+   "dur": 8, "args": {"Collective name": "allreduce", "Seq": 0, "In msg nelems": 10,
+   "dtype": "Float9000"}}]})json");
+  const RankSummary s = Summarize(*trace, 20);
+  ASSERT_EQ(s.collectives.size(), 1u);
+  EXPECT_FALSE(s.collectives[0].in_bytes);
+  EXPECT_FALSE(s.collectives[0].out_bytes);  // no "Out msg nelems"
+  EXPECT_FALSE(s.collectives[0].step);       // no step holds it
 }
 
 TEST(RankSummary, CapsTheTopNamesOfEachStepAndCountsThemAll) {
