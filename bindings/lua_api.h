@@ -91,7 +91,7 @@ int TraceKernelProvenance(lua_State* L);
 // The plugin's and profsh's recommendations (lua_recommendations.cpp).
 int TraceRecommendations(lua_State* L);
 // A distributed job's ranks (lua_ranks.cpp): profsh.load_ranks, trace:collectives(), trace.ranks.
-void RegisterRanks(lua_State* L);  // expects the profsh table on top of the stack
+void RegisterRanks(lua_State* L);      // expects the profsh table on top of the stack
 void RegisterSummaries(lua_State* L);  // likewise (lua_summaries.cpp)
 int TraceCollectives(lua_State* L);
 void PushTraceRanks(lua_State* L, TraceHandle* h);

@@ -81,10 +81,23 @@ int JobCollectivesMethod(lua_State* L) {
   });
 }
 
+// The summaries hold the device-time analyses with the default event options: another choice
+// needs the traces.
+void RefuseTraceOnlyOptions(const Options& opts, const char* function) {
+  for (const char* key : {"include_last_profiler_step", "exact_rounding"}) {
+    if (opts.Bool(key, false))
+      throw LuaError(std::string(function) + ": " + key +
+                     "=true: the summaries hold these rows with the default (false); load the "
+                     "traces with profsh.load_ranks for this option");
+  }
+}
+
 int JobTemporalBreakdown(lua_State* L) {
   return Protect(L, [&] {
     const SummaryJob& job = CheckJob(L, "temporal_breakdown");
-    Options opts(L, 2, "temporal_breakdown", {"by_step"});
+    Options opts(L, 2, "temporal_breakdown",
+                 {"by_step", "include_last_profiler_step", "exact_rounding"});
+    RefuseTraceOnlyOptions(opts, "temporal_breakdown");
     const bool by_step = opts.Bool("by_step", false);
     PushRows(L,
              Must(JobAnalysis(job, by_step ? "temporal_breakdown_by_step" : "temporal_breakdown")),
@@ -96,7 +109,8 @@ int JobTemporalBreakdown(lua_State* L) {
 int JobCommCompOverlap(lua_State* L) {
   return Protect(L, [&] {
     const SummaryJob& job = CheckJob(L, "comm_comp_overlap");
-    Options opts(L, 2, "comm_comp_overlap", {});
+    Options opts(L, 2, "comm_comp_overlap", {"include_last_profiler_step", "exact_rounding"});
+    RefuseTraceOnlyOptions(opts, "comm_comp_overlap");
     PushRows(L, Must(JobAnalysis(job, "comm_comp_overlap")), {});
     return 1;
   });

@@ -150,7 +150,12 @@ A distributed job's traces as one (docs/ANALYSIS.md "Many ranks"):
                        arrival_skew, wait, last; c.ranks per rank; c.straggler
   HTA's analyses give one set of rows per rank; rows:across_ranks() shows min / median / max
   and the rank of the max of every numeric column. `profsh run` of a torchrun job labels each
-  process with its RANK: the same works on that trace.]]
+  process with its RANK: the same works on that trace.
+  From rank summaries (profsh summarize), without the traces:
+  j = profsh.load_summaries("dir" | "glob*.sqlite" | {paths}, {align="min", allow_missing=false})
+  j.ranks, j:collectives(), j:temporal_breakdown{by_step=}, j:comm_comp_overlap(),
+  j:step_breakdown() as on load_ranks; j:step_times(), j:slowest_ranks() (per step),
+  j:drifting_ranks() (step time slope out of line with the others').]]
 
 topics.whatif = [[
 The critical path across ranks and what-if (docs/ANALYSIS.md "Critical path across ranks"):

@@ -4,9 +4,12 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <optional>
+#include <thread>
 
 namespace profsh {
 
@@ -99,8 +102,28 @@ Result<SummaryJob> LoadSummaryJob(const SummaryJobOptions& options) {
   job.align = options.align;
   std::map<int32_t, std::string> seen;  // rank -> path
   int64_t job_origin = 0;
+  // Files are read on a few threads (each its own SQLite connection), then taken in order.
+  std::vector<std::optional<Result<LoadedSummary>>> files(options.paths.size());
+  {
+    std::atomic<size_t> next{0};
+    const unsigned threads =
+        std::min<unsigned>(8, std::max(1u, std::thread::hardware_concurrency()));
+    std::vector<std::thread> workers;
+    for (unsigned w = 0; w < threads && w < files.size(); ++w) {
+      workers.emplace_back([&] {
+        for (size_t k = next++; k < files.size(); k = next++) {
+          try {
+            files[k] = ReadRankSummary(options.paths[k]);
+          } catch (const std::exception& e) {
+            files[k] = Result<LoadedSummary>(Error{options.paths[k] + ": " + e.what()});
+          }
+        }
+      });
+    }
+    for (std::thread& w : workers) w.join();
+  }
   for (size_t k = 0; k < options.paths.size(); ++k) {
-    auto read = ReadRankSummary(options.paths[k]);
+    Result<LoadedSummary>& read = *files[k];
     if (!read.ok()) return read.error();
     const RankSummary& s = read->summary;
     const int32_t rank = s.options.rank;

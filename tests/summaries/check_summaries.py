@@ -10,12 +10,16 @@ summarize`, then:
     drifts;
   - the reduce gives the same output after the traces are deleted;
   - the `ranks` report template reads summaries;
+  - the two gloo ranks of tests/ranks/data (PyTorch 2.6), rank 1's clock origin moved: the same
+    equalities;
   - bad summaries: a file that is no SQLite, a truncated one, one without a table or a column,
     a rank missing, a rank twice: each an error naming the file and what is wrong; a missing
     table fails only the analyses that need it, naming the table and how to get it.
 
 Usage: check_summaries.py PROFSH TEST_DIR (tests/)
 """
+import gzip
+import json
 import os
 import shutil
 import sqlite3
@@ -126,6 +130,7 @@ def main():
             check("Slow and drifting ranks" in page and "from their summaries" in page and
                   "Rank %d arrived last" % LATE_RANK in page, "the report's summary sections")
 
+        real_job(profsh, tests, here, work)
         bad_input(profsh, work, summaries, summary_files)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -133,6 +138,37 @@ def main():
         print("FAIL:", f)
     print("%d failures" % len(failures))
     return 1 if failures else 0
+
+
+def real_job(profsh, tests, here, work):
+    """The two gloo ranks of tests/ranks/data (PyTorch 2.6), rank 1's baseTimeNanoseconds moved
+    5 ms later (its times stay: its clock's origin differs from rank 0's), so that both loads
+    move rank 1's times to rank 0's origin before aligning."""
+    traces, summaries = os.path.join(work, "gloo"), os.path.join(work, "gloo_summaries")
+    os.makedirs(traces)
+    for r in (0, 1):
+        with gzip.open(os.path.join(tests, "ranks", "data", "rank-%d.json.gz" % r), "rt") as f:
+            doc = json.load(f)
+        if r == 1:
+            doc["baseTimeNanoseconds"] += 5_000_000
+        with open(os.path.join(traces, "rank-%d.json" % r), "w") as f:
+            json.dump(doc, f)
+    r = run([profsh, "summarize", os.path.join(traces, "rank-0.json"),
+             os.path.join(traces, "rank-1.json"), "-o", summaries])
+    check(r.returncode == 0, "profsh summarize of the gloo job: " + r.stderr)
+    r = run([profsh, os.path.join(here, "compare.lua"), traces, summaries])
+    check(r.returncode == 0, "compare.lua on the gloo job: " + r.stderr)
+    lines = r.stdout.splitlines()
+    check(not [l for l in lines if l.startswith("DIFF ")] and
+          len([l for l in lines if l.startswith("SAME ")]) == 15,
+          "the gloo job: summaries differ from load_ranks: %s" % lines)
+    for align in ("min", "abs", "step", "collective"):
+        off = [l for l in lines if l.startswith("%s offsets " % align)]
+        check(off and off[0].split()[2] == "SAME", "gloo %s offsets equal: %s" % (align, off))
+        skew = [l for l in lines if l.startswith("%s skew " % align)]
+        check(skew and skew[0].split()[2] == skew[0].split()[3] and
+              skew[0].split()[4] == skew[0].split()[5], "gloo %s skew equal: %s" % (align, skew))
+        check("%s straggler 1 1" % align in lines, "gloo %s straggler: %s" % (align, lines))
 
 
 def bad_input(profsh, work, summaries, files):
@@ -210,6 +246,21 @@ def bad_input(profsh, work, summaries, files):
     shutil.copy(os.path.join(d, "rank-3.summary.sqlite"), os.path.join(d, "copy.summary.sqlite"))
     rc, err = reduce_error(d)
     check(rc != 0 and "rank 3 twice" in err and "copy.summary.sqlite" in err, "rank 3 twice: %s" % err)
+    # Another schema version.
+    d = copy("version")
+    with sqlite3.connect(os.path.join(d, files[8])) as db:
+        db.execute("UPDATE meta SET value = 99 WHERE key = 'schema_version'")
+    rc, err = reduce_error(d)
+    check(rc != 0 and files[8] in err and "schema version 99" in err and "profsh summarize" in err,
+          "another schema version: %s" % err)
+    # An option the summaries were not made with.
+    rc, err = reduce_error(summaries, "profsh.load_summaries((...)):temporal_breakdown{"
+                                      "include_last_profiler_step = true}")
+    check(rc != 0 and "include_last_profiler_step" in err and "load_ranks" in err,
+          "an option the summaries lack: %s" % err)
+    r = run_lua(profsh, work, "print(#profsh.load_summaries((...)):temporal_breakdown{"
+                              "include_last_profiler_step = false})", summaries)
+    check(r.returncode == 0 and r.stdout.strip() == str(RANKS), "the default option: %s" % r.stderr)
     # An empty folder.
     d = os.path.join(work, "empty")
     os.makedirs(d)
