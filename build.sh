@@ -34,8 +34,10 @@ command -v npm >/dev/null 2>&1 || PACKAGES="$PACKAGES nodejs npm"
 # libc6-dbg: the symbols tests name libc's frames from Debian's detached debug files.
 # python3-pandas, -numpy, -werkzeug run the TensorBoard profiler plugin's parsers offline
 # (tests/tensorboard).
+# python3-distributed: `profsh job map --dask` runs its driver with it, and the job map tests
+# start a real Dask cluster (dask-scheduler, dask-worker) on 127.0.0.1 (tests/job_map).
 TEST_PACKAGES="chromium clang llvm sqlite3 debootstrap libc6-dbg python3-pandas python3-numpy \
-python3-werkzeug"
+python3-werkzeug python3-distributed"
 # The flamegraph benchmark measures peak memory with GNU time and fetches flamegraph.pl; the
 # symbolisation benchmark compares with perf (linux-perf).
 BENCH_PACKAGES="time perl curl ca-certificates linux-perf"

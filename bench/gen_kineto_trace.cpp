@@ -2,9 +2,13 @@
 // ../shared/traces (newer Kineto layout: one field group per line, relative timestamps with a
 // nanosecond fraction, baseTimeNanoseconds at the end). Per training-step-like iteration it emits
 // nested cpu_op ranges with shapes, types and sequence numbers, cudaLaunchKernel runtime calls with
-// ac2g flows to kernels on two streams, memcpys, fwdbwd flows and [memory] instants.
+// ac2g flows to kernels on two streams, memcpys, fwdbwd flows and [memory] instants; with
+// COLLECTIVES, that many all-reduces at the end of each step, as torch writes them
+// (record_param_comms with the collective's group, name, Seq, sizes and dtype, launching an NCCL
+// kernel with the same arguments on stream 21); every rank numbers them the same way.
 //
-//   gen_kineto_trace OUT.json SIZE_MB [SEED] [RANK]   (its distributedInfo rank, default 0)
+//   gen_kineto_trace OUT.json SIZE_MB [SEED] [RANK] [COLLECTIVES]
+//   (RANK: its distributedInfo rank, default 0; COLLECTIVES per step, default 0)
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -122,7 +126,7 @@ std::string Ts(int64_t ns) {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: %s OUT.json SIZE_MB [SEED] [RANK]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s OUT.json SIZE_MB [SEED] [RANK] [COLLECTIVES]\n", argv[0]);
     return 2;
   }
   const size_t target = static_cast<size_t>(std::atof(argv[2]) * 1024 * 1024);
@@ -136,6 +140,7 @@ int main(int argc, char** argv) {
   std::setvbuf(f, buffer.data(), _IOFBF, buffer.size());
   Writer w(f);
   const long rank = argc > 4 ? std::strtol(argv[4], nullptr, 10) : 0;
+  const long collectives = argc > 5 ? std::strtol(argv[5], nullptr, 10) : 0;
   w.Raw(
       "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [\n    {\n      \"id\": 0, \"name\": "
       "\"NVIDIA A100-SXM4-80GB\", "
@@ -155,7 +160,7 @@ int main(int argc, char** argv) {
   const int pid = 2910249, tid = 2910249, bwd_tid = 2919752;
   int64_t now = 4458676416431000;  // relative ns, as newer Kineto writes
   int64_t gpu_now = now;
-  uint64_t ext = 1, corr = 50000, ev_idx = 0, seq = 1000;
+  uint64_t ext = 1, corr = 50000, ev_idx = 0, seq = 1000, seq_comm = 0;
   size_t events = 0;
   bool first = true;
   auto emit = [&](const std::string& body) {
@@ -264,6 +269,40 @@ int main(int argc, char** argv) {
              ",\n    \"cat\": \"fwdbwd\", \"name\": \"fwdbwd\", \"bp\": \"e\"");
       }
       t = child_t + 40000 + static_cast<int64_t>(pick(20000));
+    }
+    for (long c = 0; c < collectives && w.bytes() < target; ++c) {
+      // Drawn from no random numbers: traces without collectives stay as they were.
+      uint64_t my_ext = ext++;
+      uint64_t my_corr = corr++;
+      const int64_t nelems = 1 << (20 + c % 4);
+      const std::string comm =
+          ", \"Collective name\": \"allreduce\", \"Process Group Name\": \"0\", "
+          "\"Seq\": " +
+          std::to_string(seq_comm++) + ", \"In msg nelems\": " + std::to_string(nelems) +
+          ", \"Out msg nelems\": " + std::to_string(nelems) + ", \"dtype\": \"Float\"";
+      emit("    \"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"record_param_comms\", \"pid\": " +
+           std::to_string(pid) + ", \"tid\": " + std::to_string(tid) + ",\n    \"ts\": " + Ts(t) +
+           ", \"dur\": " + Ts(12000) + ",\n    \"args\": {\n      \"External id\": " +
+           std::to_string(my_ext) + comm + "\n    }");
+      emit(
+          "    \"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", "
+          "\"pid\": " +
+          std::to_string(pid) + ", \"tid\": " + std::to_string(tid) +
+          ",\n    \"ts\": " + Ts(t + 2000) + ", \"dur\": " + Ts(5000) +
+          ",\n    \"args\": {\n      \"External id\": " + std::to_string(my_ext) +
+          ",  \"cbid\": 211, \"correlation\": " + std::to_string(my_corr) + "\n    }");
+      gpu_now = std::max(gpu_now, t + 8000);
+      const int64_t kdur = 50000 + 20000 * (c % 4);
+      emit(
+          "    \"ph\": \"X\", \"cat\": \"kernel\", \"name\": "
+          "\"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)\", "
+          "\"pid\": 0, \"tid\": 21,\n    \"ts\": " +
+          Ts(gpu_now) + ", \"dur\": " + Ts(kdur) +
+          ",\n    \"args\": {\n      \"External id\": " + std::to_string(my_ext) +
+          ", \"device\": 0, \"context\": 1, \"stream\": 21, \"correlation\": " +
+          std::to_string(my_corr) + comm + "\n    }");
+      gpu_now += kdur;
+      t += 15000;
     }
     emit("    \"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#" +
          std::to_string(step++) + "\", \"pid\": " + std::to_string(pid) +

@@ -2,7 +2,8 @@
 #   bin/profsh
 #   lib/profsh/        the collector libraries, the sample workload and its ITT library, found
 #                      from bin/profsh as ../lib/profsh (engine/recording/launcher.cpp)
-#   lib/profsh/python/ the PyTorch start-up hook, the fallback and the plugin's build helper
+#   lib/profsh/python/ the PyTorch start-up hook, the fallback and the plugin's build helper;
+#                      the Dask driver of `profsh job map --dask`
 #   lib/profsh/torch_plugin_src/  the plugin's sources, built at first use against the
 #                      workload's own torch (never a prebuilt plugin: the user's torch differs)
 #   share/profsh/scripts/  the recipes and their sample traces
@@ -17,6 +18,7 @@ install(TARGETS nvtx_pipeline RUNTIME DESTINATION ${PROFSH_INSTALL_LIBRARY_DIR})
 install(FILES ${PROJECT_BINARY_DIR}/python/sitecustomize.py
               ${PROJECT_BINARY_DIR}/python/profsh_torch_fallback.py
               ${PROFSH_INSTALLED_TORCH_BUILD_HELPER}
+              ${PROJECT_BINARY_DIR}/python/profsh_job_map.py
         DESTINATION ${PROFSH_INSTALL_LIBRARY_DIR}/python)
 install(DIRECTORY ${PROJECT_BINARY_DIR}/torch_plugin_src/
         DESTINATION ${PROFSH_INSTALL_LIBRARY_DIR}/torch_plugin_src)

@@ -18,6 +18,8 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 # dpkg-shlibdeps writes Depends from what the binaries link: libc6 alone for a PROFSH_PORTABLE
 # build, Debian's Lua, SQLite and elfutils packages for a usual one.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# `profsh job map --dask` runs its driver with Debian's Python and Dask (python3-distributed).
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS python3-distributed)
 set(CPACK_PROJECT_CONFIG_FILE ${CMAKE_CURRENT_LIST_DIR}/PackagingPerGenerator.cmake)
 # Packaging installs the shipped programs only: it needs no whole build (tests, benchmarks).
 set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)

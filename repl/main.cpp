@@ -13,13 +13,14 @@
 #include "repl/critical_path_command.h"
 #include "repl/diff_command.h"
 #include "repl/flamegraph_command.h"
+#include "repl/job_command.h"
+#include "repl/overview_command.h"
 #include "repl/repl.h"
 #include "repl/report_command.h"
-#include "repl/serve_command.h"
 #include "repl/run_command.h"
+#include "repl/serve_command.h"
 #include "repl/sql_command.h"
 #include "repl/stats_command.h"
-#include "repl/overview_command.h"
 #include "repl/summarize_command.h"
 #include "repl/trace_command.h"
 
@@ -67,6 +68,9 @@ constexpr char kUsage[] =
     "                                             serve --help)\n"
     "  profsh summarize TRACE... -o OUT           each rank's small summary file, reduced by\n"
     "                                             profsh.load_summaries (profsh summarize --help)\n"
+    "  profsh job map (--dask ADDR | --local N)   per-rank summaries of a job's traces on a\n"
+    "        TRACE... -o DIR                      Dask cluster or local processes (profsh job\n"
+    "                                             map --help)\n"
     "\n"
     "In the shell, :help lists what profsh offers.\n";
 
@@ -108,6 +112,9 @@ int main(int argc, char** argv) {
   }
   if (argc > 1 && std::strcmp(argv[1], "overview") == 0) {
     return profsh::repl::RunOverviewCommand(argc - 1, argv + 1);
+  }
+  if (argc > 1 && std::strcmp(argv[1], "job") == 0) {
+    return profsh::repl::RunJobCommand(argc - 1, argv + 1);
   }
   if (argc > 1 && std::strcmp(argv[1], "summarize") == 0) {
     return profsh::repl::RunSummarizeCommand(argc - 1, argv + 1);

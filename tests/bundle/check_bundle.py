@@ -14,7 +14,9 @@
   - recipes run from there: quickstart.lua on its bundled sample, attach.lua on the sample
     workload it finds through profsh.library_dir;
   - `cmake --install` of this build installs the same files;
-  - the .deb (CPack, as ./build.sh deb): the same files under /usr, Depends on libc6 alone, and
+  - profsh job map --dask finds its driver in lib/profsh/python;
+  - the .deb (CPack, as ./build.sh deb): the same files under /usr, Depends on libc6 alone,
+    Suggests python3-distributed, and
     its profsh finds its collector in /usr/lib/profsh's place.
 
 Usage: check_bundle.py TARBALL BUILD_DIR SOURCE_DIR
@@ -137,7 +139,7 @@ def main():
         top = os.path.join(work, name)
         files = files_under(top)
         expected = {"bin/profsh", "lib/profsh/python/sitecustomize.py", "lib/profsh/python/profsh_torch_fallback.py",
-                    "lib/profsh/python/profsh_torch_build.py",
+                    "lib/profsh/python/profsh_torch_build.py", "lib/profsh/python/profsh_job_map.py",
                     "lib/profsh/torch_plugin_src/engine/torch_plugin/operator_source.cpp",
                     "lib/profsh/torch_plugin_src/engine/collector/runtime/torch_api.h",
                     "share/profsh/scripts/quickstart.lua", "share/profsh/scripts/samples/alexnet_a100.pt.trace.json.gz",
@@ -148,6 +150,12 @@ def main():
         helper = open(os.path.join(top, "lib/profsh/python/profsh_torch_build.py")).read()
         check('_PREBUILT = ""' in helper, "the plugin's build helper knows no prebuilt plugin")
         check_elf_files(top, promised)
+        # profsh job map --dask finds its driver in lib/profsh/python (/bin/false as the Python:
+        # the driver is found and started, and the run ends there).
+        r = run([os.path.join(top, "bin", "profsh"), "job", "map", "--dask", "tcp://127.0.0.1:9",
+                 "--python", "/bin/false", "rank-0.json", "-o", os.path.join(work, "job")])
+        check(r.returncode == 1 and "the Dask driver (%s/lib/profsh/python/profsh_job_map.py)"
+              % top in r.stderr, "job map --dask finds its driver in the bundle: %s" % r.stderr.strip())
         check_version(top, build, source)
         check_recipes(top, work)
 
@@ -180,6 +188,9 @@ def main():
             depends = run(["dpkg-deb", "-f", deb, "Depends"]).stdout.strip()
             m = re.fullmatch(r"libc6 \(>= (\d+)\.(\d+)\)", depends)
             check(m and (int(m.group(1)), int(m.group(2))) <= promised, "the .deb depends on libc6 alone: %r" % depends)
+            suggests = run(["dpkg-deb", "-f", deb, "Suggests"]).stdout.strip()
+            check(suggests == "python3-distributed",
+                  "the .deb suggests python3-distributed (job map --dask): %r" % suggests)
             unpacked = os.path.join(work, "deb")
             run(["dpkg-deb", "-x", deb, unpacked])
             in_usr = files_under(os.path.join(unpacked, "usr"))

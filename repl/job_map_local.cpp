@@ -1,0 +1,122 @@
+#include "repl/job_map_local.h"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <string>
+
+namespace profsh::repl {
+
+namespace {
+
+struct Attempt {
+  size_t index;
+  int tries;     // including this one
+  FILE* errors;  // the child's standard error, an anonymous temporary file
+};
+
+// What summarize said about the trace: its lines that name the trace (summarize's errors name
+// the file; a count line after them does not), else its last line.
+std::string MessageAbout(FILE* f, const std::string& trace) {
+  std::string text;
+  std::rewind(f);
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+  std::string naming, last;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, end - start);
+    start = end + 1;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    last = line;
+    if (line.find(trace) != std::string::npos) naming += (naming.empty() ? "" : "; ") + line;
+  }
+  return naming.empty() ? last : naming;
+}
+
+std::string HowItEnded(int status) {
+  if (WIFEXITED(status)) return "exit status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    return "killed by signal " + std::to_string(WTERMSIG(status)) + " (" +
+           strsignal(WTERMSIG(status)) + ")";
+  }
+  return "ended with status " + std::to_string(status);
+}
+
+// Starts `program summarize TRACE -o SUMMARY` with its standard output discarded and its
+// standard error in `errors`; the child's pid, or -1 with errno set.
+pid_t StartSummarize(const std::string& program, const MapTask& task, FILE* errors) {
+  pid_t pid = fork();
+  if (pid != 0) return pid;
+  int devnull = open("/dev/null", O_RDWR);
+  if (devnull >= 0) {
+    dup2(devnull, STDIN_FILENO);
+    dup2(devnull, STDOUT_FILENO);
+  }
+  dup2(fileno(errors), STDERR_FILENO);
+  const char* argv[] = {program.c_str(),      "summarize", task.trace.c_str(), "-o",
+                        task.staging.c_str(), nullptr};
+  execv(program.c_str(), const_cast<char* const*>(argv));
+  std::fprintf(stderr, "cannot run %s: %s\n", program.c_str(), strerror(errno));
+  _exit(127);
+}
+
+}  // namespace
+
+Status RunLocalMap(const std::string& program, const std::vector<MapTask>& tasks, int processes,
+                   int retries, MapProgress* progress) {
+  std::deque<Attempt> waiting;
+  for (size_t i = 0; i < tasks.size(); ++i) waiting.push_back({i, 1, nullptr});
+  std::map<pid_t, Attempt> running;
+  progress->Start();
+  while (!waiting.empty() || !running.empty()) {
+    while (!waiting.empty() && static_cast<int>(running.size()) < processes) {
+      Attempt a = waiting.front();
+      a.errors = std::tmpfile();
+      if (a.errors == nullptr)
+        return Error{std::string("cannot make a temporary file: ") + strerror(errno)};
+      pid_t pid = StartSummarize(program, tasks[a.index], a.errors);
+      if (pid < 0) {
+        std::fclose(a.errors);
+        if (!running.empty()) break;  // out of processes for now: wait for one to end
+        return Error{std::string("cannot start a process: ") + strerror(errno)};
+      }
+      waiting.pop_front();
+      running.emplace(pid, a);
+    }
+    int status = 0;
+    pid_t pid = waitpid(-1, &status, 0);
+    if (pid < 0) {
+      if (errno == EINTR) continue;
+      return Error{std::string("waiting for the summarize processes: ") + strerror(errno)};
+    }
+    auto it = running.find(pid);
+    if (it == running.end()) continue;
+    Attempt a = it->second;
+    running.erase(it);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+      std::fclose(a.errors);
+      progress->Done(a.index);
+    } else if (a.tries <= retries) {
+      std::fclose(a.errors);
+      waiting.push_back({a.index, a.tries + 1, nullptr});
+    } else {
+      std::string line = MessageAbout(a.errors, tasks[a.index].trace);
+      std::fclose(a.errors);
+      progress->Failed(a.index,
+                       (line.empty() ? "no message" : line) + " (" + HowItEnded(status) + ")");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace profsh::repl

@@ -1,0 +1,45 @@
+// What `profsh job map` shows while ranks are summarized, locally or on Dask: "[###...] 7/16 ranks
+// done, 1 failed" on standard error (redrawn on a terminal; in a log, a line at most every second
+// and at the end), then each rank that failed, with its trace and last message.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "repl/job_map_outputs.h"
+#include "repl/job_map_plan.h"
+
+namespace profsh::repl {
+
+class MapProgress {
+ public:
+  MapProgress(const std::vector<MapTask>& tasks, int retries);
+
+  // The first line, once the map has started.
+  void Start() { Draw(false); }
+
+  // Task `index` wrote its staging file: named by its rank (SummaryOutputs), or failed.
+  void Done(size_t index);
+  void Failed(size_t index, const std::string& message);
+  // The last progress line, the failures, and the exit status: 0 when every rank was summarized,
+  // 1 when some were not. Staging files of unfinished tasks are removed.
+  int Finish();
+
+  size_t done() const { return done_; }
+  size_t failed() const { return failures_.size(); }
+
+ private:
+  void Draw(bool final);
+
+  const std::vector<MapTask>& tasks_;
+  SummaryOutputs outputs_;
+  int retries_;
+  size_t done_ = 0;
+  std::vector<std::pair<size_t, std::string>> failures_;
+  bool tty_;
+  std::chrono::steady_clock::time_point last_line_{};
+  std::string last_text_;
+};
+
+}  // namespace profsh::repl
