@@ -36,6 +36,20 @@ Status Require(const SummaryJob& job, const std::string& table, const std::strin
   return Status::Ok();
 }
 
+// Calls work(k) for k in [0, n) on a few threads (at most 8, one per core).
+template <typename Work>
+void ForEachFile(size_t n, Work work) {
+  std::atomic<size_t> next{0};
+  const unsigned threads = std::min<unsigned>(8, std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> workers;
+  for (unsigned w = 0; w < threads && w < n; ++w) {
+    workers.emplace_back([&] {
+      for (size_t k = next++; k < n; k = next++) work(k);
+    });
+  }
+  for (std::thread& w : workers) w.join();
+}
+
 double MedianOf(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
@@ -103,25 +117,15 @@ Result<SummaryJob> LoadSummaryJob(const SummaryJobOptions& options) {
   std::map<int32_t, std::string> seen;  // rank -> path
   int64_t job_origin = 0;
   // Files are read on a few threads (each its own SQLite connection), then taken in order.
+  // What every job-wide analysis needs only: the stored analyses are read when asked for.
   std::vector<std::optional<Result<LoadedSummary>>> files(options.paths.size());
-  {
-    std::atomic<size_t> next{0};
-    const unsigned threads =
-        std::min<unsigned>(8, std::max(1u, std::thread::hardware_concurrency()));
-    std::vector<std::thread> workers;
-    for (unsigned w = 0; w < threads && w < files.size(); ++w) {
-      workers.emplace_back([&] {
-        for (size_t k = next++; k < files.size(); k = next++) {
-          try {
-            files[k] = ReadRankSummary(options.paths[k]);
-          } catch (const std::exception& e) {
-            files[k] = Result<LoadedSummary>(Error{options.paths[k] + ": " + e.what()});
-          }
-        }
-      });
+  ForEachFile(files.size(), [&](size_t k) {
+    try {
+      files[k] = ReadRankSummary(options.paths[k], {.top_entries = false, .analyses = false});
+    } catch (const std::exception& e) {
+      files[k] = Result<LoadedSummary>(Error{options.paths[k] + ": " + e.what()});
     }
-    for (std::thread& w : workers) w.join();
-  }
+  });
   for (size_t k = 0; k < options.paths.size(); ++k) {
     Result<LoadedSummary>& read = *files[k];
     if (!read.ok()) return read.error();
@@ -229,16 +233,25 @@ Result<CollectiveAnalysis> JobCollectives(const SummaryJob& job) {
 
 Result<AnalysisRows> JobAnalysis(const SummaryJob& job, const std::string& analysis) {
   if (Status s = Require(job, "analyses", analysis); !s.ok()) return Error{s.message()};
+  // Read from the files now (LoadSummaryJob leaves them there), a few at a time.
+  std::vector<std::optional<Result<std::optional<AnalysisRows>>>> read(job.summaries.size());
+  ForEachFile(read.size(), [&](size_t k) {
+    try {
+      read[k] = ReadSummaryAnalysis(job.summaries[k].path, analysis);
+    } catch (const std::exception& e) {
+      read[k] = Result<std::optional<AnalysisRows>>(Error{job.summaries[k].path + ": " + e.what()});
+    }
+  });
   std::vector<AnalysisRows> results;
   std::vector<int32_t> ranks;
-  for (const LoadedSummary& s : job.summaries) {
-    const AnalysisRows* rows = nullptr;
-    for (const auto& [name, r] : s.summary.analyses)
-      if (name == analysis) rows = &r;
-    if (rows == nullptr)
+  for (size_t k = 0; k < read.size(); ++k) {
+    const LoadedSummary& s = job.summaries[k];
+    Result<std::optional<AnalysisRows>>& rows = *read[k];
+    if (!rows.ok()) return Error{analysis + ": " + rows.error().message};
+    if (!rows->has_value())
       return Error{analysis + ": " + RankName(s) + ": table analyses has no '" + analysis +
                    "' rows; " + HowToGet("analyses")};
-    results.push_back(*rows);
+    results.push_back(std::move(**rows));
     ranks.push_back(s.summary.options.rank);
   }
   return ConcatRankRows(std::move(results), ranks);

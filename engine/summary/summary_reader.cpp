@@ -14,14 +14,16 @@ namespace {
 // One SELECT of a table's declared columns, row by row; an error names the file and table.
 class TableReader {
  public:
-  TableReader(const sqlite::Database& db, const std::string& path, const SummaryTable& table)
+  // `clause`: what follows the table's name in the SELECT (a WHERE and an ORDER BY).
+  TableReader(const sqlite::Database& db, const std::string& path, const SummaryTable& table,
+              const std::string& clause = "")
       : db_(db.get()), path_(path), table_(table.name) {
     std::string sql = "SELECT ";
     for (size_t c = 0; c < table.columns.size(); ++c) {
       if (c > 0) sql += ", ";
       sql += '"' + std::string(table.columns[c].name) + '"';
     }
-    sql += " FROM " + table_;
+    sql += " FROM " + table_ + clause;
     if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt_, nullptr) != SQLITE_OK)
       error_ = sqlite3_errmsg(db_);
   }
@@ -219,92 +221,119 @@ Status ReadTop(const sqlite::Database& db, const std::string& path, const char* 
   return t.status();
 }
 
-// The analyses' rows, rebuilt cell by cell with each cell's kind and decimals.
-Status ReadAnalyses(const sqlite::Database& db, const std::string& path, RankSummary& s) {
-  std::map<int64_t, AnalysisRows> by_id;
-  std::map<int64_t, std::string> names;
-  std::map<int64_t, int64_t> row_counts;
-  {
-    TableReader t(db, path, *FindSummaryTable("analyses"));
-    while (t.Next()) {
-      const int64_t id = t.Int(0, "id");
-      names[id] = t.Text(1, "name");
-      row_counts[id] = t.Int(2, "rows");
-      by_id[id];
-    }
-    if (Status st = t.status(); !st.ok()) return st;
+// The analyses a summary holds: id -> (name, rows).
+Result<std::map<int64_t, std::pair<std::string, int64_t>>> AnalysesOf(const sqlite::Database& db,
+                                                                      const std::string& path) {
+  std::map<int64_t, std::pair<std::string, int64_t>> out;
+  TableReader t(db, path, *FindSummaryTable("analyses"));
+  while (t.Next()) {
+    const int64_t id = t.Int(0, "id");
+    out[id] = {t.Text(1, "name"), t.Int(2, "rows")};
   }
+  if (Status st = t.status(); !st.ok()) return Error{st.message()};
+  return out;
+}
+
+// One analysis' rows, rebuilt cell by cell with each cell's kind and decimals; the cells come
+// in order, so each row is checked as it is built.
+Result<AnalysisRows> ReadAnalysis(const sqlite::Database& db, const std::string& path, int64_t id,
+                                  const std::string& name, int64_t row_count) {
+  AnalysisRows rows;
+  const std::string of_this = " WHERE analysis = " + std::to_string(id);
   {
-    TableReader t(db, path, *FindSummaryTable("analysis_columns"));
-    std::map<int64_t, std::map<int64_t, std::string>> columns;
+    TableReader t(db, path, *FindSummaryTable("analysis_columns"), of_this + " ORDER BY position");
     while (t.Next()) {
-      const int64_t id = t.Int(0, "analysis");
-      if (!names.count(id)) t.Fail("analysis " + std::to_string(id) + " is not in table analyses");
-      columns[id][t.Int(1, "position")] = t.Text(2, "name");
-    }
-    if (Status st = t.status(); !st.ok()) return st;
-    for (auto& [id, by_position] : columns) {
-      int64_t expected = 0;
-      for (auto& [position, name] : by_position) {
-        if (position != expected++)
-          return Error{path + ": table analysis_columns: analysis " + names[id] +
-                       " lacks column position " + std::to_string(expected - 1)};
-        by_id[id].columns.push_back(name);
+      const int64_t position = t.Int(1, "position");
+      if (position != static_cast<int64_t>(rows.columns.size())) {
+        t.Fail("analysis " + name + " lacks column position " +
+               std::to_string(rows.columns.size()));
+        break;
       }
+      rows.columns.push_back(t.Text(2, "name"));
     }
+    if (Status st = t.status(); !st.ok()) return Error{st.message()};
   }
+  const int64_t width = static_cast<int64_t>(rows.columns.size());
   {
-    TableReader t(db, path, *FindSummaryTable("analysis_cells"));
-    // analysis -> row -> position -> cell
-    std::map<int64_t, std::map<int64_t, std::map<int64_t, Cell>>> cells;
+    TableReader t(db, path, *FindSummaryTable("analysis_cells"),
+                  of_this + " ORDER BY row, position");
+    std::vector<Cell> row;
+    int64_t row_number = -1;
+    auto incomplete = [&] {
+      t.Fail("analysis " + name + " row " + std::to_string(row_number) + " does not have its " +
+             std::to_string(width) + " cells");
+    };
     while (t.Next()) {
-      const int64_t id = t.Int(0, "analysis");
-      if (!names.count(id)) t.Fail("analysis " + std::to_string(id) + " is not in table analyses");
+      const int64_t r = t.Int(1, "row"), position = t.Int(2, "position");
+      if (r != row_number) {
+        if (row_number >= 0 && static_cast<int64_t>(row.size()) != width) {
+          incomplete();
+          break;
+        }
+        if (row_number >= 0) rows.rows.push_back(std::move(row));
+        row.clear();
+        if (r != row_number + 1) {
+          t.Fail("analysis " + name + " lacks row " + std::to_string(row_number + 1));
+          break;
+        }
+        row_number = r;
+      }
+      if (position != static_cast<int64_t>(row.size())) {
+        incomplete();
+        break;
+      }
       Cell c = t.Any(3);
       if (const auto decimals = t.OptionalInt(4, "decimals"))
         c.decimals = static_cast<int>(*decimals);
-      cells[id][t.Int(1, "row")][t.Int(2, "position")] = std::move(c);
+      row.push_back(std::move(c));
     }
-    if (Status st = t.status(); !st.ok()) return st;
-    for (auto& [id, rows] : by_id) {
-      const auto& given = cells[id];
-      const size_t width = rows.columns.size();
-      if (static_cast<int64_t>(given.size()) != row_counts[id])
-        return Error{path + ": table analysis_cells: analysis " + names[id] + " has " +
-                     std::to_string(given.size()) + " rows, table analyses says " +
-                     std::to_string(row_counts[id])};
-      int64_t expected = 0;
-      for (const auto& [row, by_position] : given) {
-        if (row != expected++ || by_position.size() != width ||
-            (width > 0 && by_position.rbegin()->first != static_cast<int64_t>(width) - 1))
-          return Error{path + ": table analysis_cells: analysis " + names[id] + " row " +
-                       std::to_string(row) + " does not have its " + std::to_string(width) +
-                       " cells"};
-        std::vector<Cell> out;
-        for (const auto& [position, cell] : by_position) out.push_back(cell);
-        rows.rows.push_back(out);
-      }
+    if (Status st = t.status(); !st.ok()) return Error{st.message()};
+    if (row_number >= 0) {
+      if (static_cast<int64_t>(row.size()) != width)
+        return Error{path + ": table analysis_cells: analysis " + name + " row " +
+                     std::to_string(row_number) + " does not have its " + std::to_string(width) +
+                     " cells"};
+      rows.rows.push_back(std::move(row));
     }
+    if (static_cast<int64_t>(rows.rows.size()) != row_count)
+      return Error{path + ": table analysis_cells: analysis " + name + " has " +
+                   std::to_string(rows.rows.size()) + " rows, table analyses says " +
+                   std::to_string(row_count)};
   }
   {
-    TableReader t(db, path, *FindSummaryTable("analysis_notes"));
-    while (t.Next()) {
-      const int64_t id = t.Int(0, "analysis");
-      if (!names.count(id)) t.Fail("analysis " + std::to_string(id) + " is not in table analyses");
-      by_id[id].notes.push_back(t.Text(1, "note"));
-    }
+    TableReader t(db, path, *FindSummaryTable("analysis_notes"), of_this);
+    while (t.Next()) rows.notes.push_back(t.Text(1, "note"));
+    if (Status st = t.status(); !st.ok()) return Error{st.message()};
+  }
+  return rows;
+}
+
+// Cells and columns must belong to an analysis the file lists.
+Status CheckAnalysisIds(const sqlite::Database& db, const std::string& path) {
+  for (const char* table : {"analysis_columns", "analysis_cells", "analysis_notes"}) {
+    TableReader t(db, path, *FindSummaryTable(table),
+                  " WHERE analysis NOT IN (SELECT id FROM analyses) LIMIT 1");
+    if (t.Next())
+      t.Fail("analysis " + std::to_string(t.Int(0, "analysis")) + " is not in table analyses");
     if (Status st = t.status(); !st.ok()) return st;
   }
-  for (auto& [id, rows] : by_id) s.analyses.emplace_back(names[id], std::move(rows));
   return Status::Ok();
 }
 
-}  // namespace
+Status ReadAnalyses(const sqlite::Database& db, const std::string& path, RankSummary& s) {
+  auto analyses = AnalysesOf(db, path);
+  if (!analyses.ok()) return analyses.error();
+  if (Status st = CheckAnalysisIds(db, path); !st.ok()) return st;
+  for (const auto& [id, named] : *analyses) {
+    auto rows = ReadAnalysis(db, path, id, named.first, named.second);
+    if (!rows.ok()) return rows.error();
+    s.analyses.emplace_back(named.first, std::move(*rows));
+  }
+  return Status::Ok();
+}
 
-Result<LoadedSummary> ReadRankSummary(const std::string& path) {
-  auto opened = sqlite::Database::Open(path, true);
-  if (!opened.ok()) return opened.error();
-  const sqlite::Database& db = opened.value();
+// The file's tables against the declared ones: what it lacks, and whether it is a summary at all.
+Result<LoadedSummary> OpenedSummary(const sqlite::Database& db, const std::string& path) {
   auto tables = TablesOf(db, path);
   if (!tables.ok()) return tables.error();
   LoadedSummary out;
@@ -328,6 +357,22 @@ Result<LoadedSummary> ReadRankSummary(const std::string& path) {
     if (auto it = out.unavailable.find(required); it != out.unavailable.end())
       return Error{path + ": not a profsh rank summary (" + it->second + ")"};
   }
+  for (const char* t : {"analyses", "analysis_columns", "analysis_cells", "analysis_notes"}) {
+    if (auto it = out.unavailable.find(t); it != out.unavailable.end())
+      out.unavailable["analyses"] = it->second;
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<LoadedSummary> ReadRankSummary(const std::string& path, SummaryParts parts) {
+  auto opened = sqlite::Database::Open(path, true);
+  if (!opened.ok()) return opened.error();
+  const sqlite::Database& db = opened.value();
+  auto loaded = OpenedSummary(db, path);
+  if (!loaded.ok()) return loaded.error();
+  LoadedSummary& out = *loaded;
   const auto available = [&](const char* table) { return !out.unavailable.count(table); };
   RankSummary& s = out.summary;
   for (Status st : {ReadMeta(db, path), ReadRank(db, path, s)})
@@ -338,21 +383,37 @@ Result<LoadedSummary> ReadRankSummary(const std::string& path) {
     if (Status st = ReadSteps(db, path, s); !st.ok()) return Error{st.message()};
   if (available("collectives"))
     if (Status st = ReadCollectives(db, path, s); !st.ok()) return Error{st.message()};
-  if (available("step_operators"))
+  if (parts.top_entries && available("step_operators"))
     if (Status st = ReadTop(db, path, "step_operators", s.step_operators); !st.ok())
       return Error{st.message()};
-  if (available("step_kernels"))
+  if (parts.top_entries && available("step_kernels"))
     if (Status st = ReadTop(db, path, "step_kernels", s.step_kernels); !st.ok())
       return Error{st.message()};
-  if (available("analyses") && available("analysis_columns") && available("analysis_cells") &&
-      available("analysis_notes")) {
-    if (Status st = ReadAnalyses(db, path, s); !st.ok()) return Error{st.message()};
-  } else {
-    for (const char* t : {"analyses", "analysis_columns", "analysis_cells", "analysis_notes"}) {
-      if (!available(t)) out.unavailable["analyses"] = out.unavailable[t];
+  if (available("analyses")) {
+    // Checked whole even when not read: a damaged summary is refused when it is loaded.
+    if (parts.analyses) {
+      if (Status st = ReadAnalyses(db, path, s); !st.ok()) return Error{st.message()};
+    } else if (Status st = CheckAnalysisIds(db, path); !st.ok()) {
+      return Error{st.message()};
     }
   }
-  return out;
+  return std::move(out);
+}
+
+Result<std::optional<AnalysisRows>> ReadSummaryAnalysis(const std::string& path,
+                                                        const std::string& analysis) {
+  auto opened = sqlite::Database::Open(path, true);
+  if (!opened.ok()) return opened.error();
+  const sqlite::Database& db = opened.value();
+  auto analyses = AnalysesOf(db, path);
+  if (!analyses.ok()) return analyses.error();
+  for (const auto& [id, named] : *analyses) {
+    if (named.first != analysis) continue;
+    auto rows = ReadAnalysis(db, path, id, named.first, named.second);
+    if (!rows.ok()) return rows.error();
+    return std::optional<AnalysisRows>(std::move(*rows));
+  }
+  return std::optional<AnalysisRows>();
 }
 
 }  // namespace profsh

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 
 #include "engine/summary/rank_summary.h"
@@ -20,6 +21,18 @@ struct LoadedSummary {
   std::map<std::string, std::string> unavailable;
 };
 
-Result<LoadedSummary> ReadRankSummary(const std::string& path);
+// What to read besides the rank, its steps and collectives: the reduce reads the top entries
+// and the stored analyses only when an analysis asks for them (ReadSummaryAnalysis), so that a
+// job of thousands of ranks is loaded in seconds and little memory.
+struct SummaryParts {
+  bool top_entries = true;  // step_operators, step_kernels
+  bool analyses = true;     // every stored analysis' rows
+};
+
+Result<LoadedSummary> ReadRankSummary(const std::string& path, SummaryParts parts = {});
+
+// One stored analysis' rows ("temporal_breakdown", ...); nullopt when the file has none of it.
+Result<std::optional<AnalysisRows>> ReadSummaryAnalysis(const std::string& path,
+                                                        const std::string& analysis);
 
 }  // namespace profsh
