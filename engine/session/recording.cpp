@@ -123,6 +123,8 @@ Result<LiveRecording> RecordWorkloadLive(LaunchOptions options, bool keep_sessio
   r.summary = live.summary();
   r.warnings = r.launch.notices;
   r.warnings.insert(r.warnings.end(), live.warnings().begin(), live.warnings().end());
+  // What the collector itself noticed (step boundaries the step log had no room for, ...).
+  r.warnings.insert(r.warnings.end(), r.summary.notices.begin(), r.summary.notices.end());
   if (!keep_session) RemoveSessionFolder(r.launch.session);
   return r;
 }

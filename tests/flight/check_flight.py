@@ -153,6 +153,23 @@ def check_flat(profsh, workload, tmp):
     check(not glob.glob(os.path.join(tmp, "long.*")), "no trigger, nothing saved")
 
 
+def check_short_steps(profsh, workload, tmp):
+    # Steps of 50 us at the default rounds, and of 5 us at rounds of 100 ms (20,000 boundaries a
+    # round, five times what the step log held before it rang the drain thread): no boundary
+    # lost, every step seen.
+    for steps, us, drain_ms in ((20000, 50, None), (40000, 5, "100")):
+        env = dict(os.environ)
+        if drain_ms:
+            env["PROFSH_DRAIN_MS"] = drain_ms
+        r = subprocess.run([profsh, "run", "--activities", "nvtx", "--no-table", "--flight-recorder", "20",
+                            "-o", os.path.join(tmp, "short.profsh"), "--", workload, "spin", str(steps), str(us)],
+                           capture_output=True, text=True, timeout=300, env=env)
+        s = stats_of(r.stderr)
+        check(r.returncode == 0 and s is not None and s[0] == steps and "step log" not in r.stderr,
+              "%d steps of %d us (drain rounds %s ms): every boundary logged, every step seen: %s %s"
+              % (steps, us, drain_ms or "20", s, r.stderr[-400:]))
+
+
 LUA_PROFILE = r"""
 local workload = arg[1]
 local seen, dumps = 0, {}
@@ -260,7 +277,7 @@ def main():
     profsh, workload = sys.argv[1], sys.argv[2]
     with tempfile.TemporaryDirectory() as tmp:
         for test in (check_step_37, check_slow_step, check_memory_growth, check_trigger_error, check_lua, check_bad_options, check_buffer_bound,
-                     check_failed_workload, check_samples,
+                     check_failed_workload, check_samples, check_short_steps,
                      check_flat):
             if len(sys.argv) > 3 and test.__name__ not in sys.argv[3:]:
                 continue
