@@ -118,6 +118,8 @@ Result<LiveRecording> RecordWorkloadLive(LaunchOptions options, bool keep_sessio
   }
   r.launch = std::move(launched.value());
   if (ran) *ran = r.launch;
+  // A backlog's windows a batch at a time (a flight recorder keeps few of them), then the end.
+  while (failed.ok() && live.Behind()) deliver(live.Poll());
   if (failed.ok()) deliver(live.Finish());
   if (!failed.ok()) return Unreadable(r.launch, failed.message());
   r.summary = live.summary();
