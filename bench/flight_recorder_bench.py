@@ -89,6 +89,10 @@ def median_step(cmd, env=None):
     m = re.search(r"median_step_s (\S+)", out)
     if rc != 0 or not m:
         sys.exit("flight_recorder_bench: %s failed:\n%s" % (" ".join(cmd), err[-2000:]))
+    # A profsh run that recorded no operator measured nothing (a build folder without the torch
+    # plugin's sources, a step marker that never matched).
+    if cmd[0].endswith("profsh") and (" 0 ranges," in err or " 0 steps seen" in err):
+        sys.exit("flight_recorder_bench: %s recorded nothing:\n%s" % (" ".join(cmd), err[-2000:]))
     c = re.search(r"process_cpu_s (\S+) timed_cpu_s (\S+) drain_cpu_s (\S+)", out)
     figures = {"step": float(m.group(1)), "tree_cpu": tree_cpu}
     if c:
