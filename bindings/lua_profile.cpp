@@ -19,6 +19,7 @@
 #include "engine/io/paths.h"
 #include "engine/load/trace_loader.h"
 #include "engine/recording/in_process_recorder.h"
+#include "engine/session/flight_dumps.h"
 #include "engine/session/flight_recorder.h"
 #include "engine/session/on_demand.h"
 #include "engine/session/recording.h"
@@ -50,6 +51,9 @@ struct ProfileHandle {
   std::string
       trigger_spec;  // trigger = "slow-step" or a Lua expression (a function: kTriggerValue)
   FlightRecorder::Stats flight_stats;
+  // watchdog = {seconds = S, kill = false} (or watchdog = S): a hang dumps the ring.
+  WatchdogSettings watchdog;
+  uint64_t hangs = 0;
 
   bool started() const { return recorder && recorder->started(); }
 };
@@ -209,13 +213,46 @@ int ReadFlightRecorder(const Options& opts, ProfileHandle* h) {
   return trigger_type;
 }
 
+// watchdog = SECONDS | {seconds = S, kill = false}: as profsh run --watchdog (--watchdog-kill).
+void ReadWatchdog(const Options& opts, ProfileHandle* h) {
+  lua_State* L = opts.state();
+  opts.Push("watchdog");
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    return;
+  }
+  if (lua_type(L, -1) == LUA_TNUMBER) {
+    h->watchdog.seconds = lua_tonumber(L, -1);
+    lua_pop(L, 1);
+  } else if (lua_istable(L, -1)) {
+    Options wo(L, lua_gettop(L), "profile{watchdog}", {"seconds", "kill"});
+    h->watchdog.seconds = wo.Number("seconds").value_or(0);
+    h->watchdog.kill = wo.Bool("kill", false);
+    lua_pop(L, 1);
+  } else {
+    std::string got = TypeName(L, -1);
+    lua_pop(L, 1);
+    throw LuaError(
+        "bad option 'watchdog' to 'profile' (seconds or {seconds = S, kill = false} "
+        "expected, got " +
+        got + ")");
+  }
+  if (!(h->watchdog.seconds > 0 && h->watchdog.seconds <= 86400))
+    throw LuaError("bad option 'watchdog' to 'profile' (seconds above 0, at most 86400, expected)");
+  if (!h->flight)
+    throw LuaError(
+        "'profile': a watchdog needs flight_recorder = {steps = N} (the steps kept to dump on "
+        "a hang)");
+}
+
 int Profile(lua_State* L) {
   return Protect(L, [&] {
     Options opts(L, 1, "profile",
-                 {"activities", "buffer_kb", "drain_ms", "keep_session", "schedule",
-                  "on_trace_ready", "step_marker", "capture_range", "record_shapes", "with_stack",
-                  "with_flops", "profile_memory", "sample_rate", "sample_stack_bytes",
-                  "sample_event", "cupti", "gpu_wait_ms", "flight_recorder", "trigger"});
+                 {"activities",    "buffer_kb",          "drain_ms",     "keep_session",
+                  "schedule",      "on_trace_ready",     "step_marker",  "capture_range",
+                  "record_shapes", "with_stack",         "with_flops",   "profile_memory",
+                  "sample_rate",   "sample_stack_bytes", "sample_event", "cupti",
+                  "gpu_wait_ms",   "flight_recorder",    "trigger",      "watchdog"});
     ProfileHandle h;
     h.options.activities = ReadActivities(L, opts);
     int64_t buffer = opts.Int("buffer_kb", 0), drain = opts.Int("drain_ms", 0);
@@ -287,6 +324,7 @@ int Profile(lua_State* L) {
           lua_typename(L, handler_type) + ")");
     }
     const int trigger_type = ReadFlightRecorder(opts, &h);
+    ReadWatchdog(opts, &h);
     h.recorder.emplace(h.options.schedule);
     void* mem = lua_newuserdatauv(L, sizeof(ProfileHandle), 3);
     new (mem) ProfileHandle(std::move(h));
@@ -380,16 +418,36 @@ int RunFlight(lua_State* L, ProfileHandle* h, const LaunchOptions& options) {
       h->warnings.push_back("flight recorder: " + n);
     }
   };
+  // Dumps on a hang (watchdog), on demand, on SIGUSR2, and the other processes' share of a
+  // trigger's span, each handed to on_trace_ready as a trigger's dump is; what a client that
+  // asked for a dump is told in place of the paths profsh run gives.
+  FlightDumps other_dumps(recorder, h->watchdog, [&](std::vector<FlightDump> dumps) {
+    std::vector<std::string> told;
+    for (const FlightDump& d : dumps) {
+      told.push_back("dump " + std::to_string(d.window.info.index) + " of pid " +
+                     std::to_string(d.window.info.pid) + ", handed to on_trace_ready");
+    }
+    hand(std::move(dumps));
+    return told;
+  });
   LiveCallbacks callbacks;
+  callbacks.started = [&](const std::string& session) { other_dumps.Started(session); };
+  callbacks.inspect = [&](LiveSession& live, ControlChannel& control) {
+    other_dumps.Inspect(live, control);
+  };
   callbacks.window = [&](WindowTrace w, ControlChannel& control) {
     h->control = &control;
     h->ran = true;
     const uint64_t dropped = w.dropped_so_far;
-    hand(recorder.AddStep(std::move(w), dropped));
+    std::vector<FlightDump> made = recorder.AddStep(std::move(w), dropped);
+    other_dumps.AlsoDumpOthers(made);
+    hand(std::move(made));
     lua_gc(L, LUA_GCCOLLECT);
     if (!handler_error.empty() || h->stop_requested) control.Stop();
   };
   auto recorded = RecordWorkloadLive(options, h->keep_session, callbacks);
+  other_dumps.Close();
+  h->hangs = other_dumps.hangs();
   h->control = nullptr;
   if (!recorded.ok()) throw LuaError(recorded.error().message);
   hand(recorder.Finish());
@@ -664,7 +722,7 @@ int ProfileField(lua_State* L) {
   if (key == "flight_recorder") {  // the ring's counts after a flight recording
     if (!h->ran || !h->flight) return 0;
     const FlightRecorder::Stats& s = h->flight_stats;
-    lua_createtable(L, 0, 9);
+    lua_createtable(L, 0, 10);
     const std::pair<const char*, uint64_t> counts[] = {{"steps_seen", s.steps_seen},
                                                        {"steps_kept", s.steps_kept},
                                                        {"bytes_kept", s.bytes_kept},
@@ -673,7 +731,8 @@ int ProfileField(lua_State* L) {
                                                        {"steps_dropped", s.steps_dropped},
                                                        {"triggers_fired", s.triggers_fired},
                                                        {"trigger_errors", s.trigger_errors},
-                                                       {"dumps", s.dumps}};
+                                                       {"dumps", s.dumps},
+                                                       {"hangs", h->hangs}};
     for (const auto& [name, n] : counts) {
       lua_pushinteger(L, static_cast<lua_Integer>(n));
       lua_setfield(L, -2, name);

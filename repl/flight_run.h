@@ -8,7 +8,7 @@
 
 #include "engine/session/flight_recorder.h"
 #include "engine/session/recording.h"
-#include "repl/flight_dumps.h"
+#include "engine/session/flight_dumps.h"
 
 namespace profsh::repl {
 

@@ -35,6 +35,16 @@ struct ThreadEvent {
   int64_t tid;
 };
 
+// Events wait a few drain rounds; a round that came late (a drain thread or a host kept off the
+// CPU) makes the wait list grow far beyond that. Its capacity is given back once the list is
+// short again, so that a long live session's memory follows what waits now, not the worst
+// moment so far (a vector keeps its capacity).
+void GiveBackSpareCapacity(std::vector<ThreadEvent>& events) {
+  constexpr size_t kKeptCapacity = (256 << 10) / sizeof(ThreadEvent);
+  if (events.capacity() > kKeptCapacity && events.size() < events.capacity() / 4)
+    events.shrink_to_fit();
+}
+
 }  // namespace
 
 struct StreamDecoder::Impl {
@@ -291,6 +301,7 @@ struct StreamDecoder::Impl {
       }
     }
     memory_events.erase(memory_events.begin(), split);
+    GiveBackSpareCapacity(memory_events);
   }
 
   // Events old enough that no earlier step boundary can still arrive: two drain rounds back.
@@ -308,6 +319,7 @@ struct StreamDecoder::Impl {
         }
       }
       pending.resize(keep);
+      GiveBackSpareCapacity(pending);
     }
     AccumulateMemory(watermark);
     ReleaseGpu(watermark);
@@ -615,6 +627,8 @@ Status StreamDecoder::Impl::HandleBlock(const st::RawBlock& b) {
       if (!clock_block.Decode(c)) return malformed("clock");
       clock.Observe(clock_block, process.clock_kind);
       round_ends.push_back(clock_block.ticks);
+      // The watermark needs the last three; a live session's rounds never end.
+      if (round_ends.size() > 64) round_ends.erase(round_ends.begin(), round_ends.end() - 3);
       OpenWholeRunIfNeeded();
       if (!preloaded) Release(false);
       break;

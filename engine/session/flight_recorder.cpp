@@ -1,5 +1,7 @@
 #include "engine/session/flight_recorder.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <chrono>
 #include <set>
@@ -25,6 +27,8 @@ struct FlightRecorder::Process {
 };
 
 namespace {
+
+constexpr uint64_t kTrimEverySteps = 256;
 
 // The "profsh" metadata of a dump: a window's members, the reason, and the steps it holds.
 std::string DumpMetadata(const WindowInfo& info, const std::string& reason, int64_t asked_first,
@@ -199,6 +203,9 @@ std::vector<FlightDump> FlightRecorder::AddStep(WindowTrace step, uint64_t dropp
   }
   Evict(p);
   EvictForBytes();
+  // The decoded steps come and go by the thousand: what a burst of them took (a drain round that
+  // came late holds many) goes back to the system now and then, not only the ring's bound.
+  if (stats_.steps_seen % kTrimEverySteps == 0) malloc_trim(0);
   stats_.peak_steps_kept = std::max(stats_.peak_steps_kept, stats_.steps_kept);
   stats_.peak_bytes_kept = std::max(stats_.peak_bytes_kept, stats_.bytes_kept);
   return out;

@@ -15,13 +15,26 @@
 
 namespace profsh {
 
+namespace {
+
+// A stream is read and decoded this much at a time; a Poll stops after kPollBudget bytes or
+// once kWindowsPerPoll windows are done: however far behind the host is (kept off the CPU, or
+// steps far shorter than a poll's 20 ms), the windows it holds at once stay few. Decoding runs
+// at tens of MB/s, so the budget slows no host that keeps up.
+constexpr size_t kStreamReadPiece = 16 << 10;
+constexpr size_t kPollBudget = 4 << 20;
+constexpr size_t kWindowsPerPoll = 64;
+
+}  // namespace
+
 struct LiveSession::Stream {
   std::string path;
   int fd = -1;
   size_t consumed = 0;  // bytes decoded (whole blocks)
   size_t punched = 0;   // bytes given back to the file system
   std::unique_ptr<StreamDecoder> decoder;
-  std::vector<char> buffer;
+  std::unique_ptr<char[]> buffer;  // buffer_size bytes, written before read
+  size_t buffer_size = 0;
   bool finished = false;
 };
 
@@ -130,6 +143,7 @@ class LiveSession::Sink final : public WindowSink {
   }
 
  public:
+  size_t done_count() const { return done_.size(); }
   std::vector<WindowTrace> TakeDone() {
     std::vector<WindowTrace> out;
     out.swap(done_);
@@ -198,23 +212,41 @@ Status LiveSession::Discover() {
   return Status::Ok();
 }
 
-Status LiveSession::ReadStream(Stream& s) {
-  // Read everything after the last whole block, decode whole blocks, keep the rest for later.
-  s.buffer.clear();
-  char chunk[1 << 16];
-  size_t at = s.consumed;
-  while (true) {
-    ssize_t n = pread(s.fd, chunk, sizeof chunk, static_cast<off_t>(at));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    s.buffer.insert(s.buffer.end(), chunk, chunk + n);
-    at += static_cast<size_t>(n);
+Status LiveSession::ReadStream(Stream& s, size_t budget, bool* more) {
+  // What is written after the last whole block, decoded a piece at a time: a backlog (a host
+  // kept off the CPU for a while) costs one piece of memory, not its whole size for the rest
+  // of the run. A piece grows only for a block larger than it.
+  if (s.buffer_size == 0) {
+    s.buffer_size = kStreamReadPiece;
+    s.buffer = std::make_unique_for_overwrite<char[]>(s.buffer_size);
   }
-  if (s.buffer.empty()) return Status::Ok();
-  auto used = s.decoder->Feed(std::string_view(s.buffer.data(), s.buffer.size()), s.consumed);
-  if (!used.ok()) return Status(used.error());
-  s.consumed += used.value();
-  summary_.stream_bytes += used.value();
+  *more = false;
+  size_t read = 0;
+  while (true) {
+    if (read >= budget || sink_->done_count() >= kWindowsPerPoll) {
+      *more = true;
+      break;
+    }
+    size_t filled = 0;
+    while (filled < s.buffer_size) {
+      const ssize_t n = pread(s.fd, s.buffer.get() + filled, s.buffer_size - filled,
+                              static_cast<off_t>(s.consumed + filled));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      filled += static_cast<size_t>(n);
+    }
+    if (filled == 0) break;
+    auto used = s.decoder->Feed(std::string_view(s.buffer.get(), filled), s.consumed);
+    if (!used.ok()) return Status(used.error());
+    s.consumed += used.value();
+    summary_.stream_bytes += used.value();
+    read += filled;
+    if (filled < s.buffer_size) break;  // the end of what is written so far
+    if (used.value() == 0) {            // one block larger than the piece
+      s.buffer_size *= 2;
+      s.buffer = std::make_unique_for_overwrite<char[]>(s.buffer_size);
+    }
+  }
   // What is decoded is not needed on disk any more.
   size_t punch_to = s.consumed / 4096 * 4096;
   if (punch_to > s.punched && s.punched + (1 << 20) <= punch_to) {
@@ -229,10 +261,16 @@ Status LiveSession::ReadStream(Stream& s) {
 Result<std::vector<WindowTrace>> LiveSession::Poll() {
   Status st = Discover();
   if (!st.ok()) return Error{st.message()};
+  behind_ = false;
   for (auto& [path, s] : streams_) {
     if (s->finished) continue;
-    Status r = ReadStream(*s);
+    bool more = false;
+    Status r = ReadStream(*s, kPollBudget, &more);
     if (!r.ok()) return Error{r.message()};
+    if (more) {
+      behind_ = true;
+      continue;  // its end is not read yet
+    }
     // An image that ended (exit, _exit, exec) writes nothing more: close its windows now.
     if (s->decoder->has_process() && s->decoder->process().ended) {
       s->decoder->Finish();
@@ -274,6 +312,11 @@ std::vector<ProcessHangState> LiveSession::HangStates() {
 Result<std::vector<WindowTrace>> LiveSession::Finish() {
   auto last = Poll();
   if (!last.ok()) return last.error();
+  while (behind_) {
+    auto more = Poll();
+    if (!more.ok()) return more.error();
+    for (WindowTrace& w : more.value()) last.value().push_back(std::move(w));
+  }
   for (auto& [path, s] : streams_) {
     if (s->finished) continue;
     s->decoder->Finish();

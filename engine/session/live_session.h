@@ -33,8 +33,12 @@ class LiveSession {
   // The cpu activity is on: each window waits for its CPU samples (live_samples.h).
   void SampleCpu();
 
-  // Reads new data; returns the windows completed since the last call, oldest first.
+  // Reads new data, at most a few MiB of each stream; returns the windows completed since the
+  // last call, oldest first.
   Result<std::vector<WindowTrace>> Poll();
+  // The last Poll left data unread (a backlog): another Poll reads on. Polling until it is
+  // false hands a backlog's windows over a batch at a time instead of all at once.
+  bool Behind() const { return behind_; }
   // The workload has ended: reads the rest and closes every stream's windows.
   Result<std::vector<WindowTrace>> Finish();
 
@@ -49,7 +53,8 @@ class LiveSession {
   struct Stream;
   class Sink;
   Status ReadSamples(bool finished);
-  Status ReadStream(Stream& s);
+  // Reads and decodes up to `budget` bytes; *more: data is left for the next call.
+  Status ReadStream(Stream& s, size_t budget, bool* more);
   Status Discover();
   std::vector<WindowTrace> StampDropped(std::vector<WindowTrace> windows) const;
 
@@ -60,6 +65,7 @@ class LiveSession {
   std::unique_ptr<LiveSamples> samples_;
   SessionSummary summary_;
   std::vector<std::string> warnings_;
+  bool behind_ = false;
 };
 
 }  // namespace profsh

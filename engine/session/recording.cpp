@@ -118,11 +118,15 @@ Result<LiveRecording> RecordWorkloadLive(LaunchOptions options, bool keep_sessio
   }
   r.launch = std::move(launched.value());
   if (ran) *ran = r.launch;
+  // A backlog's windows a batch at a time (a flight recorder keeps few of them), then the end.
+  while (failed.ok() && live.Behind()) deliver(live.Poll());
   if (failed.ok()) deliver(live.Finish());
   if (!failed.ok()) return Unreadable(r.launch, failed.message());
   r.summary = live.summary();
   r.warnings = r.launch.notices;
   r.warnings.insert(r.warnings.end(), live.warnings().begin(), live.warnings().end());
+  // What the collector itself noticed (step boundaries the step log had no room for, ...).
+  r.warnings.insert(r.warnings.end(), r.summary.notices.begin(), r.summary.notices.end());
   if (!keep_session) RemoveSessionFolder(r.launch.session);
   return r;
 }

@@ -9,9 +9,11 @@ Usage: check_flight.py PROFSH FLIGHT_WORKLOAD
 import glob
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 failures = []
 
@@ -153,6 +155,71 @@ def check_flat(profsh, workload, tmp):
     check(not glob.glob(os.path.join(tmp, "long.*")), "no trigger, nothing saved")
 
 
+def check_short_steps(profsh, workload, tmp):
+    # Steps of 50 us at the default rounds, and of 5 us at rounds of 100 ms (20,000 boundaries a
+    # round, five times what the step log held before it rang the drain thread): no boundary
+    # lost, every step seen.
+    for steps, us, drain_ms in ((20000, 50, None), (40000, 5, "100")):
+        env = dict(os.environ)
+        if drain_ms:
+            env["PROFSH_DRAIN_MS"] = drain_ms
+        r = subprocess.run([profsh, "run", "--activities", "nvtx", "--no-table", "--flight-recorder", "20",
+                            "-o", os.path.join(tmp, "short.profsh"), "--", workload, "spin", str(steps), str(us)],
+                           capture_output=True, text=True, timeout=300, env=env)
+        s = stats_of(r.stderr)
+        check(r.returncode == 0 and s is not None and s[0] == steps and "step log" not in r.stderr,
+              "%d steps of %d us (drain rounds %s ms): every boundary logged, every step seen: %s %s"
+              % (steps, us, drain_ms or "20", s, r.stderr[-400:]))
+
+
+def watch_memory(cmd, stall_at=None, stall_s=0.0):
+    """Runs cmd (a profsh run), sampling profsh's RssAnon every 50 ms (kB); with stall_at, profsh
+    is stopped for stall_s seconds stall_at seconds in (a host kept off the CPU: a backlog).
+    Returns (samples, VmHWM in kB, stderr)."""
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    samples, hwm, start = [], 0, time.monotonic()
+    stalled = False
+    while p.poll() is None:
+        if stall_at is not None and not stalled and time.monotonic() - start >= stall_at:
+            os.kill(p.pid, signal.SIGSTOP)
+            time.sleep(stall_s)
+            os.kill(p.pid, signal.SIGCONT)
+            stalled = True
+        try:
+            with open("/proc/%d/status" % p.pid) as f:
+                for line in f:
+                    if line.startswith("RssAnon:"):
+                        samples.append(int(line.split()[1]))
+                    elif line.startswith("VmHWM:"):
+                        hwm = int(line.split()[1])
+        except OSError:
+            pass
+        time.sleep(0.05)
+    return samples, hwm, p.communicate()[1]
+
+
+def check_memory_flat(profsh, workload, tmp):
+    # profsh's own memory over 10,000 steps: the second half's peak no higher than the first
+    # half's (beside a margin for the decoded steps in flight); and a backlog (profsh stopped
+    # for 2 s while 200 us steps go on: 10,000 steps to catch up on) is decoded a few windows at
+    # a time, not all at once (before: 231 MB at the peak for this one; now about 30).
+    cmd = [profsh, "run", "--activities", "nvtx", "--no-table", "--flight-recorder", "20",
+           "-o", os.path.join(tmp, "flat.profsh"), "--", workload, "spin", "10000", "400"]
+    samples, _, err = watch_memory(cmd)
+    s = stats_of(err)
+    half = len(samples) // 2
+    check(s is not None and s[0] == 10000 and half >= 10 and
+          max(samples[half:]) <= max(samples[:half]) + 4096,
+          "10,000 steps: profsh's RssAnon stays flat (first half's peak %s kB, second's %s kB)"
+          % (max(samples[:half]) if half else None, max(samples[half:]) if half else None))
+    cmd = [profsh, "run", "--activities", "nvtx", "--no-table", "--flight-recorder", "20",
+           "-o", os.path.join(tmp, "backlog.profsh"), "--", workload, "spin", "20000", "200"]
+    _, hwm, err = watch_memory(cmd, stall_at=1.0, stall_s=2.0)
+    s = stats_of(err)
+    check(s is not None and s[0] == 20000 and 0 < hwm <= 64 * 1024,
+          "a 2 s backlog of 200 us steps: profsh's peak RSS %.1f MiB (bound 64 MiB): %s" % (hwm / 1024.0, s))
+
+
 LUA_PROFILE = r"""
 local workload = arg[1]
 local seen, dumps = 0, {}
@@ -260,7 +327,7 @@ def main():
     profsh, workload = sys.argv[1], sys.argv[2]
     with tempfile.TemporaryDirectory() as tmp:
         for test in (check_step_37, check_slow_step, check_memory_growth, check_trigger_error, check_lua, check_bad_options, check_buffer_bound,
-                     check_failed_workload, check_samples,
+                     check_failed_workload, check_samples, check_short_steps, check_memory_flat,
                      check_flat):
             if len(sys.argv) > 3 and test.__name__ not in sys.argv[3:]:
                 continue

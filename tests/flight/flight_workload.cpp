@@ -7,6 +7,8 @@
 //                                               kept (each step also frees what it allocates)
 //   flight_workload steps STEPS US              STEPS steps of US microseconds (the collector
 //                                               logs up to 4096 step boundaries a drain round)
+//   flight_workload spin STEPS US               STEPS steps of US microseconds on CPU (shorter
+//                                               steps than a sleep gives: nanosleep's slack)
 //   flight_workload busy STEPS MS               STEPS steps, each MS ms on CPU in busy_step()
 //   flight_workload threads N STEPS             STEPS steps on the main thread, then N threads
 //                                               that each record 10 "worker" ranges
@@ -81,6 +83,21 @@ int Steps(long steps, long us) {
   return 0;
 }
 
+// On CPU for `us` microseconds of wall time: steps far shorter than a sleep can make.
+int Spin(long steps, long us) {
+  for (long i = 0; i < steps; ++i) {
+    profsh_step();
+    nvtxRangePushA("work");
+    timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    do {
+      clock_gettime(CLOCK_MONOTONIC, &now);
+    } while ((now.tv_sec - start.tv_sec) * 1000000 + (now.tv_nsec - start.tv_nsec) / 1000 < us);
+    nvtxRangePop();
+  }
+  return 0;
+}
+
 // On CPU until `ms` of this thread's CPU time have passed: what the step's samples must name.
 extern "C" __attribute__((noinline)) void busy_step(long ms) {
   timespec start, now;
@@ -134,6 +151,7 @@ int main(int argc, char** argv) {
                 Arg(argc, argv, 5, 16 << 20));
   if (mode == "busy") return Busy(Arg(argc, argv, 2, 20), Arg(argc, argv, 3, 30));
   if (mode == "threads") return Threads(Arg(argc, argv, 2, 3), Arg(argc, argv, 3, 5));
+  if (mode == "spin") return Spin(Arg(argc, argv, 2, 10000), Arg(argc, argv, 3, 50));
   if (mode == "steps") return Steps(Arg(argc, argv, 2, 10000), Arg(argc, argv, 3, 200));
   std::fprintf(stderr, "flight_workload: unknown mode '%s'\n", mode.c_str());
   return 2;

@@ -252,6 +252,65 @@ def check_trigger_span(profsh, hang, d):
         check("parent_work" in other[0].get("names", ""), "the parent's dump holds its own steps")
 
 
+LUA_WATCHDOG = r"""
+local hang, kill = arg[1], arg[2] == "kill"
+local dumps = {}
+local p = profsh.profile{
+  activities = {"nvtx"}, step_marker = "^step$",
+  flight_recorder = {steps = 20},
+  watchdog = {seconds = 1, kill = kill},
+  on_trace_ready = function(t)
+    local m = t.metadata.profsh
+    local open = {}
+    if m.hang then
+      for _, pr in ipairs(m.hang.processes) do
+        for _, r in ipairs(pr.open) do open[#open + 1] = r.name end
+      end
+    end
+    dumps[#dumps + 1] = m.reason .. "|" .. table.concat(open, ",")
+  end}
+local start = os.time()
+local status = p:run{hang, "hang", "60", "5", "30", kill and "60000" or "4000"}
+print("status", status, "hangs", p.flight_recorder.hangs, "seconds", os.time() - start)
+for _, d in ipairs(dumps) do print("dump", d) end
+"""
+
+LUA_WATCHDOG_BAD = [
+    ('profsh.profile{watchdog = 1}', "a watchdog needs flight_recorder"),
+    ('profsh.profile{flight_recorder = {steps = 5}, watchdog = 0}', "seconds above 0"),
+    ('profsh.profile{flight_recorder = {steps = 5}, watchdog = "1"}', "seconds or {seconds = S, kill = false}"),
+    ('profsh.profile{flight_recorder = {steps = 5}, watchdog = {secs = 1}}', "secs"),
+]
+
+
+def check_lua_watchdog(profsh, hang, d):
+    # profsh.profile{flight_recorder =, watchdog = {seconds =, kill =}}: the hang is handed to
+    # on_trace_ready with the blocked range, the workload runs on (or is killed with kill = true).
+    script = os.path.join(d, "watchdog.lua")
+    with open(script, "w") as f:
+        f.write(LUA_WATCHDOG)
+    for kill in (False, True):
+        r = subprocess.run([profsh, script, hang, "kill" if kill else "keep"], capture_output=True, text=True,
+                           timeout=120)
+        lines = r.stdout.splitlines()
+        status = [l.split("\t") for l in lines if l.startswith("status\t")]
+        dumps = [l.split("\t", 1)[1] for l in lines if l.startswith("dump\t")]
+        hung = [x for x in dumps if x.startswith("watchdog")]
+        want_status = str(128 + signal.SIGKILL) if kill else "0"
+        check(r.returncode == 0 and len(status) == 1 and status[0][1] == want_status and status[0][3] == "1",
+              "Lua watchdog (kill = %s): the run ends with status %s, one hang counted: %s %s"
+              % (kill, want_status, status, r.stderr[-300:]))
+        check(len(hung) == 1 and "nccl:all_reduce" in hung[0].split("|")[1].split(","),
+              "Lua watchdog (kill = %s): on_trace_ready gets the hang's dump naming the blocked range: %s"
+              % (kill, dumps))
+        if kill:
+            check(int(status[0][5]) < 20 if status else False,
+                  "Lua watchdog kill = true ended a 60 s hang early: %s" % status)
+    for chunk, want in LUA_WATCHDOG_BAD:
+        r = subprocess.run([profsh, "-e", chunk], capture_output=True, text=True, timeout=60)
+        check(r.returncode != 0 and want in r.stderr, "%s is refused: %r" % (chunk, r.stderr.strip()[-160:]))
+
+
 def main():
     profsh, hang = sys.argv[1], sys.argv[2]
     with tempfile.TemporaryDirectory() as d:
@@ -266,6 +325,8 @@ def main():
         check_trigger_span(profsh, hang, d)
     with tempfile.TemporaryDirectory() as d:
         check_dump_without_flight(profsh, hang, d)
+    with tempfile.TemporaryDirectory() as d:
+        check_lua_watchdog(profsh, hang, d)
     if failures:
         print("%d check(s) failed" % len(failures))
         sys.exit(1)

@@ -104,10 +104,8 @@ bool MapRing(ThreadSlot& s) {
   return true;
 }
 
-namespace {
-
-// Wakes the drain thread unless a wake is pending since its last round: one system call per
-// drain round at most, whatever the number of producers. errno is the application's.
+// One system call per drain round at most, whatever the number of producers. errno is the
+// application's.
 void RingDrainBell() {
   if (g.drain_bell.load(std::memory_order_relaxed) != 0 ||
       g.drain_bell.exchange(1, std::memory_order_acq_rel) != 0)
@@ -117,8 +115,6 @@ void RingDrainBell() {
           nullptr, 0);
   errno = saved;
 }
-
-}  // namespace
 
 // The wake mark: a ring this fraction full rings the drain thread's bell.
 constexpr uint64_t kWakeFraction = 4;

@@ -247,6 +247,10 @@ inline bool Recording() {
   return g.off.load(std::memory_order_relaxed) == 0;
 }
 
+// Wakes the drain thread now unless a wake is pending since its last round (a ring or the step
+// log filling up faster than rounds come).
+void RingDrainBell();
+
 // The slow path of a tagged name (steps.cpp): a step boundary, or a capture range opening on
 // `s` at `level` (-1 for events that open no level). Returns the untagged id.
 uint32_t OnTaggedName(ThreadSlot* s, uint32_t tagged, int64_t level);

@@ -1,11 +1,11 @@
-#include "repl/flight_dumps.h"
+#include "engine/session/flight_dumps.h"
 
 #include <signal.h>
 #include <time.h>
 
 #include <cstdio>
 
-namespace profsh::repl {
+namespace profsh {
 
 namespace {
 
@@ -105,4 +105,4 @@ void FlightDumps::Close() {
   if (server_) server_->Close("the workload ended");
 }
 
-}  // namespace profsh::repl
+}  // namespace profsh

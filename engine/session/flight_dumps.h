@@ -14,7 +14,7 @@
 #include "engine/session/on_demand.h"
 #include "engine/session/watchdog.h"
 
-namespace profsh::repl {
+namespace profsh {
 
 struct WatchdogSettings {
   double seconds = 0;  // 0: no watchdog
@@ -57,4 +57,4 @@ class FlightDumps {
   bool killed_ = false;
 };
 
-}  // namespace profsh::repl
+}  // namespace profsh
