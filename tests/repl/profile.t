@@ -20,7 +20,7 @@ stdin:1: bad argument #1 to 'run' (the command list is empty)
 profsh> profsh.profile{activities={"cupti"}}
 stdin:1: unknown activity 'cupti' in 'profile' (activities: nvtx, itt, torch, cuda, cpu)
 profsh> profsh.profile{buffer="big"}
-stdin:1: unknown option 'buffer' to 'profile' (valid options: activities, buffer_kb, drain_ms, keep_session, schedule, on_trace_ready, step_marker, capture_range, record_shapes, with_stack, with_flops, profile_memory, sample_rate, sample_stack_bytes, sample_event, cupti, gpu_wait_ms, flight_recorder, trigger); did you mean 'buffer_kb'?
+stdin:1: unknown option 'buffer' to 'profile' (valid options: activities, buffer_kb, drain_ms, keep_session, schedule, on_trace_ready, step_marker, capture_range, record_shapes, with_stack, with_flops, profile_memory, sample_rate, sample_stack_bytes, sample_event, cupti, gpu_wait_ms, flight_recorder, trigger, watchdog); did you mean 'buffer_kb'?
 profsh> profsh.profile{sample_event="instructions"}
 stdin:1: bad option 'sample_event' to 'profile' ('auto', 'cycles' or 'cpu-clock' expected, got 'instructions')
 profsh> profsh.profile{with_stack="python"}
