@@ -109,8 +109,7 @@ int RunMap(int argc, char** argv) {
   }
   if (!started.ok()) return CommandFailed("job map", started.message());
   int status = progress.Finish();
-  if (reduce && progress.done() > 0 && ReduceSummaries(out_dir, progress.failed() > 0) != 0)
-    return 1;
+  if (reduce && progress.done() > 0 && ReduceSummaries(progress.placed(), out_dir) != 0) return 1;
   return status;
 }
 

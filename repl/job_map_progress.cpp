@@ -22,6 +22,7 @@ void MapProgress::Done(size_t index) {
     Failed(index, placed.error().message);
     return;
   }
+  placed_.push_back(*placed);
   ++done_;
   Draw(false);
 }

@@ -27,6 +27,8 @@ class MapProgress {
   int Finish();
 
   size_t done() const { return done_; }
+  // The summaries this map wrote, in the order they were placed.
+  const std::vector<std::string>& placed() const { return placed_; }
   size_t failed() const { return failures_.size(); }
 
  private:
@@ -36,6 +38,7 @@ class MapProgress {
   SummaryOutputs outputs_;
   int retries_;
   size_t done_ = 0;
+  std::vector<std::string> placed_;
   std::vector<std::pair<size_t, std::string>> failures_;
   bool tty_;
   std::chrono::steady_clock::time_point last_line_{};

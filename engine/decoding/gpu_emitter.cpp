@@ -275,18 +275,22 @@ void GpuEmitter::CudaEventRecorded(const st::GpuCudaEvent& e) {
       records.begin(), records.end(), e.correlation,
       [](const EventRecord& r, uint64_t correlation) { return r.correlation < correlation; });
   records.insert(at, EventRecord{e.correlation, e.stream});
-  // A sync waits for one of an event's latest records: older ones are never asked for.
-  constexpr size_t kRecordsPerEvent = 8;
-  if (records.size() > kRecordsPerEvent)
-    records.erase(records.begin(), records.end() - kRecordsPerEvent);
   latest_event_record_ = std::max(latest_event_record_, e.correlation);
-  // Events created and destroyed in a loop (a pool's) leave keys behind: now and then, forget
-  // events whose last record is over a million calls old.
+  // Records reach the emitter before the syncs that wait for them (a whole CUPTI buffer, or a
+  // live release, ahead), so an event recorded every iteration may have many records here that
+  // syncs still ask for: records are forgotten by age, not by count. An event's records over a
+  // million calls older than the newest record are never asked for, nor are events created and
+  // destroyed in a loop (a pool's) whose last record is that old.
   constexpr uint64_t kForgetAfterCalls = uint64_t{1} << 20;
-  if (++event_records_added_ % 4096 == 0 && latest_event_record_ > kForgetAfterCalls) {
-    std::erase_if(event_records_, [&](const auto& entry) {
-      return entry.second.back().correlation < latest_event_record_ - kForgetAfterCalls;
-    });
+  const uint64_t horizon =
+      latest_event_record_ > kForgetAfterCalls ? latest_event_record_ - kForgetAfterCalls : 0;
+  auto old = std::lower_bound(
+      records.begin(), records.end(), horizon,
+      [](const EventRecord& r, uint64_t correlation) { return r.correlation < correlation; });
+  if (old != records.begin() && old != records.end()) records.erase(records.begin(), old);
+  if (++event_records_added_ % 4096 == 0 && horizon > 0) {
+    std::erase_if(event_records_,
+                  [&](const auto& entry) { return entry.second.back().correlation < horizon; });
   }
 }
 

@@ -140,8 +140,8 @@ class GpuEmitter : public EmitterState {
   std::map<uint64_t, int64_t> memory_total_;  // device -> bytes, over the whole run
 
   // Kineto's getWaitEventInfo: the records of each (context, event), by correlation; a sync
-  // waits for the last one recorded before its own call. Bounded: a few records per event,
-  // and events not recorded for a long while are forgotten (CudaEventRecorded).
+  // waits for the last one recorded before its own call. Bounded: records over 2^20 calls older
+  // than the newest are forgotten (CudaEventRecorded).
   struct EventRecord {
     uint64_t correlation, stream;
   };

@@ -46,9 +46,12 @@ std::string WindowNumbers(const std::string& base, const std::string& name) {
   return "";
 }
 
-// Numbers (pids, window indices, span timestamps) in numeric order, other names as text.
+// Numbers (pids, window indices, span timestamps) in numeric order, before other names, which
+// are in text order: one order for any mix ("9" < "10" < "1x"), as std::sort needs.
 bool NaturalLess(const std::string& a, const std::string& b) {
-  if (AllDigits(a) && AllDigits(b) && a.size() != b.size()) return a.size() < b.size();
+  const bool a_number = AllDigits(a), b_number = AllDigits(b);
+  if (a_number != b_number) return a_number;
+  if (a_number && a.size() != b.size()) return a.size() < b.size();
   return a < b;
 }
 

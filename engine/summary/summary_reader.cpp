@@ -265,6 +265,10 @@ Result<AnalysisRows> ReadAnalysis(const sqlite::Database& db, const std::string&
     };
     while (t.Next()) {
       const int64_t r = t.Int(1, "row"), position = t.Int(2, "position");
+      if (r < 0) {
+        t.Fail("analysis " + name + " has row " + std::to_string(r));
+        break;
+      }
       if (r != row_number) {
         if (row_number >= 0 && static_cast<int64_t>(row.size()) != width) {
           incomplete();
@@ -312,7 +316,7 @@ Result<AnalysisRows> ReadAnalysis(const sqlite::Database& db, const std::string&
 Status CheckAnalysisIds(const sqlite::Database& db, const std::string& path) {
   for (const char* table : {"analysis_columns", "analysis_cells", "analysis_notes"}) {
     TableReader t(db, path, *FindSummaryTable(table),
-                  " WHERE analysis NOT IN (SELECT id FROM analyses) LIMIT 1");
+                  " WHERE analysis IS NULL OR analysis NOT IN (SELECT id FROM analyses) LIMIT 1");
     if (t.Next())
       t.Fail("analysis " + std::to_string(t.Int(0, "analysis")) + " is not in table analyses");
     if (Status st = t.status(); !st.ok()) return st;
@@ -390,7 +394,8 @@ Result<LoadedSummary> ReadRankSummary(const std::string& path, SummaryParts part
     if (Status st = ReadTop(db, path, "step_kernels", s.step_kernels); !st.ok())
       return Error{st.message()};
   if (available("analyses")) {
-    // Checked whole even when not read: a damaged summary is refused when it is loaded.
+    // Not read: every row must still name an analysis the file lists. The rows themselves are
+    // checked when an analysis reads them (ReadSummaryAnalysis).
     if (parts.analyses) {
       if (Status st = ReadAnalyses(db, path, s); !st.ok()) return Error{st.message()};
     } else if (Status st = CheckAnalysisIds(db, path); !st.ok()) {

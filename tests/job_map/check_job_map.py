@@ -399,6 +399,13 @@ def check_local(profsh, work, traces, reference):
           (rc, err[-400:]))
     same_as_reference(out, reference, range(RANKS), "--local 4")
 
+    # Ranks 8-15 mapped again into the same folder: the reduce reads what this map wrote, not
+    # the summaries of ranks 0-7 left there, says the ranks missing, and the map succeeded.
+    rc, stdout, err = run_map(profsh, ["--local", "4"] + traces[8:], out)
+    check(rc == 0 and "reduce of 8 ranks (missing: 0, 1, 2, 3, 4, 5, 6, 7)" in stdout,
+          "--local: the reduce reads only this map's summaries, the ranks before them missing "
+          "(%d: %s)" % (rc, (stdout + err)[-400:]))
+
     for retries, expect_rc in (("2", 0), ("0", 1)):
         fifo = FifoTrace(traces[11])
         try:

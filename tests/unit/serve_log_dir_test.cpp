@@ -78,5 +78,19 @@ TEST(ServeLogDir, TensorBoardLayoutServesTracesOnly) {
   EXPECT_EQ(ResolveUnder(folder.path, "run/notes.txt", tb).status, 404);
 }
 
+// Workers named by numbers and by words in one run: numbers first, in numeric order, then the
+// words in text order (a comparison mixing the two orders had a cycle: 9 < 10 < 1x < 9).
+TEST(ServeLogDir, NumbersBeforeNamesInOneOrder) {
+  Folder folder;
+  for (const char* worker : {"1x", "10", "w", "9"})
+    folder.Touch(std::string("run/") + worker + ".1.pt.trace.json");
+  std::vector<serve::Run> runs = ScanLogDir(folder.path, TraceNaming::TensorBoard());
+  ASSERT_EQ(runs.size(), 1u);
+  std::vector<std::string> paths;
+  for (const TraceFile& t : runs[0].traces) paths.push_back(t.path);
+  EXPECT_EQ(paths, (std::vector<std::string>{"run/9.1.pt.trace.json", "run/10.1.pt.trace.json",
+                                             "run/1x.1.pt.trace.json", "run/w.1.pt.trace.json"}));
+}
+
 }  // namespace
 }  // namespace profsh::serve

@@ -442,6 +442,57 @@ TEST(StreamDecoder, EventSyncsNameTheEventRecordTheyWaitFor) {
   EXPECT_EQ(t.Named("cudaEventRecord").size(), 2u);
 }
 
+// CUPTI hands an iteration's event records over before the syncs that wait for them: with one
+// event recorded and waited for 20 times in one buffer, all 20 records are there before the
+// first sync, and every sync still finds the record just before it.
+TEST(StreamDecoder, EventSyncsFindTheirRecordsBehindABurstOfRecords) {
+  StreamWriter w(7);
+  w.Thread(0, 7).String(1, "cudaEventRecord").String(2, "cudaStreamWaitEvent");
+  constexpr uint64_t kIterations = 20;
+  for (uint64_t i = 0; i < kIterations; ++i) {
+    const uint64_t record = 2 * i + 1, t = 2000 + 100 * i;
+    w.Gpu(st::GpuApi{.start = t,
+                     .end = t + 10,
+                     .tid = 7,
+                     .correlation = record,
+                     .name = 1,
+                     .cbid = 1,
+                     .api = st::kGpuApiRuntime});
+    w.Gpu(st::GpuCudaEvent{.context = 1, .stream = 7, .correlation = record, .event = 5});
+  }
+  for (uint64_t i = 0; i < kIterations; ++i) {
+    const uint64_t wait = 2 * i + 2, t = 2050 + 100 * i;
+    w.Gpu(st::GpuApi{.start = t,
+                     .end = t + 10,
+                     .tid = 7,
+                     .correlation = wait,
+                     .name = 2,
+                     .cbid = 1,
+                     .api = st::kGpuApiRuntime});
+    w.Gpu(st::GpuSync{.start = t,
+                      .end = t + 5,
+                      .context = 1,
+                      .stream = 9,
+                      .correlation = wait,
+                      .type = 2,
+                      .event = 5});
+  }
+  w.Clock(9000).End();
+  SessionFolder folder;
+  folder.Write(w, w.bytes());
+  Loaded t = MustLoad(folder.path());
+  size_t waits = 0, right = 0;
+  for (const json& e : t.events) {
+    if (e.value("cat", "") != "cuda_sync") continue;
+    ++waits;
+    const json& a = e["args"];
+    right += a.value("wait_on_cuda_event_record_corr_id", -9) == a.value("correlation", 0) - 1 &&
+             a.value("wait_on_stream", -9) == 7;
+  }
+  EXPECT_EQ(waits, kIterations);
+  EXPECT_EQ(right, kIterations);
+}
+
 TEST(StreamDecoder, MemoryTotalsFollowTimeAcrossThreads) {
   StreamWriter w(7);
   w.Thread(0, 7).Thread(1, 8);
