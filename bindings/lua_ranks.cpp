@@ -17,35 +17,10 @@ namespace {
 
 const char* const kTraceType = "profsh.Trace";
 
-// The files: a folder or glob pattern (a string), or a list of paths.
-std::vector<std::string> PathsArg(lua_State* L) {
-  if (lua_type(L, 1) == LUA_TSTRING) {
-    auto paths = ResolveRankPaths(lua_tostring(L, 1));
-    if (!paths.ok()) throw LuaError("load_ranks: " + paths.error().message);
-    return std::move(paths.value());
-  }
-  if (!lua_istable(L, 1))
-    throw LuaError(
-        "bad argument #1 to 'load_ranks' (a folder, a glob pattern or a list of "
-        "paths expected, got " +
-        std::string(luaL_typename(L, 1)) + ")");
-  std::vector<std::string> paths;
-  const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, 1));
-  for (lua_Integer i = 1; i <= n; ++i) {
-    lua_rawgeti(L, 1, i);
-    if (lua_type(L, -1) != LUA_TSTRING)
-      throw LuaError("bad argument #1 to 'load_ranks' (item " + std::to_string(i) +
-                     " is not a path)");
-    paths.emplace_back(lua_tostring(L, -1));
-    lua_pop(L, 1);
-  }
-  return paths;
-}
-
 int LoadRanksFunction(lua_State* L) {
   return Protect(L, [&] {
     RankLoadOptions options;
-    options.paths = PathsArg(L);
+    options.paths = PathListArg(L, "load_ranks", ResolveRankPaths);
     Options opts(L, 2, "load_ranks", {"align", "ranks", "allow_missing", "threads"});
     if (auto align = opts.String("align")) {
       auto a = ParseRankAlignment(*align);

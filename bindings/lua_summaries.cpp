@@ -29,30 +29,10 @@ T Must(Result<T> r) {
   return std::move(r.value());
 }
 
-std::vector<std::string> SummaryPathsArg(lua_State* L) {
-  if (lua_type(L, 1) == LUA_TSTRING) return Must(ResolveSummaryPaths(lua_tostring(L, 1)));
-  if (!lua_istable(L, 1))
-    throw LuaError(
-        "bad argument #1 to 'load_summaries' (a folder, a glob pattern or a list of "
-        "paths expected, got " +
-        std::string(luaL_typename(L, 1)) + ")");
-  std::vector<std::string> paths;
-  const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, 1));
-  for (lua_Integer i = 1; i <= n; ++i) {
-    lua_rawgeti(L, 1, i);
-    if (lua_type(L, -1) != LUA_TSTRING)
-      throw LuaError("bad argument #1 to 'load_summaries' (item " + std::to_string(i) +
-                     " is not a path)");
-    paths.emplace_back(lua_tostring(L, -1));
-    lua_pop(L, 1);
-  }
-  return paths;
-}
-
 int LoadSummaries(lua_State* L) {
   return Protect(L, [&] {
     SummaryJobOptions options;
-    options.paths = SummaryPathsArg(L);
+    options.paths = PathListArg(L, "load_summaries", ResolveSummaryPaths);
     Options opts(L, 2, "load_summaries", {"align", "allow_missing"});
     if (auto align = opts.String("align")) {
       auto a = ParseRankAlignment(*align);

@@ -7,6 +7,31 @@
 
 namespace profsh::lua {
 
+std::vector<std::string> PathListArg(
+    lua_State* L, const char* function,
+    Result<std::vector<std::string>> (*resolve)(const std::string& dir_or_glob)) {
+  if (lua_type(L, 1) == LUA_TSTRING) {
+    auto paths = resolve(lua_tostring(L, 1));
+    if (!paths.ok()) throw LuaError(std::string(function) + ": " + paths.error().message);
+    return std::move(paths.value());
+  }
+  if (!lua_istable(L, 1))
+    throw LuaError("bad argument #1 to '" + std::string(function) +
+                   "' (a folder, a glob pattern or a list of paths expected, got " +
+                   std::string(luaL_typename(L, 1)) + ")");
+  std::vector<std::string> paths;
+  const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, 1));
+  for (lua_Integer i = 1; i <= n; ++i) {
+    lua_rawgeti(L, 1, i);
+    if (lua_type(L, -1) != LUA_TSTRING)
+      throw LuaError("bad argument #1 to '" + std::string(function) + "' (item " +
+                     std::to_string(i) + " is not a path)");
+    paths.emplace_back(lua_tostring(L, -1));
+    lua_pop(L, 1);
+  }
+  return paths;
+}
+
 std::string TypeName(lua_State* L, int index) {
   if (luaL_getmetafield(L, index, "__name") == LUA_TSTRING) {
     std::string name = lua_tostring(L, -1);

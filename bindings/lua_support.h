@@ -19,6 +19,8 @@ extern "C" {
 #include <utility>
 #include <vector>
 
+#include "engine/util/result.h"
+
 namespace profsh::lua {
 
 struct LuaError : std::runtime_error {
@@ -59,6 +61,12 @@ std::string TypeName(lua_State* L, int index);
 std::string_view CheckString(lua_State* L, int index, const char* function, const char* what);
 std::optional<std::string_view> OptString(lua_State* L, int index, const char* function,
                                           const char* what);
+
+// Argument 1 of a loader of many files (load_ranks, load_summaries): a folder or glob pattern,
+// which `resolve` lists, or a list of paths.
+std::vector<std::string> PathListArg(
+    lua_State* L, const char* function,
+    Result<std::vector<std::string>> (*resolve)(const std::string& dir_or_glob));
 
 // Reads an options table (`fn{key=value, ...}`), rejecting unknown keys and wrong types.
 class Options {

@@ -1,8 +1,5 @@
 #include "engine/load/rank_loader.h"
 
-#include <glob.h>
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -13,6 +10,7 @@
 
 #include "engine/analysis/model/event_model.h"
 #include "engine/analysis/ranks.h"
+#include "engine/io/paths.h"
 #include "engine/load/trace_loader.h"
 #include "engine/trace/kineto_schema.h"
 #include "engine/trace/trace_append.h"
@@ -55,28 +53,8 @@ int64_t RankInFileName(const std::string& path) {
 }
 
 Result<std::vector<std::string>> ResolveRankPaths(const std::string& dir_or_glob) {
-  std::vector<std::string> paths;
-  struct stat st {};
-  if (stat(dir_or_glob.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator(dir_or_glob, ec)) {
-      const std::string name = entry.path().filename().string();
-      if (IsTraceFile(name)) paths.push_back(entry.path().string());
-    }
-    if (ec) return Error{dir_or_glob + ": " + ec.message()};
-    if (paths.empty())
-      return Error{dir_or_glob + ": no trace files (.json, .json.gz, .profsh) in this folder"};
-  } else {
-    glob_t g{};
-    const int rc = glob(dir_or_glob.c_str(), 0, nullptr, &g);
-    if (rc == 0) {
-      for (size_t i = 0; i < g.gl_pathc; ++i) paths.emplace_back(g.gl_pathv[i]);
-    }
-    globfree(&g);
-    if (paths.empty()) return Error{dir_or_glob + ": no such folder, and no file matches it"};
-  }
-  std::sort(paths.begin(), paths.end());
-  return paths;
+  return FilesOfFolderOrGlob(dir_or_glob, IsTraceFile,
+                             "no trace files (.json, .json.gz, .profsh) in this folder");
 }
 
 namespace {

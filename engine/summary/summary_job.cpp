@@ -1,15 +1,13 @@
 #include "engine/summary/summary_job.h"
 
-#include <glob.h>
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <filesystem>
 #include <map>
 #include <optional>
 #include <thread>
+
+#include "engine/io/paths.h"
 
 namespace profsh {
 
@@ -82,32 +80,12 @@ std::string WithoutSteps(const SummaryJob& job) {
 }  // namespace
 
 Result<std::vector<std::string>> ResolveSummaryPaths(const std::string& dir_or_glob) {
-  std::vector<std::string> paths;
-  struct stat st {};
-  if (stat(dir_or_glob.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator(dir_or_glob, ec)) {
-      // A dot file is a summary still being written (profsh summarize's staging name).
-      const std::string name = entry.path().filename().string();
-      if (entry.path().extension() == ".sqlite" && !name.starts_with("."))
-        paths.push_back(entry.path().string());
-    }
-    if (ec) return Error{dir_or_glob + ": " + ec.message()};
-    if (paths.empty())
-      return Error{dir_or_glob +
-                   ": no summaries (.sqlite files) in this folder (profsh summarize "
-                   "TRACE... -o " +
-                   dir_or_glob + " writes them)"};
-  } else {
-    glob_t g{};
-    if (glob(dir_or_glob.c_str(), 0, nullptr, &g) == 0) {
-      for (size_t i = 0; i < g.gl_pathc; ++i) paths.emplace_back(g.gl_pathv[i]);
-    }
-    globfree(&g);
-    if (paths.empty()) return Error{dir_or_glob + ": no such folder, and no file matches it"};
-  }
-  std::sort(paths.begin(), paths.end());
-  return paths;
+  // A dot file is a summary still being written (profsh summarize's staging name).
+  return FilesOfFolderOrGlob(
+      dir_or_glob,
+      [](const std::string& name) { return name.ends_with(".sqlite") && !name.starts_with("."); },
+      "no summaries (.sqlite files) in this folder (profsh summarize TRACE... -o " + dir_or_glob +
+          " writes them)");
 }
 
 Result<SummaryJob> LoadSummaryJob(const SummaryJobOptions& options) {
