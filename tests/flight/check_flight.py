@@ -205,18 +205,23 @@ def check_memory_flat(profsh, workload, tmp):
     # a time, not all at once (before: 231 MB at the peak for this one; now about 30).
     cmd = [profsh, "run", "--activities", "nvtx", "--no-table", "--flight-recorder", "20",
            "-o", os.path.join(tmp, "flat.profsh"), "--", workload, "spin", "10000", "400"]
+    # Under ASan (PROFSH_SANITIZED, tests/CMakeLists.txt) the resident memory is mostly the
+    # sanitizer's own shadow and quarantine: only the runs are checked there.
+    sanitized = os.environ.get("PROFSH_SANITIZED") == "1"
     samples, _, err = watch_memory(cmd)
     s = stats_of(err)
     half = len(samples) // 2
+    if sanitized:
+        print("skip memory bounds under ASan (its allocator's memory is most of profsh's)")
     check(s is not None and s[0] == 10000 and half >= 10 and
-          max(samples[half:]) <= max(samples[:half]) + 4096,
+          (sanitized or max(samples[half:]) <= max(samples[:half]) + 4096),
           "10,000 steps: profsh's RssAnon stays flat (first half's peak %s kB, second's %s kB)"
           % (max(samples[:half]) if half else None, max(samples[half:]) if half else None))
     cmd = [profsh, "run", "--activities", "nvtx", "--no-table", "--flight-recorder", "20",
            "-o", os.path.join(tmp, "backlog.profsh"), "--", workload, "spin", "20000", "200"]
     _, hwm, err = watch_memory(cmd, stall_at=1.0, stall_s=2.0)
     s = stats_of(err)
-    check(s is not None and s[0] == 20000 and 0 < hwm <= 64 * 1024,
+    check(s is not None and s[0] == 20000 and 0 < hwm and (sanitized or hwm <= 64 * 1024),
           "a 2 s backlog of 200 us steps: profsh's peak RSS %.1f MiB (bound 64 MiB): %s" % (hwm / 1024.0, s))
 
 
