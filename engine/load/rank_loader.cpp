@@ -217,6 +217,25 @@ Status Align(LoadedRanks& out) {
 
 }  // namespace
 
+Status CheckNoRanksMissing(const std::map<int64_t, std::string>& files,
+                           const std::string& override) {
+  std::string missing;
+  int64_t expected = 0;
+  // As ranges ("2-5"): a rank taken from a date in a file name leaves a gap of millions.
+  for (const auto& [rank, path] : files) {
+    if (rank > expected) {
+      missing += (missing.empty() ? "" : ", ") + std::to_string(expected);
+      if (rank - 1 > expected) missing += "-" + std::to_string(rank - 1);
+    }
+    expected = rank + 1;
+  }
+  if (missing.empty()) return Status::Ok();
+  std::string loaded;
+  for (const auto& [rank, path] : files) loaded += "\n  rank " + std::to_string(rank) + ": " + path;
+  return Error{"ranks missing: " + missing + " (allow_missing=true " + override +
+               "); loaded:" + loaded};
+}
+
 Result<LoadedRanks> LoadRanks(const RankLoadOptions& options) {
   if (options.paths.empty()) return Error{"load_ranks: no trace files given"};
   unsigned threads = options.threads;
@@ -276,23 +295,8 @@ Result<LoadedRanks> LoadRanks(const RankLoadOptions& options) {
     }
   }
   if (!options.allow_missing) {
-    std::string missing;
-    int64_t expected = 0;
-    // As ranges ("2-5"): a rank taken from a date in a file name leaves a gap of millions.
-    for (const auto& [rank, path] : seen) {
-      if (rank > expected) {
-        missing += (missing.empty() ? "" : ", ") + std::to_string(expected);
-        if (rank - 1 > expected) missing += "-" + std::to_string(rank - 1);
-      }
-      expected = rank + 1;
-    }
-    if (!missing.empty()) {
-      std::string loaded;
-      for (const auto& [rank, path] : seen)
-        loaded += "\n  rank " + std::to_string(rank) + ": " + path;
-      return Error{"ranks missing: " + missing +
-                   " (allow_missing=true loads them anyway); loaded:" + loaded};
-    }
+    if (Status s = CheckNoRanksMissing(seen, "loads them anyway"); !s.ok())
+      return Error{s.message()};
   }
   std::sort(out.ranks.begin(), out.ranks.end(),
             [](const RankSource& a, const RankSource& b) { return a.rank < b.rank; });

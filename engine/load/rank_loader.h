@@ -54,6 +54,11 @@ Result<std::vector<std::string>> ResolveRankPaths(const std::string& dir_or_glob
 // The rank in a file name: rank-N, rank_N or rankN (any case); -1 when none.
 int64_t RankInFileName(const std::string& path);
 
+// An error when ranks 0..max are not all in `files` (rank -> path): the missing ones as ranges
+// ("2-5"), then every file with its rank; `override` says what allow_missing=true does.
+Status CheckNoRanksMissing(const std::map<int64_t, std::string>& files,
+                           const std::string& override);
+
 Result<LoadedRanks> LoadRanks(const RankLoadOptions& options);
 
 // One rank's events of a multi-rank trace as a trace of their own, with that rank as its

@@ -92,7 +92,7 @@ Result<SummaryJob> LoadSummaryJob(const SummaryJobOptions& options) {
   if (options.paths.empty()) return Error{"load_summaries: no summary files given"};
   SummaryJob job;
   job.align = options.align;
-  std::map<int32_t, std::string> seen;  // rank -> path
+  std::map<int64_t, std::string> seen;  // rank -> path
   int64_t job_origin = 0;
   // Files are read on a few threads (each its own SQLite connection), then taken in order.
   // What every job-wide analysis needs only: the stored analyses are read when asked for.
@@ -121,22 +121,8 @@ Result<SummaryJob> LoadSummaryJob(const SummaryJobOptions& options) {
     job.summaries.push_back(std::move(read.value()));
   }
   if (!options.allow_missing) {
-    std::string missing;
-    int64_t expected = 0;
-    for (const auto& [rank, path] : seen) {
-      if (rank > expected) {
-        missing += (missing.empty() ? "" : ", ") + std::to_string(expected);
-        if (rank - 1 > expected) missing += "-" + std::to_string(rank - 1);
-      }
-      expected = int64_t{rank} + 1;
-    }
-    if (!missing.empty()) {
-      std::string loaded;
-      for (const auto& [rank, path] : seen)
-        loaded += "\n  rank " + std::to_string(rank) + ": " + path;
-      return Error{"ranks missing: " + missing +
-                   " (allow_missing=true reduces them anyway); loaded:" + loaded};
-    }
+    if (Status s = CheckNoRanksMissing(seen, "reduces them anyway"); !s.ok())
+      return Error{s.message()};
   }
   std::vector<size_t> order(job.ranks.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
