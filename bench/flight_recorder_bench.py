@@ -1,25 +1,31 @@
-"""The flight recorder's always-on cost, measured so that a shared 2-core machine's noise shows:
+"""The flight recorder's always-on cost, measured so that a shared 2-core virtual machine's noise shows:
 
 - resnet18 training on the CPU (Debian's torch 1.13, /usr/bin/python3; batch 8x3x64x64, SGD,
-  STEPS timed steps after 5 warm-up ones, torch.set_num_threads(THREADS), 1 by default): bare,
-  under `profsh run --flight-recorder 20 --step-marker optimizer`, under `profsh run` (the whole
-  run recorded) and under torch.profiler active on every step (prof.step() each step). ROUNDS
-  rounds; each round runs the four once, in an order rotated from round to round, so that drift
-  on the machine hits all alike. Each run's figure is its median step; each round's ratio is a
-  configuration's median step over the same round's bare one. Printed: per configuration the
-  median of the rounds' ratios, their spread (min-max), the ratio of the medians, the median of
-  the rounds' ratios of the fastest step (a step no other process interrupted); the CPU
-  time per step of profsh's own threads (the workload's drain thread, and the host process, which
-  decodes and summarises every step) beside the workload's; the load average before and after;
+  torch.set_num_threads(1)) in four configurations: no profiler, no profiler again (the control:
+  what two identical configurations differ by here), under `profsh run --flight-recorder 20
+  --step-marker optimizer`, and under torch.profiler active on every step (prof.step() each
+  step). On this machine one process's speed depends on where its buffers land (address-space
+  randomisation moves a process's median step by 10-15 %, two identical processes stepping in
+  turn on one core differ by up to 13 %; with randomisation off they agree within 1 %), and the
+  machine's speed drifts from second to second. So the bench runs GROUPS groups; a group starts
+  one process per configuration, all alive at once, and they take steps in turn (one step at a
+  time, order rotated every step, through FIFOs: at any moment one workload computes and the
+  other core is free for profsh's threads), WARM untimed steps then STEPS timed ones each. Each
+  process's figure is its median step; each group's ratio is a configuration's over the same
+  group's first bare process. Printed per configuration: the median step, the geometric mean
+  of the groups' ratios with a 95 % bootstrap interval (over groups), the median ratio, and the
+  workload's drain-thread CPU per step. The control's row is the noise floor of the figure;
 - the NVTX sample at full rate (bench/flight_nvtx: steps of 200 000 push/pop pairs): ns per pair
   bare, under profsh run and under --flight-recorder;
 - profsh's own peak memory (VmHWM of the profsh process) and the ring's peak bytes (its summary
-  line) during the resnet18 flight recording, beside the bound --flight-recorder-mb sets;
+  line) during a resnet18 flight recording, beside the bound --flight-recorder-mb sets;
 - the time from a dump request (profsh trace --pid PID --dump) to the saved traces.
 
-  python3 bench/flight_recorder_bench.py BUILD_DIR [ROUNDS] [STEPS] [THREADS]
+  python3 bench/flight_recorder_bench.py BUILD_DIR [GROUPS] [STEPS] [WARM]
 """
+import math
 import os
+import random
 import re
 import statistics
 import subprocess
@@ -29,8 +35,8 @@ import time
 
 TRAIN = r'''
 import os, sys, time, torch, torchvision
-mode, steps, threads = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-torch.set_num_threads(threads)
+mode, go_path, done_path, steps = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+torch.set_num_threads(1)
 torch.manual_seed(0)
 model = torchvision.models.resnet18(num_classes=10)
 opt = torch.optim.SGD(model.parameters(), lr=0.01)
@@ -40,19 +46,19 @@ def step():
     opt.zero_grad()
     torch.nn.functional.cross_entropy(model(x), y).backward()
     opt.step()
-times = []
-cpu = []
+# A step starts when the coordinator writes a byte, and its time goes back as a line ("-": no
+# coordinator, steps back to back, times to stdout).
+go = open(go_path, "rb", buffering=0) if go_path != "-" else None
+done = open(done_path, "w", buffering=1) if done_path != "-" else sys.stdout
 def loop(after=None):
-    for i in range(5 + steps):
-        if i == 5:
-            cpu.append(sum(os.times()[:2]))
+    for _ in range(steps):
+        if go is not None and not go.read(1):
+            return
         start = time.perf_counter()
         step()
         if after:
             after()
-        if i >= 5:
-            times.append(time.perf_counter() - start)
-    cpu.append(sum(os.times()[:2]))
+        done.write("%.9f\n" % (time.perf_counter() - start))
 if mode == "torch":
     from torch.profiler import ProfilerActivity, profile
     with profile(activities=[ProfilerActivity.CPU]) as prof:
@@ -68,40 +74,68 @@ for tid in os.listdir("/proc/self/task"):
             drain += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     except OSError:
         pass
-times.sort()
-print("median_step_s", times[len(times) // 2], "min_step_s", times[0])
-print("process_cpu_s", sum(os.times()[:2]), "timed_cpu_s", cpu[1] - cpu[0], "drain_cpu_s", drain)
+done.write("drain_cpu_s %.6f\n" % drain)
 '''
 
 
-def children_cpu():
-    t = os.times()
-    return t[2] + t[3]
+def run_group(commands, steps, warm, work, group):
+    """Starts one process per command, all at once, and has them take steps in turn; returns
+    each process's timed step times and its drain thread's CPU seconds."""
+    processes, channels = [], []
+    try:
+        for i, command in enumerate(commands):
+            go = os.path.join(work, "go.%d.%d" % (group, i))
+            done = os.path.join(work, "done.%d.%d" % (group, i))
+            os.mkfifo(go)
+            os.mkfifo(done)
+            argv = [a.replace("@GO@", go).replace("@DONE@", done) for a in command]
+            err = open(os.path.join(work, "err.%d.%d" % (group, i)), "w")
+            processes.append((subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err), argv, err.name))
+            channels.append((go, done))
+        pipes = [(open(go, "wb", buffering=0), open(done, "r")) for go, done in channels]
+        times = [[] for _ in commands]
+        for s in range(warm + steps):
+            order = list(range(len(commands)))
+            order = order[s % len(order):] + order[:s % len(order)]  # no fixed position
+            for i in order:
+                pipes[i][0].write(b"x")
+                line = pipes[i][1].readline()
+                if not line:
+                    process, argv, err = processes[i]
+                    sys.exit("flight_recorder_bench: %s ended early:\n%s" % (" ".join(argv), open(err).read()[-2000:]))
+                if s >= warm:
+                    times[i].append(float(line))
+        drains = []
+        for go, done in pipes:
+            go.close()
+            m = re.search(r"drain_cpu_s (\S+)", done.read())
+            drains.append(float(m.group(1)) if m else 0.0)
+            done.close()
+        for process, argv, err in processes:
+            if process.wait(timeout=600) != 0:
+                sys.exit("flight_recorder_bench: %s failed:\n%s" % (" ".join(argv), open(err).read()[-2000:]))
+            text = open(err).read()
+            # A profsh run that recorded nothing measured nothing (a build folder without the
+            # torch plugin's sources, a step marker that never matched).
+            if argv[0].endswith("profsh") and (" 0 ranges," in text or " 0 steps seen" in text):
+                sys.exit("flight_recorder_bench: %s recorded nothing:\n%s" % (" ".join(argv), text[-2000:]))
+        return times, drains
+    finally:
+        for process, _, _ in processes:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
 
 
-def median_step(cmd, env=None):
-    # The CPU time of cmd's process tree: the process and the children it waited for (profsh
-    # waits for the workload), from this process's children's times.
-    before = children_cpu()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    out, err = p.communicate(timeout=1800)
-    rc = p.returncode
-    tree_cpu = children_cpu() - before
-    m = re.search(r"median_step_s (\S+)", out)
-    if rc != 0 or not m:
-        sys.exit("flight_recorder_bench: %s failed:\n%s" % (" ".join(cmd), err[-2000:]))
-    # A profsh run that recorded no operator measured nothing (a build folder without the torch
-    # plugin's sources, a step marker that never matched).
-    if cmd[0].endswith("profsh") and (" 0 ranges," in err or " 0 steps seen" in err):
-        sys.exit("flight_recorder_bench: %s recorded nothing:\n%s" % (" ".join(cmd), err[-2000:]))
-    c = re.search(r"process_cpu_s (\S+) timed_cpu_s (\S+) drain_cpu_s (\S+)", out)
-    figures = {"step": float(m.group(1)), "tree_cpu": tree_cpu}
-    fastest = re.search(r"min_step_s (\S+)", out)
-    if fastest:
-        figures["min_step"] = float(fastest.group(1))
-    if c:
-        figures.update(process_cpu=float(c.group(1)), timed_cpu=float(c.group(2)), drain_cpu=float(c.group(3)))
-    return figures, err
+def geometric_mean(values):
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def bootstrap_interval(ratios, rounds=4000, seed=1):
+    """95 % interval of the geometric mean of ratios, resampling groups."""
+    rng = random.Random(seed)
+    means = sorted(geometric_mean([rng.choice(ratios) for _ in ratios]) for _ in range(rounds))
+    return means[int(rounds * 0.025)], means[int(rounds * 0.975) - 1]
 
 
 def peak_rss_kb(pid):
@@ -118,10 +152,10 @@ def peak_rss_kb(pid):
 def main():
     args = sys.argv[1:]
     build = os.path.abspath(args[0])
-    rounds = int(args[1]) if len(args) > 1 else 5
-    steps = int(args[2]) if len(args) > 2 else 30
-    threads = int(args[3]) if len(args) > 3 else 1
-    reps = rounds
+    groups = int(args[1]) if len(args) > 1 else 30
+    steps = int(args[2]) if len(args) > 2 else 6
+    warm = int(args[3]) if len(args) > 3 else 3
+    reps = 8
     profsh = os.path.join(build, "profsh")
     nvtx = os.path.join(build, "bench", "flight_nvtx")
     python = "/usr/bin/python3"
@@ -131,64 +165,46 @@ def main():
         with open(script, "w") as f:
             f.write(TRAIN)
         out = os.path.join(work, "t.profsh")
-        train = [python, script, "plain", str(steps), str(threads)]
-        runs = {
-            "no profiler": train,
-            "profsh --flight-recorder 20": [profsh, "run", "--no-table", "--activities", "torch",
-                                            "--flight-recorder", "20", "--flight-recorder-mb", str(bound_mb),
-                                            "--step-marker", "optimizer", "-o", out, "--"] + train,
-            "profsh run (whole run)": [profsh, "run", "--no-table", "--activities", "torch", "-o", out,
-                                       "--"] + train,
-            "torch.profiler every step": [python, script, "torch", str(steps), str(threads)],
+
+        def train(mode):
+            return [python, script, mode, "@GO@", "@DONE@", str(warm + steps)]
+
+        flight = [profsh, "run", "--no-table", "--activities", "torch", "--flight-recorder", "20",
+                  "--flight-recorder-mb", str(bound_mb), "--step-marker", "optimizer", "-o", out, "--"]
+        configs = {
+            "no profiler": train("plain"),
+            "no profiler (control)": train("plain"),
+            "profsh --flight-recorder 20": flight + train("plain"),
+            "torch.profiler every step": train("torch"),
         }
-        names = list(runs)
-        # One run first: builds and caches the operator source where needed (not timed).
-        median_step(runs["profsh run (whole run)"])
+        names = list(configs)
+        # One group first: builds and caches the operator source where needed (not counted).
+        run_group([configs[n] for n in names], 1, 1, work, -1)
         load_before = os.getloadavg()
-        results = {k: [] for k in names}
-        for r in range(rounds):
-            order = names[r % len(names):] + names[:r % len(names)]  # rotated: no fixed position
-            for name in order:
-                results[name].append(median_step(runs[name])[0])
+        started = time.time()
+        medians = {n: [] for n in names}
+        drains = {n: [] for n in names}
+        for g in range(groups):
+            times, drain = run_group([configs[n] for n in names], steps, warm, work, g)
+            for n, t, d in zip(names, times, drain):
+                medians[n].append(statistics.median(t))
+                drains[n].append(d / (warm + steps))
         load_after = os.getloadavg()
-        print("resnet18 training, CPU, torch.set_num_threads(%d), batch 8x3x64x64: median step of %d timed "
-              "steps per run; %d rounds, each running the four once in rotated order; load average %.1f "
-              "before, %.1f after (%d cores)" % (threads, steps, rounds, load_before[0], load_after[0],
-                                                  os.cpu_count()))
-        bare = [f["step"] for f in results["no profiler"]]
-        print("  %-28s %9s %9s %17s %9s %9s   %s" % ("", "median", "ratio", "rounds' ratios", "ratio of",
-                                                      "fastest", "CPU per step (ms): workload / drain / host"))
-        print("  %-28s %9s %9s %17s %9s %9s" % ("", "step ms", "(median)", "min-max", "medians", "step"))
-        for name in names:
-            steps_ms = [f["step"] for f in results[name]]
-            ratios = [s_ / b for s_, b in zip(steps_ms, bare)]
-            cpu = ""
-            figs = results[name]
-            if "timed_cpu" in figs[0]:
-                workload = statistics.median(f["timed_cpu"] / steps for f in figs) * 1e3
-                drain = statistics.median(f["drain_cpu"] / (steps + 5) for f in figs) * 1e3
-                # profsh's process: the tree's CPU time beyond the workload's own, less what the same
-                # difference is for the bare run of the round (the interpreter's start and exit).
-                host = statistics.median(((f["tree_cpu"] - f["process_cpu"]) - (g["tree_cpu"] - g["process_cpu"]))
-                                         / (steps + 5) for f, g in zip(figs, results["no profiler"])) * 1e3
-                # Added CPU per step, round by round: the workload's (its drain thread's
-                # included) and profsh's process beyond the bare run's; time-slicing on a loaded
-                # machine stretches wall times, CPU times far less.
-                added = statistics.median(
-                    ((f["timed_cpu"] / steps + ((f["tree_cpu"] - f["process_cpu"]) - (g["tree_cpu"] - g["process_cpu"]))
-                      / (steps + 5)) / (g["timed_cpu"] / steps) - 1) * 100
-                    for f, g in zip(figs, results["no profiler"]))
-                cpu = "%.1f / %.2f / %.2f  (added CPU %+.1f %%)" % (workload, drain, host, added)
-            # The fastest step of each run (one no other process interrupted), over the same
-            # round's bare one: the median of the rounds.
-            fastest = statistics.median(f["min_step"] / g["min_step"]
-                                        for f, g in zip(figs, results["no profiler"]))
-            print("  %-28s %9.1f %9.4f %8.4f-%-8.4f %9.4f %9.4f   %s" % (
-                name, statistics.median(steps_ms) * 1e3, statistics.median(ratios), min(ratios), max(ratios),
-                statistics.median(steps_ms) / statistics.median(bare), fastest, cpu))
+        print("resnet18 training, CPU, one torch thread, batch 8x3x64x64: %d groups of four processes "
+              "(one per configuration) taking steps in turn, %d untimed then %d timed steps each; %.0f s; "
+              "load average %.1f before, %.1f after (%d cores)" % (
+                  groups, warm, steps, time.time() - started, load_before[0], load_after[0], os.cpu_count()))
+        print("  %-28s %9s %10s %17s %9s %9s" % ("", "median", "ratio", "95 % interval", "median", "drain CPU"))
+        print("  %-28s %9s %10s %17s %9s %9s" % ("", "step ms", "(geo mean)", "(bootstrap)", "ratio", "ms/step"))
+        for n in names:
+            ratios = [a / b for a, b in zip(medians[n], medians["no profiler"])]
+            low, high = bootstrap_interval(ratios)
+            print("  %-28s %9.1f %10.4f %8.4f-%-8.4f %9.4f %9.2f" % (
+                n, statistics.median(medians[n]) * 1e3, geometric_mean(ratios), low, high,
+                statistics.median(ratios), statistics.median(drains[n]) * 1e3))
 
         # The ring's and profsh's memory during a flight recording.
-        cmd = runs["profsh --flight-recorder 20"]
+        cmd = flight + [python, script, "plain", "-", "-", "30"]
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         hwm = 0
         while p.poll() is None:
