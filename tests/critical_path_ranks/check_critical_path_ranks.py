@@ -10,6 +10,10 @@ Expected, from the traces' JSON:
   - removing aten::index_put_ (the only bottleneck) gains at least 450 µs, and the next one
     appears: a GEMM kernel (gpu_compute_bound) heads the contributors and rank 1 is gone;
   - the export has the path's flow events, one of them from rank 1's process to rank 0's;
+  - gloo (check_gloo): on a synthetic gloo job (the same late rank, the all-reduce on gloo's
+    thread) rank 1's aten::index_put_ heads rank 0's path and rank 0's gloo:all_reduce counts
+    only its time after rank 1 arrived; on the real gloo_h200 job the ranks are linked there and
+    rank 0's gloo:all_reduce counts its time after rank 1's arrival, not its span;
   - errors: a bad change, a scale < 0, a sync scaled.
 
 Usage: check_critical_path_ranks.py PROFSH DATA_DIR

@@ -33,7 +33,10 @@ WorkerCollectiveCounts AddWorkerCollectives(CpGraph& graph, const Trace& trace, 
                                             std::span<const CollectiveCall> calls,
                                             std::span<const CollectiveCall> issuers) {
   WorkerCollectiveCounts counts;
-  if (graph.node_count() == 0) return counts;
+  const bool any_host = std::any_of(calls.begin(), calls.end(), [&](const CollectiveCall& c) {
+    return c.rank == rank && !c.device;
+  });
+  if (graph.node_count() == 0 || !any_host) return counts;
   const auto [lo, hi] = std::minmax_element(graph.node_ts.begin(), graph.node_ts.end());
   const int64_t window_start = *lo, window_end = *hi;
   std::unordered_map<uint32_t, EventNodes> nodes_of;

@@ -52,7 +52,11 @@ JobGraph LinkRanks(std::vector<RankGraphInput> ranks) {
       calls_of = in.trace;
       const std::vector<int32_t> rank_of_track = RankOfTrack(*in.trace);
       trace_calls = CollectiveCalls(*in.trace, rank_of_track);
-      trace_issuers = CollectiveIssuers(*in.trace, rank_of_track);
+      // Only host calls (gloo's ranges) can lack a node; NCCL's kernels need no issuer.
+      const bool host_calls = std::any_of(trace_calls.begin(), trace_calls.end(),
+                                          [](const CollectiveCall& c) { return !c.device; });
+      trace_issuers =
+          host_calls ? CollectiveIssuers(*in.trace, rank_of_track) : std::vector<CollectiveCall>{};
     }
     const WorkerCollectiveCounts worker =
         AddWorkerCollectives(in.graph, *in.trace, in.rank, trace_calls, trace_issuers);
