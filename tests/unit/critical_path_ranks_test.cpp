@@ -220,10 +220,14 @@ const char kGlooLateRank[] = R"json({"traceEvents": [
 
 // HTA's graph of each rank: the operators on the calling thread, one after another (weight-0
 // dependencies between top-level operators); nothing of gloo's thread.
-std::vector<RankGraphInput> GlooGraphs(const Trace& t) {
+// `rank0_relu`: rank 0's thread also runs an aten::relu while gloo's thread works.
+std::vector<RankGraphInput> GlooGraphs(const Trace& t, bool rank0_relu = false) {
   std::vector<RankGraphInput> ranks(2);
-  const char* const ops[2][3] = {{"aten::mm", "c10d::allreduce_", "aten::add"},
-                                 {"aten::index_put_", "c10d::allreduce_", "aten::add"}};
+  const std::vector<std::vector<const char*>> ops = {
+      rank0_relu
+          ? std::vector<const char*>{"aten::mm", "c10d::allreduce_", "aten::relu", "aten::add"}
+          : std::vector<const char*>{"aten::mm", "c10d::allreduce_", "aten::add"},
+      {"aten::index_put_", "c10d::allreduce_", "aten::add"}};
   for (int r = 0; r < 2; ++r) {
     CpGraph& g = ranks[r].graph;
     uint32_t last = UINT32_MAX;
@@ -273,6 +277,29 @@ TEST(CriticalPathRanks, GlooRangesOnWorkerThreadsAreLinked) {
   EXPECT_EQ(Attributed(job.graph, job.layout, *trace, r->path),
             (std::vector<std::string>{"0:aten::mm", "0:c10d::allreduce_", "0:gloo:all_reduce",
                                       "0:aten::add"}));
+}
+
+TEST(CriticalPathRanks, AThreadThatWentOnDoesNotWaitForItsGlooRange) {
+  // Rank 0's thread runs aten::relu [200, 210] while gloo's thread works (an async_op call): it
+  // did not wait, so nothing ties aten::add to the range's end, and the path ending on rank 0
+  // ends at the range's end instead of going on into aten::add.
+  std::string json = kGlooLateRank;
+  const std::string add = R"({"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 10,)";
+  json.insert(json.find(add), R"({"ph": "X", "cat": "cpu_op", "name": "aten::relu", "pid": 10,
+    "tid": 1, "ts": 200, "dur": 10},
+  )");
+  auto trace = testing::MustImport(json);
+  JobGraph job = LinkRanks(GlooGraphs(*trace, true));
+  EXPECT_EQ(job.layout.worker_collectives, 2u);
+  EXPECT_EQ(job.layout.worker_collectives_waited, 1u);
+  EXPECT_EQ(job.layout.linked_collectives, 1u);
+  auto p = PathEndingOnPart(WithSinkOnPart(job.graph, job.layout, 0), {});
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  // Rank 1's 415 up to its range's start, then 35 after the last arrival.
+  EXPECT_EQ(p->length_ns, 450000);
+  EXPECT_EQ(
+      Attributed(job.graph, job.layout, *trace, *p),
+      (std::vector<std::string>{"1:aten::index_put_", "1:c10d::allreduce_", "0:gloo:all_reduce"}));
 }
 
 TEST(CriticalPathRanks, AWorkerRangeWithoutItsIssuerIsCounted) {
