@@ -10,6 +10,10 @@ Expected, from the traces' JSON:
   - removing aten::index_put_ (the only bottleneck) gains at least 450 µs, and the next one
     appears: a GEMM kernel (gpu_compute_bound) heads the contributors and rank 1 is gone;
   - the export has the path's flow events, one of them from rank 1's process to rank 0's;
+  - gloo (check_gloo): on a synthetic gloo job (the same late rank, the all-reduce on gloo's
+    thread) rank 1's aten::index_put_ heads rank 0's path and rank 0's gloo:all_reduce counts
+    only its time after rank 1 arrived; on the real gloo_h200 job the ranks are linked there and
+    rank 0's gloo:all_reduce counts its time after rank 1's arrival, not its span;
   - errors: a bad change, a scale < 0, a sync scaled.
 
 Usage: check_critical_path_ranks.py PROFSH DATA_DIR
@@ -62,6 +66,118 @@ for _, changes in ipairs{ {{kernel = "x"}}, {{kernel = "x", scale = -1}}, {{sync
                           {{kernel = "x", op = "y", scale = 1}}, {{kernel = "[x", scale = 0.5}}, {{colour = 1}}, {} } do
   local ok, err = pcall(cp.whatif, cp, changes)
   print(ok, err)
+end
+'''
+
+
+# A gloo job as torch writes it (the structure of gloo_h200): each step's c10d::allreduce_ on the
+# calling thread hands the all-reduce to gloo's thread (a gloo:all_reduce user_annotation, which
+# HTA's graph leaves out), and the calling thread waits for it before its next operator. Rank 1
+# runs a 500 µs aten::index_put_ before the all-reduce, so rank 0's gloo:all_reduce waits for it.
+GLOO_LATE_US, GLOO_AFTER_LAST_US = 500, 50
+
+
+def write_gloo_job(out):
+    base = 1_700_000_000_000
+    for rank in (0, 1):
+        events = [{"ph": "M", "name": "thread_name", "pid": 7, "tid": 2, "args": {"name": "gloo"}}]
+
+        def x(cat, name, tid, ts, dur):
+            events.append({"ph": "X", "cat": cat, "name": name, "pid": 7, "tid": tid,
+                           "ts": base + ts, "dur": dur, "args": {}})
+        for step in (1, 2):
+            t = step * 2000
+            x("user_annotation", "ProfilerStep#%d" % step, 1, t, 1500)
+            x("cpu_op", "aten::mm", 1, t + 10, 100)
+            late = GLOO_LATE_US + 10 if rank == 1 else 0
+            if rank == 1:
+                x("cpu_op", "aten::index_put_", 1, t + 120, GLOO_LATE_US)
+            x("cpu_op", "c10d::allreduce_", 1, t + 120 + late, 10)
+            gloo_end = t + 140 + GLOO_LATE_US + 10 + GLOO_AFTER_LAST_US
+            x("user_annotation", "gloo:all_reduce", 2, t + 140 + late, gloo_end - (t + 140 + late))
+            x("cpu_op", "aten::add", 1, gloo_end + 10, 10)
+        doc = {"schemaVersion": 1,
+               "distributedInfo": {"backend": "gloo", "rank": rank, "world_size": 2},
+               "traceEvents": events}
+        with open(os.path.join(out, "rank-%d.json" % rank), "w") as f:
+            json.dump(doc, f)
+
+
+def critical_path(profsh, paths):
+    return subprocess.run([profsh, "critical-path"] + paths + ["--rank", "0"],
+                          capture_output=True, text=True)
+
+
+def table(stdout, title):
+    """The rows of one of critical-path's tables (after the line `title:`), split on spaces."""
+    lines = stdout.splitlines()
+    if title + ":" not in lines:
+        return []
+    rows = []
+    for line in lines[lines.index(title + ":") + 2:]:
+        if not line.strip():
+            break
+        rows.append(line.split())
+    return rows
+
+
+def check_gloo(profsh, work, real):
+    """gloo's collectives, on their own threads, link the ranks: rank 0's path runs through rank
+    1's late work, and rank 0's all-reduce counts only its time after rank 1 arrived."""
+    synthetic = os.path.join(work, "gloo")
+    os.makedirs(synthetic)
+    write_gloo_job(synthetic)
+    p = critical_path(profsh, [os.path.join(synthetic, "rank-%d.json" % r) for r in (0, 1)])
+    check(p.returncode == 0, "critical-path on the synthetic gloo job: " + p.stderr[-300:])
+    check("2 ranks linked at 1 collective(s), ending on rank 0" in p.stdout and
+          "2 collective range(s) run on a backend's own threads" in p.stdout and
+          "2 of them were waited for" in p.stdout and "could not be linked" not in p.stdout,
+          "the gloo job's ranks are linked at its all-reduce: " + p.stdout[:300])
+    top = table(p.stdout, "top contributors")
+    check(top and top[0][:3] == ["1", "aten::index_put_", "cpu_bound"] and
+          float(top[0][4]) == GLOO_LATE_US,
+          "rank 1's aten::index_put_ heads rank 0's path: %s" % top[:2])
+    gloo = [r for r in top if r[1] == "gloo:all_reduce"]
+    check(len(gloo) == 1 and gloo[0][0] == "0" and gloo[0][2] == "cpu_communication_bound" and
+          float(gloo[0][4]) == GLOO_AFTER_LAST_US,
+          "rank 0's gloo:all_reduce counts only its time after rank 1 arrived: %s" % gloo)
+
+    # The real job (recorded on an H200 with torch 2.11, gpu_job.py): rank 1 sleeps 5 ms before
+    # each all-reduce; its gloo:all_reduce ranges now join the ranks. The sleep is idle time,
+    # which HTA's graph counts 0, so rank 0's recorded work up to the all-reduce is the longer
+    # and its path stays on rank 0; what the link changes is its all-reduce's share: only the
+    # time after rank 1 arrived (the 4 ms it waited are off the path).
+    real_paths = [os.path.join(real, "rank-%d.json.gz" % r) for r in (0, 1)]
+    p = critical_path(profsh, real_paths)
+    check(p.returncode == 0 and "2 ranks linked at 1 collective(s)" in p.stdout and
+          "2 collective range(s) run on a backend's own threads" in p.stdout and
+          "could not be linked" not in p.stdout,
+          "gloo's collectives on the real job are linked: " + p.stdout[-600:] + p.stderr[-300:])
+    p = lua(profsh, work, REAL_GLOO, real)
+    check(p.returncode == 0, "the real gloo job's script runs: " + p.stderr[-500:])
+    lines = [l.split("\t") for l in p.stdout.splitlines()]
+    calls = {int(l[2]): (float(l[3]), float(l[4])) for l in lines if l[0] == "call"}
+    edges = [l for l in lines if l[0] == "edge"]
+    if len(calls) == 2:
+        after_last = calls[0][1] - calls[1][0]
+        check(len(edges) == 1 and edges[0][1] == "0" and
+              abs(float(edges[0][2]) - after_last) < 0.002 and
+              float(edges[0][2]) < calls[0][1] - calls[0][0] - 3000,
+              "rank 0's gloo:all_reduce on its path is its time after rank 1 arrived (%.3f µs of "
+              "%.3f): %s" % (after_last, calls[0][1] - calls[0][0], edges))
+    else:
+        check(False, "the first all-reduce on both ranks: %s" % calls)
+
+
+REAL_GLOO = r'''
+local dir = ...
+local job = profsh.load_ranks(dir)
+for _, c in ipairs(job:collectives()) do
+  if c.seq == 0 then print("call", c.name, c.rank, ("%.3f"):format(c.start), ("%.3f"):format(c["end"])) end
+end
+local cp = job:critical_path{annotation = "ProfilerStep", instance = 0, rank = 0}
+for _, e in ipairs(cp:breakdown()) do
+  if e.name == "gloo:all_reduce" then print("edge", e.rank, e.duration, e.bound_by) end
 end
 '''
 
@@ -122,15 +238,7 @@ def main():
             check(all(e.get("bp") == "e" for e in ends.values()), "flow ends bind to the enclosing slice")
         else:
             check(False, "the export was written")
-        # A real job (gloo_h200, recorded on an H200 with torch 2.11): gloo's all-reduces run on
-        # its own threads, outside HTA's graph; the path says it could not link them.
-        real = os.path.join(os.path.dirname(data), "gloo_h200")
-        p = subprocess.run([profsh, "critical-path", os.path.join(real, "rank-0.json.gz"),
-                            os.path.join(real, "rank-1.json.gz"), "--rank", "0"],
-                           capture_output=True, text=True)
-        check(p.returncode == 0 and "linked at 0 collective(s)" in p.stdout and
-              "2 collective call(s) in the window have no node" in p.stdout,
-              "gloo's collectives outside the graph are noted: " + p.stdout[-400:] + p.stderr[-300:])
+        check_gloo(profsh, work, os.path.join(os.path.dirname(data), "gloo_h200"))
         p = lua(profsh, work, ERRORS, data)
         errs = p.stdout.splitlines()
         want = ["say scale = S or remove = true", "scale must be >= 0", "a sync can only be removed",

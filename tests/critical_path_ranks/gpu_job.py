@@ -5,7 +5,8 @@ activity and CUDA sync events, steps 2-4; each rank writes OUT/rank-N.json.
 
 Recorded with torch 2.11.0+cu130 on an NVIDIA H200 (GLOO_SOCKET_IFNAME=lo). gloo runs its
 collective on its own threads (gloo:all_reduce ranges), which HTA's graph leaves out: the
-critical path cannot link the ranks there and says so in a note.
+job's critical path adds them, joined to the c10d::allreduce_ that issued them, and links the
+ranks there (docs/ANALYSIS.md, "Critical path across ranks").
 
   GLOO_SOCKET_IFNAME=lo python3 gpu_job.py OUT
 """

@@ -121,8 +121,9 @@ TEST(CriticalPathRanks, PathCrossesToTheLateRankAtTheCollective) {
   // Rank 0's wait left its own kernel edge: 320 - 300.
   const uint32_t k0 = EventOf(*trace, "ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)", 10);
   for (uint32_t e = 0; e < job.graph.edge_count(); ++e) {
-    if (job.graph.edge_event[e] == k0 && job.layout.node_part[job.graph.edge_src[e]] == 0)
+    if (job.graph.edge_event[e] == k0 && job.layout.node_part[job.graph.edge_src[e]] == 0) {
       EXPECT_EQ(job.graph.edge_weight[e], 20000);
+    }
   }
 }
 
@@ -192,6 +193,130 @@ TEST(CriticalPathRanks, FlowsDrawTheLinkFromTheLastArrival) {
   EXPECT_EQ(flows[1].to_pid, "10");
   EXPECT_EQ(flows[1].from_ts, 410000);
   EXPECT_NE(flows[1].args.find("critical_path_collective"), std::string::npos);
+}
+
+// A gloo job: each rank's c10d::allreduce_ hands the all-reduce to gloo's thread (tid 5), whose
+// gloo:all_reduce range HTA's graph leaves out; the calling thread waits for it, then aten::add.
+// Rank 0: aten::mm [0, 90], c10d::allreduce_ [95, 105], gloo:all_reduce [110, 450] (waiting for
+// rank 1 until 415), aten::add [460, 470]. Rank 1: aten::index_put_ [0, 400] (the straggler's
+// work), c10d::allreduce_ [400, 410], gloo:all_reduce [415, 450], aten::add [455, 465].
+const char kGlooLateRank[] = R"json({"traceEvents": [
+  {"ph": "M", "name": "process_labels", "pid": 10, "args": {"labels": "rank 0"}},
+  {"ph": "M", "name": "process_labels", "pid": 11, "args": {"labels": "rank 1"}},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 10, "tid": 1, "ts": 0, "dur": 90},
+  {"ph": "X", "cat": "cpu_op", "name": "c10d::allreduce_", "pid": 10, "tid": 1, "ts": 95,
+   "dur": 10},
+  {"ph": "X", "cat": "user_annotation", "name": "gloo:all_reduce", "pid": 10, "tid": 5,
+   "ts": 110, "dur": 340},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 10, "tid": 1, "ts": 460, "dur": 10},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::index_put_", "pid": 11, "tid": 1, "ts": 0,
+   "dur": 400},
+  {"ph": "X", "cat": "cpu_op", "name": "c10d::allreduce_", "pid": 11, "tid": 1, "ts": 400,
+   "dur": 10},
+  {"ph": "X", "cat": "user_annotation", "name": "gloo:all_reduce", "pid": 11, "tid": 5,
+   "ts": 415, "dur": 35},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 11, "tid": 1, "ts": 455, "dur": 10}
+]})json";
+
+// HTA's graph of each rank: the operators on the calling thread, one after another (weight-0
+// dependencies between top-level operators); nothing of gloo's thread.
+// `rank0_relu`: rank 0's thread also runs an aten::relu while gloo's thread works.
+std::vector<RankGraphInput> GlooGraphs(const Trace& t, bool rank0_relu = false) {
+  std::vector<RankGraphInput> ranks(2);
+  const std::vector<std::vector<const char*>> ops = {
+      rank0_relu
+          ? std::vector<const char*>{"aten::mm", "c10d::allreduce_", "aten::relu", "aten::add"}
+          : std::vector<const char*>{"aten::mm", "c10d::allreduce_", "aten::add"},
+      {"aten::index_put_", "c10d::allreduce_", "aten::add"}};
+  for (int r = 0; r < 2; ++r) {
+    CpGraph& g = ranks[r].graph;
+    uint32_t last = UINT32_MAX;
+    for (const char* op : ops[r]) {
+      const Nodes n = AddSpan(g, t, EventOf(t, op, 10 + r));
+      if (last != UINT32_MAX) g.AddEdge(last, n.start, CpEdgeType::kDependency, 0);
+      last = n.end;
+    }
+    ranks[r].rank = r;
+    ranks[r].trace = &t;
+  }
+  return ranks;
+}
+
+TEST(CriticalPathRanks, GlooRangesOnWorkerThreadsAreLinked) {
+  auto trace = testing::MustImport(kGlooLateRank);
+  JobGraph job = LinkRanks(GlooGraphs(*trace));
+  EXPECT_EQ(job.layout.worker_collectives, 2u);
+  EXPECT_EQ(job.layout.worker_collectives_waited, 2u);
+  EXPECT_EQ(job.layout.linked_collectives, 1u);
+  EXPECT_EQ(job.layout.calls_outside_graph, 0u);
+  // Rank 0's path: rank 1's aten::index_put_ (400) and its hand-off to gloo's thread (415 -
+  // 400), rank 0's all-reduce after the last arrival (450 - 415), the wait into aten::add (0),
+  // aten::add (10). Without gloo's ranges it would be rank 0's own 90 + 10 + 10.
+  auto p = PathEndingOnPart(WithSinkOnPart(job.graph, job.layout, 0), {});
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  EXPECT_EQ(p->length_ns, 460000);
+  EXPECT_EQ(Attributed(job.graph, job.layout, *trace, *p),
+            (std::vector<std::string>{"1:aten::index_put_", "1:c10d::allreduce_",
+                                      "0:gloo:all_reduce", "0:aten::add"}));
+  // Rank 0's own gloo:all_reduce edge lost its wait (415 - 110 of 340).
+  const uint32_t g0 = EventOf(*trace, "gloo:all_reduce", 10);
+  size_t own = 0;
+  for (uint32_t e = 0; e < job.graph.edge_count(); ++e) {
+    if (job.graph.edge_event[e] != g0 || job.layout.node_part[job.graph.edge_src[e]] != 0) continue;
+    ++own;
+    EXPECT_EQ(job.graph.edge_weight[e], 35000);
+    EXPECT_EQ(job.graph.edge_bound[e], CpBound::kCpuCommunication);
+  }
+  EXPECT_EQ(own, 1u);
+  // Without aten::index_put_, rank 1 arrives first (at 15 on the path) and rank 0's own work is
+  // the path: aten::mm 90, its hand-off 15, the all-reduce's 35, aten::add 10.
+  auto r = WhatIf(job.graph, job.layout,
+                  {Change(WhatIfChange::Target::kOperator, "aten::index_put_", 1, true)}, 0);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->path.length_ns, 150000);
+  EXPECT_EQ(Attributed(job.graph, job.layout, *trace, r->path),
+            (std::vector<std::string>{"0:aten::mm", "0:c10d::allreduce_", "0:gloo:all_reduce",
+                                      "0:aten::add"}));
+}
+
+TEST(CriticalPathRanks, AThreadThatWentOnDoesNotWaitForItsGlooRange) {
+  // Rank 0's thread runs aten::relu [200, 210] while gloo's thread works (an async_op call): it
+  // did not wait, so nothing ties aten::add to the range's end, and the path ending on rank 0
+  // ends at the range's end instead of going on into aten::add.
+  std::string json = kGlooLateRank;
+  const std::string add = R"({"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 10,)";
+  json.insert(json.find(add), R"({"ph": "X", "cat": "cpu_op", "name": "aten::relu", "pid": 10,
+    "tid": 1, "ts": 200, "dur": 10},
+  )");
+  auto trace = testing::MustImport(json);
+  JobGraph job = LinkRanks(GlooGraphs(*trace, true));
+  EXPECT_EQ(job.layout.worker_collectives, 2u);
+  EXPECT_EQ(job.layout.worker_collectives_waited, 1u);
+  EXPECT_EQ(job.layout.linked_collectives, 1u);
+  auto p = PathEndingOnPart(WithSinkOnPart(job.graph, job.layout, 0), {});
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  // Rank 1's 415 up to its range's start, then 35 after the last arrival.
+  EXPECT_EQ(p->length_ns, 450000);
+  EXPECT_EQ(
+      Attributed(job.graph, job.layout, *trace, *p),
+      (std::vector<std::string>{"1:aten::index_put_", "1:c10d::allreduce_", "0:gloo:all_reduce"}));
+}
+
+TEST(CriticalPathRanks, AWorkerRangeWithoutItsIssuerIsCounted) {
+  auto trace = testing::MustImport(kGlooLateRank);
+  std::vector<RankGraphInput> graphs = GlooGraphs(*trace);
+  // Rank 1's graph without its c10d::allreduce_: its gloo range has nothing to hang off.
+  CpGraph& g = graphs[1].graph;
+  CpGraph bare;
+  const Nodes put = AddSpan(bare, *trace, EventOf(*trace, "aten::index_put_", 11));
+  const Nodes add = AddSpan(bare, *trace, EventOf(*trace, "aten::add", 11));
+  bare.AddEdge(put.end, add.start, CpEdgeType::kDependency, 0);
+  g = bare;
+  JobGraph job = LinkRanks(std::move(graphs));
+  EXPECT_EQ(job.layout.worker_collectives, 1u);
+  EXPECT_EQ(job.layout.calls_outside_graph, 1u);
+  EXPECT_EQ(job.layout.linked_collectives, 0u);
+  EXPECT_EQ(job.layout.unlinked_collectives, 1u);
 }
 
 }  // namespace

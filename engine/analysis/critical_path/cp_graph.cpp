@@ -37,6 +37,8 @@ std::string_view CpBoundName(CpBound bound) {
       return "gpu_kernel_kernel_overhead";
     case CpBound::kKernelLaunchOverhead:
       return "gpu_kernel_launch_overhead";
+    case CpBound::kCpuCommunication:
+      return "cpu_communication_bound";
   }
   return "";
 }

@@ -35,6 +35,9 @@ enum class CpBound : uint8_t {
   kGpuCommunication,
   kKernelKernelOverhead,
   kKernelLaunchOverhead,
+  // Not HTA's: a collective a backend runs on its own CPU threads (gloo), which HTA's graph
+  // leaves out (cp_worker_collectives.h).
+  kCpuCommunication,
 };
 // HTA's spelling ("cpu_bound", "gpu_kernel_launch_overhead", ...); "" for kNone.
 std::string_view CpBoundName(CpBound bound);

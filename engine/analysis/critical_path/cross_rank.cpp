@@ -6,6 +6,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "engine/analysis/critical_path/cp_worker_collectives.h"
 #include "engine/analysis/ranks.h"
 
 namespace profsh {
@@ -43,9 +44,24 @@ JobGraph LinkRanks(std::vector<RankGraphInput> ranks) {
   using Key = std::tuple<std::string, std::string, int64_t>;
   std::map<Key, std::vector<Arrival>> calls;
   const Trace* calls_of = nullptr;
-  std::vector<CollectiveCall> trace_calls;
+  std::vector<CollectiveCall> trace_calls, trace_issuers;
   for (size_t p = 0; p < ranks.size(); ++p) {
     RankGraphInput& in = ranks[p];
+    // The ranks' graphs mostly come from one trace: its collectives are found once.
+    if (in.trace != calls_of) {
+      calls_of = in.trace;
+      const std::vector<int32_t> rank_of_track = RankOfTrack(*in.trace);
+      trace_calls = CollectiveCalls(*in.trace, rank_of_track);
+      // Only host calls (gloo's ranges) can lack a node; NCCL's kernels need no issuer.
+      const bool host_calls = std::any_of(trace_calls.begin(), trace_calls.end(),
+                                          [](const CollectiveCall& c) { return !c.device; });
+      trace_issuers =
+          host_calls ? CollectiveIssuers(*in.trace, rank_of_track) : std::vector<CollectiveCall>{};
+    }
+    const WorkerCollectiveCounts worker =
+        AddWorkerCollectives(in.graph, *in.trace, in.rank, trace_calls, trace_issuers);
+    job.worker_collectives += worker.joined;
+    job.worker_collectives_waited += worker.waited;
     const uint32_t offset = static_cast<uint32_t>(g.node_count());
     for (uint32_t n = 0; n < in.graph.node_count(); ++n) {
       g.AddNode(in.graph.node_ts[n] + in.clock_offset_ns, in.graph.node_event[n],
@@ -66,16 +82,12 @@ JobGraph LinkRanks(std::vector<RankGraphInput> ranks) {
       window_start = std::min(window_start, ts);
       window_end = std::max(window_end, ts);
     }
-    // The ranks' graphs mostly come from one trace: its collectives are found once.
-    if (in.trace != calls_of) {
-      calls_of = in.trace;
-      trace_calls = CollectiveCalls(*in.trace, RankOfTrack(*in.trace));
-    }
     for (const CollectiveCall& c : trace_calls) {
       if (c.rank != in.rank) continue;
       auto it = nodes.find(c.event);
       if (it == nodes.end() || it->second.first == UINT32_MAX || it->second.second == UINT32_MAX) {
-        // Outside the rank's window, or a call the graph has no node for.
+        // Outside the rank's window, or a call the graph has no node for (a worker thread's
+        // collective whose issuing operator is not in the graph).
         if (!in.graph.node_ts.empty() && c.ts >= window_start && c.ts <= window_end)
           ++job.calls_outside_graph;
         continue;

@@ -39,9 +39,13 @@ struct JobLayout {
   size_t linked_collectives = 0;
   // Collectives called by a single rank in the graphs' windows, or twice by one rank.
   size_t unlinked_collectives = 0;
-  // Collective calls in a rank's window whose event has no node in its graph (gloo's
-  // gloo:all_reduce ranges on its own threads, which HTA's graph leaves out).
+  // Collective calls in a rank's window whose event has no node in its graph, even after the
+  // worker threads' collectives were added (one whose issuing operator is not in the graph).
   size_t calls_outside_graph = 0;
+  // Collectives run on a backend's own threads (gloo's gloo:all_reduce ranges, which HTA's graph
+  // leaves out) added to their rank's graph, joined to the operators that issued them
+  // (cp_worker_collectives.h); and of those, the ones their issuing thread waited for.
+  size_t worker_collectives = 0, worker_collectives_waited = 0;
 
   // The part an edge's time belongs to: its source's, or its end's for a link out of a meeting
   // node.
@@ -67,7 +71,9 @@ struct JobGraph {
 
 // Joins the ranks' graphs (in the order given) and links them at their collectives, matched as
 // t:collectives() matches them (engine/analysis/ranks.h: group, name, then the NCCL sequence
-// number or the call's place among its rank's calls). For a collective called by ranks P, with
+// number or the call's place among its rank's calls); a call that a backend runs on its own
+// thread (gloo) is first added to its rank's graph (AddWorkerCollectives). For a collective
+// called by ranks P, with
 // start node s_p and end node e_p on each, and L the rank that started it last:
 //   - a meeting node M at L's start, with an edge s_p -> M (kSyncDependency, weight 0) from every
 //     rank: the collective can complete only once every rank has arrived;

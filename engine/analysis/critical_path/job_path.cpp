@@ -80,12 +80,19 @@ Result<JobCriticalPath> AnalyzeJobCriticalPath(const Trace& trace,
   job.cp.notes = std::move(notes);
   job.cp.notes.push_back(std::to_string(ranks.size()) + " ranks linked at " +
                          std::to_string(job.layout.linked_collectives) + " collective(s)");
+  if (job.layout.worker_collectives > 0)
+    job.cp.notes.push_back(
+        std::to_string(job.layout.worker_collectives) +
+        " collective range(s) run on a backend's own threads (such as gloo's gloo:all_reduce), "
+        "which HTA's graph leaves out, were added and joined to the operators that issued them; " +
+        std::to_string(job.layout.worker_collectives_waited) +
+        " of them were waited for by the issuing thread");
   if (job.layout.calls_outside_graph > 0)
     job.cp.notes.push_back(
         std::to_string(job.layout.calls_outside_graph) +
-        " collective call(s) in the window have no node in their rank's graph (such as gloo's "
-        "gloo:all_reduce ranges on its own threads) and could not be linked: the path does not "
-        "see the ranks wait for each other there");
+        " collective call(s) in the window have no node in their rank's graph and no issuing "
+        "operator (c10d::* or record_param_comms) in it, and could not be linked: the path does "
+        "not see the ranks wait for each other there");
   if (job.layout.unlinked_collectives > 0)
     job.cp.notes.push_back(std::to_string(job.layout.unlinked_collectives) +
                            " collective(s) not called once by each of several ranks in the "
