@@ -21,7 +21,13 @@
   line) during a resnet18 flight recording, beside the bound --flight-recorder-mb sets;
 - the time from a dump request (profsh trace --pid PID --dump) to the saved traces.
 
-  python3 bench/flight_recorder_bench.py BUILD_DIR [GROUPS] [STEPS] [WARM]
+  python3 bench/flight_recorder_bench.py BUILD_DIR [GROUPS] [STEPS] [WARM] [diagnose]
+
+"diagnose" adds two configurations that split the flight recorder's cost: `profsh run
+--activities nvtx` (the collector injected, torch's operator callback not installed) and
+`--flight-recorder 20 --drain-ms 100`. The main thread's CPU per step (time.thread_time) is
+printed beside the wall time: a CPU ratio that follows the wall ratio means the workload's own
+thread does more work; one that does not means the thread waits or is preempted.
 """
 import math
 import os
@@ -54,11 +60,11 @@ def loop(after=None):
     for _ in range(steps):
         if go is not None and not go.read(1):
             return
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.thread_time()
         step()
         if after:
             after()
-        done.write("%.9f\n" % (time.perf_counter() - start))
+        done.write("%.9f %.9f\n" % (time.perf_counter() - start, time.thread_time() - start_cpu))
 if mode == "torch":
     from torch.profiler import ProfilerActivity, profile
     with profile(activities=[ProfilerActivity.CPU]) as prof:
@@ -80,7 +86,8 @@ done.write("drain_cpu_s %.6f\n" % drain)
 
 def run_group(commands, steps, warm, work, group):
     """Starts one process per command, all at once, and has them take steps in turn; returns
-    each process's timed step times and its drain thread's CPU seconds."""
+    each process's timed steps (wall and main-thread CPU seconds) and its drain thread's CPU
+    seconds."""
     processes, channels = [], []
     try:
         for i, command in enumerate(commands):
@@ -104,7 +111,8 @@ def run_group(commands, steps, warm, work, group):
                     process, argv, err = processes[i]
                     sys.exit("flight_recorder_bench: %s ended early:\n%s" % (" ".join(argv), open(err).read()[-2000:]))
                 if s >= warm:
-                    times[i].append(float(line))
+                    wall, cpu = line.split()
+                    times[i].append((float(wall), float(cpu)))
         drains = []
         for go, done in pipes:
             go.close()
@@ -117,7 +125,8 @@ def run_group(commands, steps, warm, work, group):
             text = open(err).read()
             # A profsh run that recorded nothing measured nothing (a build folder without the
             # torch plugin's sources, a step marker that never matched).
-            if argv[0].endswith("profsh") and (" 0 ranges," in text or " 0 steps seen" in text):
+            if argv[0].endswith("profsh") and "--activities torch" in " ".join(argv) and (
+                    " 0 ranges," in text or " 0 steps seen" in text):
                 sys.exit("flight_recorder_bench: %s recorded nothing:\n%s" % (" ".join(argv), text[-2000:]))
         return times, drains
     finally:
@@ -155,6 +164,7 @@ def main():
     groups = int(args[1]) if len(args) > 1 else 30
     steps = int(args[2]) if len(args) > 2 else 6
     warm = int(args[3]) if len(args) > 3 else 3
+    diagnose = len(args) > 4 and args[4] == "diagnose"
     reps = 8
     profsh = os.path.join(build, "profsh")
     nvtx = os.path.join(build, "bench", "flight_nvtx")
@@ -177,31 +187,45 @@ def main():
             "profsh --flight-recorder 20": flight + train("plain"),
             "torch.profiler every step": train("torch"),
         }
+        if diagnose:
+            # Where the flight recorder's cost comes from: the collector alone (injected, no
+            # operator callback in torch), and the flight recorder draining every 100 ms.
+            configs["profsh run --activities nvtx"] = [profsh, "run", "--no-table", "--activities", "nvtx",
+                                                       "-o", out, "--"] + train("plain")
+            configs["--flight-recorder 20 --drain-ms 100"] = (
+                flight[:-1] + ["--drain-ms", "100", "--"] + train("plain"))
         names = list(configs)
         # One group first: builds and caches the operator source where needed (not counted).
         run_group([configs[n] for n in names], 1, 1, work, -1)
         load_before = os.getloadavg()
         started = time.time()
         medians = {n: [] for n in names}
+        cpu_medians = {n: [] for n in names}
         drains = {n: [] for n in names}
         for g in range(groups):
             times, drain = run_group([configs[n] for n in names], steps, warm, work, g)
             for n, t, d in zip(names, times, drain):
-                medians[n].append(statistics.median(t))
+                medians[n].append(statistics.median(w for w, _ in t))
+                cpu_medians[n].append(statistics.median(c for _, c in t))
                 drains[n].append(d / (warm + steps))
         load_after = os.getloadavg()
-        print("resnet18 training, CPU, one torch thread, batch 8x3x64x64: %d groups of four processes "
+        print("resnet18 training, CPU, one torch thread, batch 8x3x64x64: %d groups of %d processes "
               "(one per configuration) taking steps in turn, %d untimed then %d timed steps each; %.0f s; "
               "load average %.1f before, %.1f after (%d cores)" % (
-                  groups, warm, steps, time.time() - started, load_before[0], load_after[0], os.cpu_count()))
-        print("  %-28s %9s %10s %17s %9s %9s" % ("", "median", "ratio", "95 % interval", "median", "drain CPU"))
-        print("  %-28s %9s %10s %17s %9s %9s" % ("", "step ms", "(geo mean)", "(bootstrap)", "ratio", "ms/step"))
+                  groups, len(names), warm, steps, time.time() - started, load_before[0], load_after[0], os.cpu_count()))
+        print("  %-34s %9s %10s %17s %9s %17s %9s" % ("", "median", "ratio", "95 % interval", "median",
+                                                       "main thread CPU", "drain CPU"))
+        print("  %-34s %9s %10s %17s %9s %17s %9s" % ("", "step ms", "(geo mean)", "(bootstrap)", "ratio",
+                                                       "ratio (interval)", "ms/step"))
         for n in names:
             ratios = [a / b for a, b in zip(medians[n], medians["no profiler"])]
             low, high = bootstrap_interval(ratios)
-            print("  %-28s %9.1f %10.4f %8.4f-%-8.4f %9.4f %9.2f" % (
+            cpu_ratios = [a / b for a, b in zip(cpu_medians[n], cpu_medians["no profiler"])]
+            cpu_low, cpu_high = bootstrap_interval(cpu_ratios)
+            print("  %-34s %9.1f %10.4f %8.4f-%-8.4f %9.4f %6.4f (%.3f-%.3f) %9.2f" % (
                 n, statistics.median(medians[n]) * 1e3, geometric_mean(ratios), low, high,
-                statistics.median(ratios), statistics.median(drains[n]) * 1e3))
+                statistics.median(ratios), geometric_mean(cpu_ratios), cpu_low, cpu_high,
+                statistics.median(drains[n]) * 1e3))
 
         # The ring's and profsh's memory during a flight recording.
         cmd = flight + [python, script, "plain", "-", "-", "30"]
