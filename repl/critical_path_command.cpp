@@ -83,7 +83,8 @@ int Parse(int argc, char** argv, Arguments* out) {
   return -1;
 }
 
-// The ProfilerStep instances of one rank, in trace order (HTA counts instances so).
+// The ProfilerStep instances of one rank, counted as the analysis counts them (CPU side only,
+// in trace order), so that --step N and the printed names are the steps the window covers.
 std::vector<std::string> StepNames(const Trace& trace, std::optional<int32_t> rank) {
   const std::vector<int32_t> rank_of_track = RankOfTrack(trace);
   if (!rank) {
@@ -91,12 +92,8 @@ std::vector<std::string> StepNames(const Trace& trace, std::optional<int32_t> ra
     if (!ranks.empty()) rank = ranks.front();
   }
   std::vector<std::string> names;
-  for (size_t i = 0; i < trace.events.size(); ++i) {
-    if (trace.events.phase(i) != 'X' || (rank && rank_of_track[trace.events.track(i)] != *rank))
-      continue;
-    const std::string_view name = trace.str(trace.events.name(i));
-    if (name.find("ProfilerStep") != std::string_view::npos) names.emplace_back(name);
-  }
+  for (size_t ev : AnnotationInstances(trace, rank_of_track, rank, "ProfilerStep"))
+    names.emplace_back(trace.str(trace.events.name(ev)));
   return names;
 }
 

@@ -153,6 +153,14 @@ def check_gloo(profsh, work, real):
           "2 collective range(s) run on a backend's own threads" in p.stdout and
           "could not be linked" not in p.stdout,
           "gloo's collectives on the real job are linked: " + p.stdout[-600:] + p.stderr[-300:])
+    # Its steps have GPU-side ProfilerStep annotations too; the CLI names and counts the steps
+    # as the analysis does (CPU side), so --step N is ProfilerStep#N and "all" names them all.
+    for extra, title in ((["--step", "all"], "every step (ProfilerStep#2 to ProfilerStep#4)"),
+                         (["--step", "3"], "ProfilerStep#3:")):
+        p = subprocess.run([profsh, "critical-path"] + real_paths + ["--rank", "0"] + extra,
+                           capture_output=True, text=True)
+        check(p.returncode == 0 and p.stdout.startswith("critical path of 2 ranks' traces, " + title),
+              "critical-path %s names the steps it covers: %s" % (" ".join(extra), p.stdout[:200] + p.stderr[-300:]))
     p = lua(profsh, work, REAL_GLOO, real)
     check(p.returncode == 0, "the real gloo job's script runs: " + p.stderr[-500:])
     lines = [l.split("\t") for l in p.stdout.splitlines()]

@@ -62,12 +62,11 @@ Status FindWindow(const Trace& trace, const CpTimes& times, const CriticalPathOp
                   const std::vector<int32_t>& rank_of_track, std::optional<int32_t> rank,
                   int64_t* start, int64_t* end) {
   const EventTable& events = trace.events;
-  auto in_rank = [&](size_t ev) { return !rank || rank_of_track[events.track(ev)] == *rank; };
   *start = INT64_MAX;
   *end = INT64_MIN;
   if (options.annotation.empty()) {
     for (size_t ev = 0; ev < events.size(); ++ev) {
-      if (!in_rank(ev) || events.phase(ev) == 'M') continue;
+      if ((rank && rank_of_track[events.track(ev)] != *rank) || events.phase(ev) == 'M') continue;
       *start = std::min(*start, times.Ts(ev));
       *end = std::max(*end, times.End(ev));
     }
@@ -78,20 +77,12 @@ Status FindWindow(const Trace& trace, const CpTimes& times, const CriticalPathOp
     return Error{"critical_path: instance {" + std::to_string(options.first_instance) + ", " +
                  std::to_string(options.last_instance) +
                  "} is not a range of instances (first >= 0, last >= first)"};
-  std::vector<int8_t> matches(events.templates().size(), -1);
-  int64_t instance = 0;
-  for (size_t ev = 0; ev < events.size(); ++ev) {
-    if (events.phase(ev) != 'X' || !in_rank(ev)) continue;
-    if (ModelOf(trace).role(ev).role == EventRole::kGpuAnnotation) continue;
-    int8_t& m = matches[events.template_column()[ev]];
-    if (m < 0)
-      m = trace.str(events.name(ev)).find(options.annotation) != std::string_view::npos ? 1 : 0;
-    if (!m) continue;
-    if (instance >= options.first_instance && instance <= options.last_instance) {
-      *start = std::min(*start, times.Ts(ev));
-      *end = std::max(*end, times.End(ev));
-    }
-    ++instance;
+  const std::vector<size_t> instances =
+      AnnotationInstances(trace, rank_of_track, rank, options.annotation);
+  const int64_t instance = static_cast<int64_t>(instances.size());
+  for (int64_t i = options.first_instance; i <= options.last_instance && i < instance; ++i) {
+    *start = std::min(*start, times.Ts(instances[i]));
+    *end = std::max(*end, times.End(instances[i]));
   }
   if (instance == 0)
     return Error{"critical_path: no event's name contains the annotation \"" + options.annotation +
@@ -104,6 +95,22 @@ Status FindWindow(const Trace& trace, const CpTimes& times, const CriticalPathOp
 }
 
 }  // namespace
+
+std::vector<size_t> AnnotationInstances(const Trace& trace, const std::vector<int32_t>& rank_of_track,
+                                        std::optional<int32_t> rank, std::string_view annotation) {
+  const EventTable& events = trace.events;
+  const EventModel& model = ModelOf(trace);
+  std::vector<int8_t> matches(events.templates().size(), -1);
+  std::vector<size_t> instances;
+  for (size_t ev = 0; ev < events.size(); ++ev) {
+    if (events.phase(ev) != 'X' || (rank && rank_of_track[events.track(ev)] != *rank)) continue;
+    if (model.role(ev).role == EventRole::kGpuAnnotation) continue;
+    int8_t& m = matches[events.template_column()[ev]];
+    if (m < 0) m = trace.str(events.name(ev)).find(annotation) != std::string_view::npos ? 1 : 0;
+    if (m) instances.push_back(ev);
+  }
+  return instances;
+}
 
 double CriticalPathMicroseconds(const CpPath& path) {
   return static_cast<double>(path.length_ns) / 1000.0;

@@ -8,6 +8,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/analysis/analysis_rows.h"
@@ -66,6 +67,12 @@ Result<CriticalPath> AnalyzeCriticalPath(const Trace& trace, const CriticalPathO
 
 // The path's length in µs (the sum of its edges' weights).
 double CriticalPathMicroseconds(const CpPath& path);
+
+// The events that bound a window: the CPU-side events of `rank` (every rank when unset) whose
+// name contains `annotation`, in trace order. Instance N of CriticalPathOptions is element N,
+// and callers that name instances (the CLI's --step) must count with this very list.
+std::vector<size_t> AnnotationInstances(const Trace& trace, const std::vector<int32_t>& rank_of_track,
+                                        std::optional<int32_t> rank, std::string_view annotation);
 
 // HTA's summary(): per bound_by (sorted by name, "" first), the percentage of the path's
 // length. Columns: bound_by, pct, duration_us.
