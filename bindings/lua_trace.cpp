@@ -686,7 +686,9 @@ std::string FormatDuration(int64_t ns) {
 }
 
 void PushTrace(lua_State* L, std::shared_ptr<Trace> trace) {
-  NewUserdata(L, kTraceType, TraceHandle{.trace = std::move(trace)});
+  TraceHandle handle;
+  handle.trace = std::move(trace);
+  NewUserdata(L, kTraceType, std::move(handle));
 }
 
 TraceHandle* TestTrace(lua_State* L, int index) {
