@@ -15,8 +15,8 @@ using StartThread = std::function<std::thread(std::function<void()>)>;
 
 // Calls work(k) for every k in [0, n) on up to `threads` threads. When a thread cannot be
 // started (std::system_error, std::bad_alloc), no further item is begun, the threads already
-// running finish the item they hold and are joined, and the error is returned (some items then were
-// not done). `work` must not throw.
+// running finish the item they hold and are joined, and the error is returned (some items then
+// were not done). `work` must not throw.
 Status ForEachFile(size_t n, const std::function<void(size_t)>& work, unsigned threads,
                    const StartThread& start);
 
