@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -20,24 +21,27 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: profsh job map (--dask SCHEDULER_ADDRESS | --local N) TRACE... -o DIR\n"
-    "        [--retries N] [--python PATH] [--worker-profsh PATH] [--no-reduce]\n"
+    "        [--retries N] [--python PATH] [--worker-profsh PATH] [--worker-timeout SECONDS]\n"
+    "        [--no-reduce]\n"
     "\n"
-    "Summarizes each rank's trace of a distributed job with `profsh summarize`, one task per\n"
-    "rank, into DIR/rank-R.summary.sqlite (R: the trace's rank, as profsh summarize TRACE...\n"
-    "-o DIR names them; two traces of one rank are an error naming both):\n"
+    "Summarizes each trace of a distributed job with `profsh summarize`, one task per trace,\n"
+    "into DIR/rank-R.summary.sqlite (R: the trace's rank, as profsh summarize TRACE... -o DIR\n"
+    "names them; a trace whose processes are several ranks, a profsh run of a job, gives one\n"
+    "file per rank; a rank found in two traces is an error naming both):\n"
     "  --dask ADDRESS  on an existing Dask cluster (tcp://host:8786), through the driver\n"
     "                  shipped with profsh (lib/profsh/python/profsh_job_map.py), run by\n"
     "                  /usr/bin/python3 with Debian's python3-distributed. Each worker must see\n"
     "                  the trace at the path given here (relative paths are made absolute\n"
     "                  here) and run profsh at --worker-profsh (default: this program's path);\n"
-    "                  the summaries come back to DIR on this machine.\n"
+    "                  the summaries come back to DIR on this machine. A scheduler that no\n"
+    "                  worker joins within --worker-timeout seconds (default 60) is an error.\n"
     "  --local N       N processes on this machine.\n"
-    "A rank that fails (an error, a lost worker, a killed process) is run again up to --retries\n"
-    "times (default 2), then reported with its trace and last message; the other ranks are\n"
-    "summarized. Exit status 0 when every rank was summarized, 1 otherwise, 2 for usage errors.\n"
-    "Then the reduce runs here: profsh.load_summaries over DIR (the ranks that failed left out)\n"
-    "and the job's straggler, slowest rank per step and drifting ranks on standard output\n"
-    "(--no-reduce: not).\n"
+    "A trace that fails (an error, a lost worker, a killed process) is run again up to --retries\n"
+    "times (default 2), then reported with its last message; the other traces are summarized.\n"
+    "Exit status 0 when every trace was summarized, 1 otherwise, 2 for usage errors.\n"
+    "Then the reduce runs here: profsh.load_summaries over the summaries this map wrote (the\n"
+    "ranks that failed left out) and the job's straggler, slowest rank per step and drifting\n"
+    "ranks on standard output (--no-reduce: not).\n"
     "\n"
     "Any scheduler can make the same files: a Slurm job array or xargs -P running\n"
     "`profsh summarize` per rank (README, \"Jobs bigger than one machine\").\n";
@@ -57,7 +61,7 @@ int RunMap(int argc, char** argv) {
   bool reduce = true;
   CommandLine cl("profsh job map", argc, argv,
                  {"--help", "--dask", "--local", "-o", "--output", "--retries", "--python",
-                  "--worker-profsh", "--no-reduce"});
+                  "--worker-profsh", "--worker-timeout", "--no-reduce"});
   while (cl.Next()) {
     const std::string& a = cl.arg();
     if (a == "-h" || a == "--help") {
@@ -77,6 +81,9 @@ int RunMap(int argc, char** argv) {
     } else if (a == "--python") {
       dask.python = cl.Value("a Python interpreter");
       dask_only_option = true;
+    } else if (a == "--worker-timeout") {
+      dask.worker_timeout_s = static_cast<int>(std::min(cl.Number(1), 86400LL));
+      dask_only_option = true;
     } else if (a == "--worker-profsh") {
       dask.worker_profsh = cl.Value("the profsh program's path on the workers");
       dask_only_option = true;
@@ -91,7 +98,7 @@ int RunMap(int argc, char** argv) {
   if (dask.scheduler.empty() == (processes == 0))
     cl.Fail("say where the map runs: --dask SCHEDULER_ADDRESS or --local N (one of them)");
   if (processes > 0 && dask_only_option)
-    cl.Fail("--python and --worker-profsh are options of --dask");
+    cl.Fail("--python, --worker-profsh and --worker-timeout are options of --dask");
   if (out_dir.empty()) cl.Fail("no -o DIR for the summaries");
   if (traces.empty()) cl.Fail("no TRACE given (one per rank)");
 
@@ -107,7 +114,10 @@ int RunMap(int argc, char** argv) {
     if (dask.worker_profsh.empty()) dask.worker_profsh = program;
     started = RunDaskMap(dask, *tasks, &progress);
   }
-  if (!started.ok()) return CommandFailed("job map", started.message());
+  if (!started.ok()) {
+    progress.Abandon();
+    return CommandFailed("job map", started.message());
+  }
   int status = progress.Finish();
   if (reduce && progress.done() > 0 && ReduceSummaries(progress.placed(), out_dir) != 0) return 1;
   return status;

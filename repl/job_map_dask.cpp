@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/util/json_text.h"
+#include "repl/job_child.h"
 
 namespace profsh::repl {
 
@@ -30,7 +31,8 @@ std::string PlanJson(const DaskMapOptions& options, const std::vector<MapTask>& 
   AppendJsonString(&out, options.scheduler);
   out += ", \"profsh\": ";
   AppendJsonString(&out, options.worker_profsh);
-  out += ", \"retries\": " + std::to_string(options.retries) + ", \"tasks\": [";
+  out += ", \"retries\": " + std::to_string(options.retries) +
+         ", \"worker_timeout\": " + std::to_string(options.worker_timeout_s) + ", \"tasks\": [";
   for (size_t i = 0; i < tasks.size(); ++i) {
     out += i ? ",\n{\"trace\": " : "\n{\"trace\": ";
     AppendJsonString(&out, tasks[i].trace);
@@ -59,7 +61,7 @@ bool HandleEvent(const std::string& line, const DaskMapOptions& options, size_t 
   if (!event.is_object() || !event.contains("event") || !event["event"].is_string()) return false;
   const std::string kind = event["event"];
   if (kind == "started") {
-    std::fprintf(stderr, "profsh job map: %zu ranks on the Dask cluster at %s (%d workers)\n",
+    std::fprintf(stderr, "profsh job map: %zu traces on the Dask cluster at %s (%d workers)\n",
                  task_count, options.scheduler.c_str(), event.value("workers", 0));
     progress->Start();
     return true;
@@ -111,6 +113,7 @@ Status RunDaskMap(const DaskMapOptions& options, const std::vector<MapTask>& tas
     close(to_driver[1]);
     return Error{std::string("pipe: ") + strerror(errno)};
   }
+  const pid_t job_map = getpid();
   pid_t pid = fork();
   if (pid < 0) {
     std::string why = strerror(errno);
@@ -118,6 +121,7 @@ Status RunDaskMap(const DaskMapOptions& options, const std::vector<MapTask>& tas
     return Error{"cannot start the Dask driver: " + why};
   }
   if (pid == 0) {
+    DieWithJobMap(job_map);
     dup2(to_driver[0], STDIN_FILENO);
     dup2(from_driver[1], STDOUT_FILENO);
     for (int fd : {to_driver[0], to_driver[1], from_driver[0], from_driver[1]}) close(fd);
@@ -155,7 +159,7 @@ Status RunDaskMap(const DaskMapOptions& options, const std::vector<MapTask>& tas
   }
   bool driver_ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
   if (!driver_ok && std::none_of(reported.begin(), reported.end(), [](bool r) { return r; })) {
-    return Error{"the Dask driver (" + *driver + ") stopped before any rank was mapped"};
+    return Error{"the Dask driver (" + *driver + ") stopped before any trace was summarized"};
   }
   for (size_t i = 0; i < tasks.size(); ++i) {
     if (reported[i]) continue;

@@ -16,6 +16,7 @@ struct DaskMapOptions {
   std::string python = "/usr/bin/python3";  // with Debian's python3-distributed
   std::string worker_profsh;                // the profsh program the workers run
   int retries = 2;
+  int worker_timeout_s = 60;  // how long the driver waits for a first worker
 };
 
 // The driver beside this program: ./python/profsh_job_map.py in a build tree,

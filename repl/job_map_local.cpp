@@ -1,6 +1,7 @@
 #include "repl/job_map_local.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,6 +12,8 @@
 #include <map>
 #include <string>
 
+#include "repl/job_child.h"
+
 namespace profsh::repl {
 
 namespace {
@@ -19,6 +22,38 @@ struct Attempt {
   size_t index;
   int tries;     // including this one
   FILE* errors;  // the child's standard error, an anonymous temporary file
+};
+
+// The summarize processes running. Whatever ends the map early (an error returned, an exception)
+// kills and reaps those left, so that no summarize outlives `profsh job map`.
+class Children {
+ public:
+  Children() = default;
+  Children(const Children&) = delete;
+  Children& operator=(const Children&) = delete;
+  ~Children() {
+    for (const auto& [pid, attempt] : running_) kill(pid, SIGKILL);
+    for (const auto& [pid, attempt] : running_) {
+      while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+      }
+      std::fclose(attempt.errors);
+    }
+  }
+
+  void Add(pid_t pid, const Attempt& attempt) { running_.emplace(pid, attempt); }
+  // The attempt of a child that ended, now the caller's; false when `pid` is none of ours.
+  bool Take(pid_t pid, Attempt* attempt) {
+    auto it = running_.find(pid);
+    if (it == running_.end()) return false;
+    *attempt = it->second;
+    running_.erase(it);
+    return true;
+  }
+  size_t size() const { return running_.size(); }
+  bool empty() const { return running_.empty(); }
+
+ private:
+  std::map<pid_t, Attempt> running_;
 };
 
 // What summarize said about the trace: its lines that name the trace (summarize's errors name
@@ -55,8 +90,10 @@ std::string HowItEnded(int status) {
 // Starts `program summarize TRACE -o SUMMARY` with its standard output discarded and its
 // standard error in `errors`; the child's pid, or -1 with errno set.
 pid_t StartSummarize(const std::string& program, const MapTask& task, FILE* errors) {
+  const pid_t job_map = getpid();
   pid_t pid = fork();
   if (pid != 0) return pid;
+  DieWithJobMap(job_map);
   int devnull = open("/dev/null", O_RDWR);
   if (devnull >= 0) {
     dup2(devnull, STDIN_FILENO);
@@ -76,7 +113,7 @@ Status RunLocalMap(const std::string& program, const std::vector<MapTask>& tasks
                    int retries, MapProgress* progress) {
   std::deque<Attempt> waiting;
   for (size_t i = 0; i < tasks.size(); ++i) waiting.push_back({i, 1, nullptr});
-  std::map<pid_t, Attempt> running;
+  Children running;
   progress->Start();
   while (!waiting.empty() || !running.empty()) {
     while (!waiting.empty() && static_cast<int>(running.size()) < processes) {
@@ -84,6 +121,8 @@ Status RunLocalMap(const std::string& program, const std::vector<MapTask>& tasks
       a.errors = std::tmpfile();
       if (a.errors == nullptr)
         return Error{std::string("cannot make a temporary file: ") + strerror(errno)};
+      // Only its own child writes to it: the other children must not hold it open.
+      fcntl(fileno(a.errors), F_SETFD, FD_CLOEXEC);
       pid_t pid = StartSummarize(program, tasks[a.index], a.errors);
       if (pid < 0) {
         std::fclose(a.errors);
@@ -91,7 +130,7 @@ Status RunLocalMap(const std::string& program, const std::vector<MapTask>& tasks
         return Error{std::string("cannot start a process: ") + strerror(errno)};
       }
       waiting.pop_front();
-      running.emplace(pid, a);
+      running.Add(pid, a);
     }
     int status = 0;
     pid_t pid = waitpid(-1, &status, 0);
@@ -99,10 +138,8 @@ Status RunLocalMap(const std::string& program, const std::vector<MapTask>& tasks
       if (errno == EINTR) continue;
       return Error{std::string("waiting for the summarize processes: ") + strerror(errno)};
     }
-    auto it = running.find(pid);
-    if (it == running.end()) continue;
-    Attempt a = it->second;
-    running.erase(it);
+    Attempt a{};
+    if (!running.Take(pid, &a)) continue;
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
       std::fclose(a.errors);
       progress->Done(a.index);

@@ -1,6 +1,7 @@
 // Where `profsh job map` puts each summary: every task writes a staging file of its own in DIR
 // (its rank is known only once summarized); a finished one is renamed rank-R.summary.sqlite, as
-// `profsh summarize TRACE... -o DIR` names them, R read from the summary itself.
+// `profsh summarize TRACE... -o DIR` names them, R read from the summary itself. A trace holding
+// several ranks leaves a staging folder of rank-R.summary.sqlite files: each is placed so.
 #pragma once
 
 #include <cstdint>
@@ -17,10 +18,11 @@ class SummaryOutputs {
  public:
   explicit SummaryOutputs(const std::vector<MapTask>& tasks) : tasks_(tasks) {}
 
-  // Names task `index`'s finished staging file by its rank; returns the final path. Fails (the
-  // staging file removed) when the summary cannot be read or another trace had the same rank.
-  Result<std::string> Place(size_t index);
-  // Removes the staging files left by tasks that did not finish.
+  // Names task `index`'s finished summaries by their ranks; returns their final paths. Fails (its
+  // staging file or folder removed, none of its ranks placed) when a summary cannot be read or
+  // another trace had one of its ranks.
+  Result<std::vector<std::string>> Place(size_t index);
+  // Removes the staging files and folders left by tasks that did not finish.
   void RemoveStaging() const;
 
  private:

@@ -22,7 +22,7 @@ void MapProgress::Done(size_t index) {
     Failed(index, placed.error().message);
     return;
   }
-  placed_.push_back(*placed);
+  placed_.insert(placed_.end(), placed->begin(), placed->end());
   ++done_;
   Draw(false);
 }
@@ -43,7 +43,7 @@ void MapProgress::Draw(bool final) {
   size_t filled = total ? kBarWidth * (done_ + failures_.size()) / total : kBarWidth;
   std::string line = std::string(kPrefix) + ": [" + std::string(filled, '#') +
                      std::string(kBarWidth - filled, '.') + "] " + std::to_string(done_) + "/" +
-                     std::to_string(total) + " ranks done";
+                     std::to_string(total) + " traces done";
   if (!failures_.empty()) line += ", " + std::to_string(failures_.size()) + " failed";
   if (final && !tty_ && line == last_text_) return;  // the last line said it already
   last_text_ = line;
@@ -56,12 +56,13 @@ int MapProgress::Finish() {
   outputs_.RemoveStaging();
   if (!tasks_.empty()) {
     std::string folder = std::filesystem::path(tasks_.front().staging).parent_path().string();
-    std::fprintf(stderr, "%s: %zu of %zu summaries written to %s\n", kPrefix, done_, tasks_.size(),
+    std::fprintf(stderr, "%s: %zu of %zu traces summarized, %zu rank summar%s written to %s\n",
+                 kPrefix, done_, tasks_.size(), placed_.size(), placed_.size() == 1 ? "y" : "ies",
                  folder.c_str());
   }
   if (failures_.empty()) return 0;
   std::sort(failures_.begin(), failures_.end());
-  std::fprintf(stderr, "%s: %zu rank%s not summarized (a failing summarize is tried %d time%s):\n",
+  std::fprintf(stderr, "%s: %zu trace%s not summarized (a failing summarize is tried %d time%s):\n",
                kPrefix, failures_.size(), failures_.size() == 1 ? "" : "s", retries_ + 1,
                retries_ == 0 ? "" : "s");
   for (const auto& [index, message] : failures_) {

@@ -1,6 +1,6 @@
-// What `profsh job map` shows while ranks are summarized, locally or on Dask: "[###...] 7/16 ranks
-// done, 1 failed" on standard error (redrawn on a terminal; in a log, a line at most every second
-// and at the end), then each rank that failed, with its trace and last message.
+// What `profsh job map` shows while traces are summarized, locally or on Dask: "[###...] 7/16
+// traces done, 1 failed" on standard error (redrawn on a terminal; in a log, a line at most every
+// second and at the end), then each trace that failed, with its last message.
 #pragma once
 
 #include <chrono>
@@ -19,17 +19,20 @@ class MapProgress {
   // The first line, once the map has started.
   void Start() { Draw(false); }
 
-  // Task `index` wrote its staging file: named by its rank (SummaryOutputs), or failed.
+  // Task `index` wrote its staging file or folder: its summaries named by their ranks
+  // (SummaryOutputs), or failed.
   void Done(size_t index);
   void Failed(size_t index, const std::string& message);
-  // The last progress line, the failures, and the exit status: 0 when every rank was summarized,
-  // 1 when some were not. Staging files of unfinished tasks are removed.
+  // The last progress line, the failures, and the exit status: 0 when every trace was
+  // summarized, 1 when some were not. Staging files of unfinished tasks are removed.
   int Finish();
 
-  size_t done() const { return done_; }
-  // The summaries this map wrote, in the order they were placed.
+  size_t done() const { return done_; }  // traces
+  // The summaries this map wrote (one per rank), in the order they were placed.
   const std::vector<std::string>& placed() const { return placed_; }
   size_t failed() const { return failures_.size(); }
+  // The map could not go on (RunLocalMap, RunDaskMap failed): its staging files are removed.
+  void Abandon() const { outputs_.RemoveStaging(); }
 
  private:
   void Draw(bool final);

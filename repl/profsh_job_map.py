@@ -3,21 +3,25 @@
 
 profsh starts this driver with /usr/bin/python3 (Debian's python3-distributed) and writes the plan
 to its standard input as JSON:
-  {"scheduler": ADDRESS, "profsh": PROGRAM, "retries": N,
+  {"scheduler": ADDRESS, "profsh": PROGRAM, "retries": N, "worker_timeout": SECONDS,
    "tasks": [{"trace": ABSOLUTE_PATH, "staging": PATH}, ...]}
-Each task runs `PROGRAM summarize TRACE -o FILE` on a worker that sees TRACE, into a folder of
-the worker's own, and returns the summary's bytes: only the driver writes into the output folder,
-so the workers need not share it. A task that fails (summarize's non-zero exit, a worker lost
-under it) is run again by Dask, up to N more times.
+Each task runs `PROGRAM summarize TRACE -o OUT` on a worker that sees TRACE, into a folder of
+the worker's own, and returns the summary's bytes (a trace whose processes are several ranks
+makes OUT a folder of rank-R.summary.sqlite: their names and bytes): only the driver writes into
+the output folder, so the workers need not share it. A task that fails (summarize's non-zero
+exit, a worker lost under it) is run again by Dask, up to N more times. A scheduler that no
+worker joins within SECONDS is an error (the tasks would wait for one forever).
 
 What happens is told to profsh on standard output, one JSON object a line:
   {"event": "started", "workers": W}
   {"event": "done", "index": I}                  tasks[I]'s summary is written to its staging
-                                                 path (profsh then names it by its rank)
+                                                 path, a file, or a folder of rank-R files
+                                                 (profsh then names each by its rank)
   {"event": "failed", "index": I, "message": M}  tasks[I] failed every time; M says why
 profsh draws the progress line and the report (repl/job_map_progress.cpp). Exit status 2 with a
 message on standard error when the map could not start; 0 otherwise.
 """
+import asyncio
 import json
 import os
 import sys
@@ -27,7 +31,8 @@ PREFIX = "profsh job map"
 
 
 def summarize_on_worker(program, trace):
-    """Runs on a Dask worker: the summary's bytes, or an exception whose text says what failed."""
+    """Runs on a Dask worker: the summary's bytes, or {name: bytes} of the rank summaries of a
+    trace holding several ranks, or an exception whose text says what failed."""
     import shutil
     import socket
     import subprocess
@@ -49,22 +54,44 @@ def summarize_on_worker(program, trace):
             how = ("exit status %d" % done.returncode if done.returncode > 0 else
                    "killed by signal %d" % -done.returncode)
             raise RuntimeError("%s (%s on %s)" % (about, how, socket.gethostname()))
+        if os.path.isdir(out):
+            summaries = {}
+            for name in sorted(os.listdir(out)):
+                if name.endswith(".summary.sqlite") and not name.startswith("."):
+                    with open(os.path.join(out, name), "rb") as f:
+                        summaries[name] = f.read()
+            return summaries
         with open(out, "rb") as f:
             return f.read()
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def write_file(path, data):
+    with open(path, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+
+
 def write_atomically(path, data):
+    """`data`: a summary's bytes, written as the file `path`; or {name: bytes}, written as the
+    folder `path` of those files."""
+    import shutil
+
     part = "%s.part-%d" % (path, os.getpid())
     try:
-        with open(part, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+        if isinstance(data, dict):
+            os.mkdir(part)
+            for name, content in data.items():
+                write_file(os.path.join(part, os.path.basename(name)), content)
+        else:
+            write_file(part, data)
         os.replace(part, path)
     except OSError:
-        if os.path.exists(part):
+        if os.path.isdir(part):
+            shutil.rmtree(part, ignore_errors=True)
+        elif os.path.exists(part):
             os.unlink(part)
         raise
 
@@ -87,6 +114,7 @@ def main():
         plan = json.load(sys.stdin)
         scheduler, program = plan["scheduler"], plan["profsh"]
         retries, tasks = int(plan["retries"]), plan["tasks"]
+        worker_timeout = float(plan.get("worker_timeout", 60))
     except (ValueError, KeyError, TypeError) as e:
         print("%s: the driver's plan on standard input is not valid: %s" % (PREFIX, e),
               file=sys.stderr)
@@ -105,6 +133,14 @@ def main():
         return 2
 
     with client:
+        try:
+            # Tasks on a scheduler without workers wait for one forever.
+            client.wait_for_workers(1, timeout=worker_timeout)
+        except (TimeoutError, asyncio.TimeoutError):
+            print("%s: no worker joined the Dask scheduler at %s within %g s (--worker-timeout); "
+                  "start dask-worker processes for it (dask-worker %s)" %
+                  (PREFIX, scheduler, worker_timeout, scheduler), file=sys.stderr)
+            return 2
         tell(event="started", workers=len(client.scheduler_info().get("workers", {})))
         run = uuid.uuid4().hex[:8]
         futures = {}

@@ -1,13 +1,12 @@
 #include "engine/summary/summary_job.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <map>
 #include <optional>
-#include <thread>
 
 #include "engine/io/paths.h"
+#include "engine/summary/summary_threads.h"
 
 namespace profsh {
 
@@ -32,20 +31,6 @@ Status Require(const SummaryJob& job, const std::string& table, const std::strin
       return Error{analysis + ": " + RankName(s) + ": " + it->second + "; " + HowToGet(table)};
   }
   return Status::Ok();
-}
-
-// Calls work(k) for k in [0, n) on a few threads (at most 8, one per core).
-template <typename Work>
-void ForEachFile(size_t n, Work work) {
-  std::atomic<size_t> next{0};
-  const unsigned threads = std::min<unsigned>(8, std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> workers;
-  for (unsigned w = 0; w < threads && w < n; ++w) {
-    workers.emplace_back([&] {
-      for (size_t k = next++; k < n; k = next++) work(k);
-    });
-  }
-  for (std::thread& w : workers) w.join();
 }
 
 double MedianOf(std::vector<double> v) {
@@ -97,13 +82,14 @@ Result<SummaryJob> LoadSummaryJob(const SummaryJobOptions& options) {
   // Files are read on a few threads (each its own SQLite connection), then taken in order.
   // What every job-wide analysis needs only: the stored analyses are read when asked for.
   std::vector<std::optional<Result<LoadedSummary>>> files(options.paths.size());
-  ForEachFile(files.size(), [&](size_t k) {
+  Status read_all = ForEachFile(files.size(), [&](size_t k) {
     try {
       files[k] = ReadRankSummary(options.paths[k], {.top_entries = false, .analyses = false});
     } catch (const std::exception& e) {
       files[k] = Result<LoadedSummary>(Error{options.paths[k] + ": " + e.what()});
     }
   });
+  if (!read_all.ok()) return Error{"load_summaries: " + read_all.message()};
   for (size_t k = 0; k < options.paths.size(); ++k) {
     Result<LoadedSummary>& read = *files[k];
     if (!read.ok()) return read.error();
@@ -199,13 +185,14 @@ Result<AnalysisRows> JobAnalysis(const SummaryJob& job, const std::string& analy
   if (Status s = Require(job, "analyses", analysis); !s.ok()) return Error{s.message()};
   // Read from the files now (LoadSummaryJob leaves them there), a few at a time.
   std::vector<std::optional<Result<std::optional<AnalysisRows>>>> read(job.summaries.size());
-  ForEachFile(read.size(), [&](size_t k) {
+  Status read_all = ForEachFile(read.size(), [&](size_t k) {
     try {
       read[k] = ReadSummaryAnalysis(job.summaries[k].path, analysis);
     } catch (const std::exception& e) {
       read[k] = Result<std::optional<AnalysisRows>>(Error{job.summaries[k].path + ": " + e.what()});
     }
   });
+  if (!read_all.ok()) return Error{analysis + ": " + read_all.message()};
   std::vector<AnalysisRows> results;
   std::vector<int32_t> ranks;
   for (size_t k = 0; k < read.size(); ++k) {

@@ -20,6 +20,13 @@ trace, one by one. "The same result" is every table of every rank's summary, row
   - --local 4: the same summaries, named rank-R.summary.sqlite; a killed child is retried
     (--retries 0: reported as killed by signal 9); the corrupt trace named, the others
     summarized; two traces of one rank named.
+  - A trace holding several ranks (ranks 0-3 merged into one file by load_ranks, whose
+    processes are labelled "rank N"): mapped with the other 12, it gives the 4 summaries that
+    `profsh summarize` of it gives, and the reduce sees 16 ranks; with rank 3's own trace
+    beside it, "rank 3 twice" names both (--local and --dask).
+  - --dask with a scheduler no worker joins: exit 1 after --worker-timeout, naming the address.
+  - --local's children end with it: a temporary file it cannot make (RLIMIT_NOFILE) after some
+    children started, and profsh job map itself killed, leave no summarize running.
   - Usage: --dask and --local together, no -o, an unreachable scheduler, a Python without Dask.
 
 Usage: check_job_map.py PROFSH MAKE_JOB_PY
@@ -258,10 +265,10 @@ def kill_and_wait_for_rerun(trace, pids, kill=None):
                     "%s summarized again" % trace)
 
 
-def start_map(profsh, args, out):
+def start_map(profsh, args, out, preexec_fn=None):
     shutil.rmtree(out, ignore_errors=True)
     return subprocess.Popen([profsh, "job", "map"] + args + ["-o", out], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=preexec_fn)
 
 
 def finish(proc, timeout=300):
@@ -280,15 +287,151 @@ def run_map(profsh, args, out, timeout=300):
 
 # --- the scenarios ---------------------------------------------------------------------------
 
-def check_dask(profsh, work, traces, reference):
+MERGED_RANKS = 4  # ranks 0..3 in one trace
+
+
+class MultiRank:
+    """Ranks 0..3 in one trace (load_ranks' merge, its processes labelled "rank N") and its
+    reference: `profsh summarize` of it, a folder of one summary per rank."""
+
+    def __init__(self, profsh, work, traces, reference):
+        self.trace = os.path.join(work, "multi", "ranks-0-3.json")
+        os.makedirs(os.path.dirname(self.trace))
+        p = subprocess.run([profsh, "-e", "profsh.load_ranks({arg[2], arg[3], arg[4], arg[5]})"
+                            ":export_chrome_trace(arg[1])", "--", self.trace] +
+                           traces[:MERGED_RANKS], capture_output=True, text=True)
+        if p.returncode != 0:
+            raise RuntimeError("cannot merge ranks 0-3: " + p.stderr)
+        folder = os.path.join(work, "multi", "reference")
+        p = subprocess.run([profsh, "summarize", self.trace, "-o", folder], capture_output=True,
+                           text=True)
+        self.reference = dict(reference)
+        self.reference.update(summaries_by_rank(folder) if p.returncode == 0 else {})
+        check(p.returncode == 0 and sorted(os.listdir(folder)) ==
+              ["rank-%d.summary.sqlite" % r for r in range(MERGED_RANKS)],
+              "profsh summarize of the merged trace writes ranks 0-3 (%s)" % p.stderr[-300:])
+
+
+def check_multi_rank(profsh, work, traces, multi, where, what):
+    out = os.path.join(work, "multi-map")
+    rest = traces[MERGED_RANKS:]
+    rc, stdout, err = run_map(profsh, where + [multi.trace] + rest, out)
+    n = 1 + len(rest)
+    check(rc == 0 and "%d/%d traces done" % (n, n) in err and
+          "%d of %d traces summarized, %d rank summaries written" % (n, n, RANKS) in err,
+          "%s: a trace of 4 ranks and 12 others: 13 traces, 16 rank summaries (%d: %s)" %
+          (what, rc, err[-600:]))
+    same_as_reference(out, multi.reference, range(RANKS), what + ", a trace of 4 ranks")
+    check("reduce of %d ranks," % RANKS in stdout and "straggler: rank %d," % LATE in stdout,
+          "%s: the reduce sees the 16 ranks (%s)" % (what, stdout[:300]))
+    # Rank 3 in the merged trace and in its own: whichever is placed second is refused.
+    rc, _, err = run_map(profsh, where + [multi.trace] + traces[3:], out)
+    named = [l for l in err.splitlines() if "rank 3 twice: " in l]
+    check(rc == 1 and len(named) == 1 and multi.trace in named[0] and traces[3] in named[0],
+          "%s: rank 3 in a trace of 4 ranks and in its own trace is named (%d: %s)" %
+          (what, rc, err[-600:]))
+    got = summaries_by_rank(out)
+    check(all(got.get(r) == multi.reference[r] for r in range(MERGED_RANKS, RANKS)),
+          "%s: the ranks of the other traces are placed all the same (%s)" % (what, sorted(got)))
+
+
+def check_no_worker(profsh, work, traces):
+    """A scheduler that no worker joins: the map ends after --worker-timeout, naming it."""
+    cluster = DaskCluster(os.path.join(work, "lonely"), workers=0)
+    try:
+        started = time.time()
+        proc = start_map(profsh, ["--dask", cluster.address, "--worker-timeout", "3"] +
+                         traces[:2], os.path.join(work, "lonely-out"))
+        try:
+            rc, _, err = finish(proc, 90)
+        except subprocess.TimeoutExpired:
+            rc, err = None, "still waiting after 90 s"
+        took = time.time() - started
+        check(rc == 1 and ("no worker joined the Dask scheduler at %s within 3 s" %
+                           cluster.address) in err and took < 60,
+              "--dask: a scheduler without workers ends the map after --worker-timeout 3, exit 1 "
+              "(%s in %.0f s: %s)" % (rc, took, err[-400:]))
+    finally:
+        cluster.stop()
+
+
+def blocked_traces(work, count):
+    """FIFOs named like traces that nobody feeds: a summarize of one blocks until killed."""
+    folder = os.path.join(work, "blocked")
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(folder)
+    paths = [os.path.join(folder, "rank-%d.json" % r) for r in range(count)]
+    for path in paths:
+        os.mkfifo(path)
+    return paths
+
+
+def leftover_summarizes(paths):
+    """The summarize processes of `paths` still running; killed, so that a failing check does
+    not leave them behind."""
+    left = {}
+    for path in paths:
+        left.update(summarize_processes(path))
+    for pid in left:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return left
+
+
+def check_local_children_end(profsh, work):
+    """--local's children do not outlive it: an error after some started, or it killed."""
+    import resource
+
+    fifos = blocked_traces(work, 8)
+    out = os.path.join(work, "children")
+
+    # Room for a few temporary files (one per child's standard error), not eight: the map fails
+    # with children running, blocked opening their FIFOs.
+    def few_files():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (7, 7))
+
+    proc = start_map(profsh, ["--local", "8"] + fifos, out, preexec_fn=few_files)
+    try:
+        rc, _, err = finish(proc, 60)
+    except subprocess.TimeoutExpired:
+        rc, err = None, "still running after 60 s"
+    time.sleep(1)  # a child left behind has then exec'd summarize (its argv names the trace)
+    left = leftover_summarizes(fifos)
+    check(rc == 1 and "cannot make a temporary file: Too many open files" in err,
+          "--local: a temporary file it cannot make ends the map, exit 1 (%s: %s)" %
+          (rc, err[-400:]))
+    check(not left, "--local: no summarize child outlives the failed map (left: %s)" % left)
+
+    proc = start_map(profsh, ["--local", "4"] + fifos, out)
+    def children():
+        found = {p for path in fifos for p, q in summarize_processes(path).items()
+                 if q == proc.pid}
+        return found if len(found) == 4 else None
+
+    running = wait_for(children, "4 summarize children")
+    proc.kill()
+    proc.communicate()
+    try:
+        wait_for(lambda: not any(summarize_processes(path) for path in fifos),
+                 "the children to end", timeout=10)
+    except RuntimeError:
+        pass
+    left = leftover_summarizes(fifos)
+    check(len(running) == 4 and not left,
+          "--local: profsh job map killed, its %d summarize children end with it (left: %s)" %
+          (len(running), left))
+
+def check_dask(profsh, work, traces, reference, multi):
     cluster = DaskCluster(os.path.join(work, "cluster"))
     try:
         dask = ["--dask", cluster.address]
         out = os.path.join(work, "dask")
         rc, stdout, err = run_map(profsh, dask + traces, out)
         check(rc == 0, "--dask: 16 ranks mapped, exit 0 (%d: %s)" % (rc, err[-800:]))
-        check("16/16 ranks done" in err and "(2 workers)" in err,
-              "--dask: the progress line counts 16/16 ranks on 2 workers (%s)" % err[-400:])
+        check("16/16 traces done" in err and "(2 workers)" in err,
+              "--dask: the progress line counts 16/16 traces on 2 workers (%s)" % err[-400:])
         same_as_reference(out, reference, range(RANKS), "--dask")
         reduce_equals_load_ranks(profsh, os.path.dirname(traces[0]), out, "--dask")
         check("reduce of 16 ranks" in stdout and "straggler: rank %d," % LATE in stdout and
@@ -319,7 +462,7 @@ def check_dask(profsh, work, traces, reference):
             rc, _, err = finish(proc)
         finally:
             fifo.restore()
-        check(rc == 1 and "1 rank not summarized (a failing summarize is tried 1 time)" in err and
+        check(rc == 1 and "1 trace not summarized (a failing summarize is tried 1 time)" in err and
               "%s: " % traces[3] in err and "killed by signal 9" in err,
               "--dask --retries 0: the killed rank is reported by its trace (%d: %s)" %
               (rc, err[-800:]))
@@ -349,6 +492,7 @@ def check_dask(profsh, work, traces, reference):
 
         cluster.workers.append(cluster.add_worker())
         check_corrupt(profsh, work, traces, reference, dask, "--dask")
+        check_multi_rank(profsh, work, traces, multi, dask, "--dask")
 
         # Mistakes: an address where no scheduler listens; a Python without Dask.
         rc, _, err = run_map(profsh, ["--dask", "tcp://127.0.0.1:9"] + traces[:2], out, 120)
@@ -387,15 +531,16 @@ def check_corrupt(profsh, work, traces, reference, where, what):
     check(len(lines) == 1 and "profsh summarize" in lines[0] and "exit status 1" in lines[0],
           "%s: the report names the corrupt trace with summarize's message (%s)" %
           (what, err[-800:]))
-    check("15 of 16 summaries written" in err and "15/16 ranks done, 1 failed" in err,
+    check("15 of 16 traces summarized, 15 rank summaries written" in err and
+          "15/16 traces done, 1 failed" in err,
           "%s: 15 of 16 ranks summarized (%s)" % (what, err[-400:]))
     same_as_reference(out, reference, [r for r in range(RANKS) if r != 5], what + ", corrupt rank")
 
 
-def check_local(profsh, work, traces, reference):
+def check_local(profsh, work, traces, reference, multi):
     out = os.path.join(work, "local")
     rc, _, err = run_map(profsh, ["--local", "4"] + traces, out)
-    check(rc == 0 and "16/16 ranks done" in err, "--local 4: 16 ranks, exit 0 (%d: %s)" %
+    check(rc == 0 and "16/16 traces done" in err, "--local 4: 16 ranks, exit 0 (%d: %s)" %
           (rc, err[-400:]))
     same_as_reference(out, reference, range(RANKS), "--local 4")
 
@@ -429,6 +574,8 @@ def check_local(profsh, work, traces, reference):
                   "--local --retries 0: the killed rank is reported by its trace (%d: %s)" %
                   (rc, err[-400:]))
     check_corrupt(profsh, work, traces, reference, ["--local", "4"], "--local")
+    check_multi_rank(profsh, work, traces, multi, ["--local", "4"], "--local")
+    check_local_children_end(profsh, work)
 
     # Two traces of one rank: the second one is named with the first, the others are placed.
     twice = traces + [os.path.join(os.path.dirname(traces[3]), ".", "rank-3.json")]
@@ -444,7 +591,10 @@ def check_usage(profsh, work, traces):
             (["--dask", "tcp://127.0.0.1:8786", "--local", "2"] + traces, "one of them"),
             (["--local", "2"] + traces[:1], "no -o DIR"),
             (["--local", "0"], "positive whole number"),
-            (["--local", "2", "--python", "/usr/bin/python3"] + traces, "options of --dask")):
+            (["--local", "2", "--python", "/usr/bin/python3"] + traces, "options of --dask"),
+            (["--local", "2", "--worker-timeout", "5"] + traces, "options of --dask"),
+            (["--dask", "tcp://127.0.0.1:8786", "--worker-timeout", "0"] + traces,
+             "positive whole number")):
         argv = [profsh, "job", "map"] + args + ([] if message == "no -o DIR" else ["-o", out])
         p = subprocess.run(argv, capture_output=True, text=True)
         check(p.returncode == 2 and message in p.stderr,
@@ -467,9 +617,11 @@ def main():
                            check=True, capture_output=True)
         reference = summaries_by_rank(ref_dir)
         check(sorted(reference) == list(range(RANKS)), "the reference has the 16 ranks")
+        multi = MultiRank(profsh, work, traces, reference)
         check_usage(profsh, work, traces)
-        check_local(profsh, work, traces, reference)
-        check_dask(profsh, work, traces, reference)
+        check_local(profsh, work, traces, reference, multi)
+        check_no_worker(profsh, work, traces)
+        check_dask(profsh, work, traces, reference, multi)
     if failures:
         print("%d check(s) failed" % len(failures))
         return 1

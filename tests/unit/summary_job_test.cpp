@@ -6,8 +6,14 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
+#include <system_error>
+#include <thread>
 
+#include "engine/summary/summary_threads.h"
 #include "engine/summary/summary_writer.h"
 #include "test_util.h"
 
@@ -185,6 +191,41 @@ TEST(SummaryJob, WhatASummaryLacksIsNamedWithHowToGetIt) {
   ASSERT_FALSE(calls.ok());
   EXPECT_NE(calls.error().message.find(path), std::string::npos);
   EXPECT_NE(calls.error().message.find("no table collectives"), std::string::npos);
+}
+
+// A process out of threads: std::thread throws std::system_error. The threads already started
+// are joined (a joinable std::thread destroyed would end the process) and the error is returned.
+TEST(SummaryJob, AThreadThatCannotStartIsAnError) {
+  constexpr size_t kFiles = 200;
+  std::vector<std::atomic<int>> calls(kFiles);
+  int started = 0;
+  const StartThread third_fails = [&](std::function<void()> body) {
+    if (started == 2) throw std::system_error(EAGAIN, std::generic_category(), "pthread_create");
+    ++started;
+    return std::thread(std::move(body));
+  };
+  const Status s = ForEachFile(
+      kFiles, [&](size_t k) { calls[k]++; }, 8, third_fails);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("cannot start a thread to read 200 summaries (2 running)"),
+            std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find(std::strerror(EAGAIN)), std::string::npos) << s.message();
+  for (size_t k = 0; k < kFiles; ++k) EXPECT_LE(calls[k].load(), 1) << k;
+
+  // The first thread failing: nothing is done, the error returned.
+  const StartThread none = [](std::function<void()>) -> std::thread {
+    throw std::system_error(EAGAIN, std::generic_category(), "pthread_create");
+  };
+  std::atomic<size_t> done{0};
+  EXPECT_FALSE(ForEachFile(
+                   kFiles, [&](size_t) { ++done; }, 8, none)
+                   .ok());
+  EXPECT_EQ(done.load(), 0u);
+  // Threads to spare: every item once.
+  const Status all = ForEachFile(kFiles, [&](size_t k) { calls[k] = 7; });
+  ASSERT_TRUE(all.ok()) << all.message();
+  for (size_t k = 0; k < kFiles; ++k) EXPECT_EQ(calls[k].load(), 7) << k;
 }
 
 }  // namespace
