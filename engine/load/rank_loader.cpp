@@ -250,23 +250,32 @@ Result<LoadedRanks> LoadRanks(const RankLoadOptions& options) {
     const size_t end = std::min(options.paths.size(), begin + threads);
     std::vector<LoadedFile> batch(end - begin);
     std::vector<std::thread> workers;
-    for (size_t k = begin; k < end; ++k) {
-      workers.emplace_back([&, k] {
-        // Nothing may escape a thread (that ends the process): a trace too large for memory is
-        // an error like any other.
-        try {
-          auto r = LoadTrace(options.paths[k]);
-          if (r.ok()) {
-            batch[k - begin].trace = std::move(r.value());
-          } else {
-            batch[k - begin].error = r.error();
+    workers.reserve(end - begin);  // emplace_back then throws only from the thread's start
+    std::string cannot_start;
+    for (size_t k = begin; k < end && cannot_start.empty(); ++k) {
+      try {
+        workers.emplace_back([&, k] {
+          // Nothing may escape a thread (that ends the process): a trace too large for memory is
+          // an error like any other.
+          try {
+            auto r = LoadTrace(options.paths[k]);
+            if (r.ok()) {
+              batch[k - begin].trace = std::move(r.value());
+            } else {
+              batch[k - begin].error = r.error();
+            }
+          } catch (const std::exception& e) {
+            batch[k - begin].error = Error{options.paths[k] + ": " + e.what()};
           }
-        } catch (const std::exception& e) {
-          batch[k - begin].error = Error{options.paths[k] + ": " + e.what()};
-        }
-      });
+        });
+      } catch (const std::exception& e) {  // std::system_error: out of threads or memory
+        // A joinable std::thread destroyed ends the process: join the started ones first.
+        cannot_start =
+            "load_ranks: cannot start a thread to load " + options.paths[k] + ": " + e.what();
+      }
     }
     for (std::thread& w : workers) w.join();
+    if (!cannot_start.empty()) return Error{cannot_start};
     for (size_t k = begin; k < end; ++k) {
       LoadedFile& f = batch[k - begin];
       const std::string& path = options.paths[k];
