@@ -4,11 +4,15 @@
 // path across ranks", "What-if").
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "engine/analysis/critical_path/cp_worker_collectives.h"
 #include "engine/analysis/critical_path/cross_rank.h"
 #include "engine/analysis/critical_path/whatif.h"
+#include "engine/analysis/ranks.h"
 #include "engine/exporters/critical_path_flows.h"
 #include "test_util.h"
 
@@ -300,6 +304,110 @@ TEST(CriticalPathRanks, AThreadThatWentOnDoesNotWaitForItsGlooRange) {
   EXPECT_EQ(
       Attributed(job.graph, job.layout, *trace, *p),
       (std::vector<std::string>{"1:aten::index_put_", "1:c10d::allreduce_", "0:gloo:all_reduce"}));
+}
+
+// One rank's calling thread (tid 1) and gloo's thread (tid 5): `ops` are the calling thread's
+// operators, chained by weight-0 dependencies as HTA's graph chains top-level operators; the
+// worker ranges get added by AddWorkerCollectives.
+struct OneRank {
+  std::unique_ptr<Trace> trace;
+  CpGraph graph;
+  WorkerCollectiveCounts counts;
+};
+OneRank AddRangesTo(const std::string& events,
+                    const std::vector<std::pair<const char*, int64_t>>& ops) {
+  OneRank r;
+  r.trace = testing::MustImport(
+      R"({"traceEvents": [{"ph": "M", "name": "process_labels", "pid": 10, "args": {"labels": "rank 0"}},)" +
+      events + "]}");
+  const Trace& t = *r.trace;
+  uint32_t last = UINT32_MAX;
+  for (const auto& [name, ts] : ops) {
+    uint32_t event = UINT32_MAX;
+    for (uint32_t i = 0; i < t.events.size(); ++i)
+      if (t.str(t.events.name(i)) == name && t.events.ts(i) == ts * 1000) event = i;
+    EXPECT_NE(event, UINT32_MAX) << name << " at " << ts;
+    const Nodes n = AddSpan(r.graph, t, event);
+    if (last != UINT32_MAX) r.graph.AddEdge(last, n.start, CpEdgeType::kDependency, 0);
+    last = n.end;
+  }
+  const std::vector<int32_t> rank_of_track = RankOfTrack(t);
+  const std::vector<CollectiveCall> calls = CollectiveCalls(t, rank_of_track);
+  const std::vector<CollectiveCall> issuers = CollectiveIssuers(t, rank_of_track);
+  r.counts = AddWorkerCollectives(r.graph, t, 0, calls, issuers);
+  return r;
+}
+
+std::string Op(const char* cat, const char* name, int tid, int64_t ts, int64_t dur) {
+  return std::string(R"({"ph": "X", "cat": ")") + cat + R"(", "name": ")" + name +
+         R"(", "pid": 10, "tid": )" + std::to_string(tid) + R"(, "ts": )" + std::to_string(ts) +
+         R"(, "dur": )" + std::to_string(dur) + "}";
+}
+
+TEST(CriticalPathRanks, QueuedGlooCallsPairWithTheirIssuersInOrder) {
+  // Two all-reduces issued before gloo ran the first (DDP's buckets): c1 [0, 10] and c2
+  // [20, 30]; gloo runs r1 [40, 100] and r2 [100, 160]; the thread then waits into aten::add.
+  OneRank r = AddRangesTo(Op("cpu_op", "c10d::allreduce_", 1, 0, 10) + "," +
+                              Op("cpu_op", "c10d::allreduce_", 1, 20, 10) + "," +
+                              Op("user_annotation", "gloo:all_reduce", 5, 40, 60) + "," +
+                              Op("user_annotation", "gloo:all_reduce", 5, 100, 60) + "," +
+                              Op("cpu_op", "aten::add", 1, 170, 10),
+                          {{"c10d::allreduce_", 0}, {"c10d::allreduce_", 20}, {"aten::add", 170}});
+  EXPECT_EQ(r.counts.joined, 2u);
+  // Each issuer hands over to its own range: c1 (0) to r1 (40), c2 (20) to r2 (100).
+  std::vector<std::pair<int64_t, int64_t>> handoffs;
+  for (uint32_t e = 0; e < r.graph.edge_count(); ++e)
+    if (r.graph.edge_bound.size() > e && r.graph.edge_bound[e] == CpBound::kCpu)
+      handoffs.emplace_back(r.graph.node_ts[r.graph.edge_src[e]],
+                            r.graph.node_ts[r.graph.edge_dst[e]]);
+  std::sort(handoffs.begin(), handoffs.end());
+  EXPECT_EQ(handoffs, (std::vector<std::pair<int64_t, int64_t>>{{0, 40000}, {20000, 100000}}));
+  // Only the last call was waited for (the thread issued c2 while r1 was pending): the sync
+  // edge leaves r2's end.
+  EXPECT_EQ(r.counts.waited, 1u);
+  std::vector<int64_t> sync_sources;
+  for (uint32_t e = 0; e < r.graph.edge_count(); ++e)
+    if (r.graph.edge_type[e] == CpEdgeType::kSyncDependency)
+      sync_sources.push_back(r.graph.node_ts[r.graph.edge_src[e]]);
+  EXPECT_EQ(sync_sources, (std::vector<int64_t>{160000}));
+}
+
+TEST(CriticalPathRanks, AnOperatorStartingAsItsIssuerEndsIsWork) {
+  // aten::mm starts in the microsecond c10d::allreduce_ ends and runs past the range: the
+  // thread did not wait, and aten::mm keeps its whole edge.
+  OneRank r = AddRangesTo(Op("cpu_op", "c10d::allreduce_", 1, 0, 10) + "," +
+                              Op("cpu_op", "aten::mm", 1, 10, 190) + "," +
+                              Op("user_annotation", "gloo:all_reduce", 5, 12, 88),
+                          {{"c10d::allreduce_", 0}, {"aten::mm", 10}});
+  EXPECT_EQ(r.counts.joined, 1u);
+  EXPECT_EQ(r.counts.waited, 0u);
+  for (uint32_t e = 0; e < r.graph.edge_count(); ++e)
+    EXPECT_NE(r.graph.edge_type[e], CpEdgeType::kSyncDependency);
+  const uint32_t mm = EventOf(*r.trace, "aten::mm", 10);
+  for (uint32_t e = 0; e < r.graph.edge_count(); ++e) {
+    if (r.graph.edge_event[e] == mm) {
+      EXPECT_EQ(r.graph.edge_weight[e], 190000);
+    }
+  }
+}
+
+TEST(CriticalPathRanks, ARangeEndingBeforeItsIssuerReturnsIsNotWaitedFor) {
+  // The issuer [0, 100] returns after its range [10, 50]: nothing was waited for after it, and
+  // the issuer keeps its edge.
+  OneRank r = AddRangesTo(Op("cpu_op", "c10d::allreduce_", 1, 0, 100) + "," +
+                              Op("user_annotation", "gloo:all_reduce", 5, 10, 40) + "," +
+                              Op("cpu_op", "aten::add", 1, 110, 10),
+                          {{"c10d::allreduce_", 0}, {"aten::add", 110}});
+  EXPECT_EQ(r.counts.joined, 1u);
+  EXPECT_EQ(r.counts.waited, 0u);
+  const uint32_t issuer = EventOf(*r.trace, "c10d::allreduce_", 10);
+  bool own_edge = false;
+  for (uint32_t e = 0; e < r.graph.edge_count(); ++e) {
+    if (r.graph.edge_event[e] != issuer || r.graph.edge_bound[e] == CpBound::kCpu) continue;
+    own_edge = true;
+    EXPECT_EQ(r.graph.edge_weight[e], 100000);
+  }
+  EXPECT_TRUE(own_edge);
 }
 
 TEST(CriticalPathRanks, AWorkerRangeWithoutItsIssuerIsCounted) {

@@ -54,22 +54,37 @@ WorkerCollectiveCounts AddWorkerCollectives(CpGraph& graph, const Trace& trace, 
     return it != nodes_of.end() && it->second.start != kNoNode && it->second.end != kNoNode;
   };
 
-  // The issuers with nodes, per collective, in time order.
+  // Issuers and worker ranges pair first in, first out per collective, over the rank's whole
+  // trace: each range takes the earliest issuer not yet taken that started no later than it. A
+  // thread that issued several calls before gloo ran the first (DDP's bucket all-reduces) gets
+  // them back in order; a range whose issuer came before the trace began takes none.
+  auto by_time = [](const CollectiveCall* a, const CollectiveCall* b) { return a->ts < b->ts; };
   std::map<std::string, std::vector<const CollectiveCall*>> issuers_of;
-  for (const CollectiveCall& c : issuers)
-    if (c.rank == rank && has_nodes(c.event)) issuers_of[c.name].push_back(&c);
-  for (auto& [name, list] : issuers_of)
-    std::stable_sort(
-        list.begin(), list.end(),
-        [](const CollectiveCall* a, const CollectiveCall* b) { return a->ts < b->ts; });
-  std::vector<const CollectiveCall*> pending;
+  std::unordered_set<uint32_t> issuer_events;
+  for (const CollectiveCall& c : issuers) {
+    if (c.rank != rank) continue;
+    issuers_of[c.name].push_back(&c);
+    issuer_events.insert(c.event);
+  }
+  for (auto& [name, list] : issuers_of) std::stable_sort(list.begin(), list.end(), by_time);
+  std::vector<const CollectiveCall*> ranges;
   for (const CollectiveCall& c : calls)
-    if (c.rank == rank && !c.device && c.ts >= window_start && c.ts <= window_end &&
-        !has_nodes(c.event))
-      pending.push_back(&c);
+    if (c.rank == rank && !c.device && !issuer_events.contains(c.event) && !has_nodes(c.event))
+      ranges.push_back(&c);
+  std::stable_sort(ranges.begin(), ranges.end(), by_time);
+  std::unordered_map<const CollectiveCall*, const CollectiveCall*> issuer_of;
+  std::map<std::string, size_t> next_issuer;  // per collective: the first not yet taken
+  for (const CollectiveCall* range : ranges) {
+    auto list = issuers_of.find(range->name);
+    if (list == issuers_of.end()) continue;
+    size_t& k = next_issuer[range->name];
+    if (k < list->second.size() && list->second[k]->ts <= range->ts)
+      issuer_of[range] = list->second[k++];
+  }
+  std::vector<const CollectiveCall*> pending;
+  for (const CollectiveCall* c : ranges)
+    if (c->ts >= window_start && c->ts <= window_end) pending.push_back(c);
   if (pending.empty()) return counts;
-  std::stable_sort(pending.begin(), pending.end(),
-                   [](const CollectiveCall* a, const CollectiveCall* b) { return a->ts < b->ts; });
 
   // Each issuing thread's nodes in time order (the graph's nodes are in time order).
   std::unordered_map<uint32_t, std::vector<uint32_t>> thread_nodes;
@@ -85,17 +100,10 @@ WorkerCollectiveCounts AddWorkerCollectives(CpGraph& graph, const Trace& trace, 
   };
   for (auto& [track, list] : thread_nodes) std::stable_sort(list.begin(), list.end(), earlier);
 
-  std::unordered_set<const CollectiveCall*> taken;
   for (const CollectiveCall* call : pending) {
-    auto list = issuers_of.find(call->name);
-    if (list == issuers_of.end()) continue;
-    const CollectiveCall* issuer = nullptr;
-    for (const CollectiveCall* c : list->second) {
-      if (c->ts > call->ts) break;
-      if (!taken.contains(c)) issuer = c;
-    }
-    if (issuer == nullptr) continue;
-    taken.insert(issuer);
+    auto paired = issuer_of.find(call);
+    if (paired == issuer_of.end() || !has_nodes(paired->second->event)) continue;
+    const CollectiveCall* issuer = paired->second;
     const EventNodes by = nodes_of[issuer->event];
     const uint32_t start = graph.AddNode(call->ts, call->event, true);
     const uint32_t end = graph.AddNode(call->end, call->event, false);
@@ -108,9 +116,12 @@ WorkerCollectiveCounts AddWorkerCollectives(CpGraph& graph, const Trace& trace, 
     graph.edge_bound[handoff] = CpBound::kCpu;
     ++counts.joined;
 
-    // Did the issuing thread wait? Nothing of it starts between the issuer's end and the call's.
+    // Did the issuing thread wait? Only a call that ends after its issuer returned can be waited
+    // for, and only if the thread started nothing (but the issuer itself) from the issuer's end
+    // to the call's: an operator starting in the very microsecond the issuer ends is work.
     const std::vector<uint32_t>& thread = thread_nodes[trace.events.track(issuer->event)];
     const int64_t issuer_end = graph.node_ts[by.end];
+    if (call->end <= issuer_end) continue;
     auto at_or_after = [&](int64_t ts) {
       return std::lower_bound(thread.begin(), thread.end(), ts,
                               [&](uint32_t n, int64_t t) { return graph.node_ts[n] < t; });
@@ -119,7 +130,7 @@ WorkerCollectiveCounts AddWorkerCollectives(CpGraph& graph, const Trace& trace, 
     if (next == thread.end()) continue;
     bool busy = false;
     for (auto it = at_or_after(issuer_end); it < next && !busy; ++it)
-      busy = graph.node_is_start[*it] && graph.node_ts[*it] > issuer_end;
+      busy = graph.node_is_start[*it] && graph.node_event[*it] != issuer->event;
     if (busy) continue;
     const uint32_t resumed = *next;
     graph.AddEdge(end, resumed, CpEdgeType::kSyncDependency, 0);
@@ -130,7 +141,9 @@ WorkerCollectiveCounts AddWorkerCollectives(CpGraph& graph, const Trace& trace, 
       const uint32_t own = graph.FindEdge(before, resumed);
       if (own != UINT32_MAX && graph.edge_type[own] == CpEdgeType::kOperatorKernel) {
         const int64_t after = graph.node_ts[resumed] - std::max(graph.node_ts[before], call->end);
-        graph.edge_weight[own] = std::clamp<int64_t>(after, 0, graph.edge_weight[own]);
+        // Stored weights may be negative (the longest path counts them 0): clamp into [0, w].
+        graph.edge_weight[own] =
+            std::clamp<int64_t>(after, 0, std::max<int64_t>(0, graph.edge_weight[own]));
       }
     }
   }

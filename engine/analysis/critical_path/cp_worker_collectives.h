@@ -29,14 +29,15 @@ std::vector<CollectiveCall> CollectiveIssuers(const Trace& trace,
 
 // Adds to `graph` (rank `rank`'s graph of `trace`) every host call of `calls` on that rank that
 // has no node in the graph and starts within the graph's nodes' times, when an operator of
-// `issuers` issued it: the latest one of the same collective on the rank, not yet taken by an
-// earlier call, that starts no later than the call and has nodes in the graph. For each:
+// `issuers` issued it. Issuers and calls pair first in, first out per collective name over the
+// rank's whole trace (a call takes the earliest issuer not yet taken that starts no later than
+// it), and the call is added when its issuer has nodes in the graph. For each:
 //   - a start and an end node at the call's times, and an edge between them (kOperatorKernel,
 //     attributed to the call, bound_by cpu_communication_bound);
 //   - an edge from the issuer's start to the call's start (kOperatorKernel, attributed to the
 //     issuer, cpu_bound): the operator's time and the worker thread's pick-up;
-//   - when the issuing thread started nothing between the issuer's end and the call's end (it
-//     waited for the collective), an edge from the call's end to the thread's first node at or
+//   - when the call ends after its issuer and the issuing thread started nothing else from the
+//     issuer's end to the call's end (it waited for the collective), an edge from the call's end to the thread's first node at or
 //     after it (kSyncDependency, weight 0), and the thread's own edge into that node keeps only
 //     the time after the call's end.
 // Calls without an issuer are left as they are (the linker counts them).

@@ -58,6 +58,13 @@ JobGraph LinkRanks(std::vector<RankGraphInput> ranks) {
       trace_issuers =
           host_calls ? CollectiveIssuers(*in.trace, rank_of_track) : std::vector<CollectiveCall>{};
     }
+    // The rank's window: its graph's nodes before the worker ranges are added (a range may end
+    // past the window, and calls in that overhang are outside it, not unlinked).
+    int64_t window_start = INT64_MAX, window_end = INT64_MIN;
+    for (int64_t ts : in.graph.node_ts) {
+      window_start = std::min(window_start, ts);
+      window_end = std::max(window_end, ts);
+    }
     const WorkerCollectiveCounts worker =
         AddWorkerCollectives(in.graph, *in.trace, in.rank, trace_calls, trace_issuers);
     job.worker_collectives += worker.joined;
@@ -77,11 +84,6 @@ JobGraph LinkRanks(std::vector<RankGraphInput> ranks) {
     job.parts.push_back(JobPart{in.rank, in.trace, in.clock_offset_ns, offset,
                                 static_cast<uint32_t>(g.node_count())});
     const auto nodes = NodesByEvent(in.graph, offset);
-    int64_t window_start = INT64_MAX, window_end = INT64_MIN;
-    for (int64_t ts : in.graph.node_ts) {
-      window_start = std::min(window_start, ts);
-      window_end = std::max(window_end, ts);
-    }
     for (const CollectiveCall& c : trace_calls) {
       if (c.rank != in.rank) continue;
       auto it = nodes.find(c.event);
