@@ -29,6 +29,7 @@
 printed beside the wall time: a CPU ratio that follows the wall ratio means the workload's own
 thread does more work; one that does not means the thread waits or is preempted.
 """
+import errno
 import math
 import os
 import random
@@ -99,7 +100,23 @@ def run_group(commands, steps, warm, work, group):
             err = open(os.path.join(work, "err.%d.%d" % (group, i)), "w")
             processes.append((subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err), argv, err.name))
             channels.append((go, done))
-        pipes = [(open(go, "wb", buffering=0), open(done, "r")) for go, done in channels]
+        pipes = []
+        for (go, done), (process, argv, err) in zip(channels, processes):
+            # The worker opens its go FIFO first: wait for that without blocking, so that a
+            # process that died before (an option error, a failed import) is reported.
+            while True:
+                try:
+                    fd = os.open(go, os.O_WRONLY | os.O_NONBLOCK)
+                    break
+                except OSError as e:
+                    if e.errno != errno.ENXIO:
+                        raise
+                if process.poll() is not None:
+                    sys.exit("flight_recorder_bench: %s ended before its first step:\n%s" %
+                             (" ".join(argv), open(err).read()[-2000:]))
+                time.sleep(0.05)
+            os.set_blocking(fd, True)
+            pipes.append((os.fdopen(fd, "wb", buffering=0), open(done, "r")))
         times = [[] for _ in commands]
         for s in range(warm + steps):
             order = list(range(len(commands)))

@@ -60,19 +60,22 @@ Result<std::vector<std::string>> SummaryOutputs::Place(size_t index) {
     }
     ranks.push_back(rank.value());
   }
+  // All of the task's ranks are placed, or none: a rename that fails takes back the ones before
+  // it, and the ranks are registered only once every file is in place.
   std::vector<std::string> placed;
   const fs::path out_dir = fs::path(task.staging).parent_path();
   for (size_t k = 0; k < files.size(); ++k) {
-    task_of_rank_.emplace(ranks[k], index);
     const std::string final_path = (out_dir / SummaryFileName(ranks[k])).string();
     fs::rename(files[k], final_path, ec);
     if (ec) {
       const std::string why = ec.message();
+      for (const std::string& done : placed) fs::remove(done, ec);
       fs::remove_all(task.staging, ec);
       return Error{"cannot name its summary " + final_path + ": " + why};
     }
     placed.push_back(final_path);
   }
+  for (int32_t rank : ranks) task_of_rank_.emplace(rank, index);
   if (folder) fs::remove_all(task.staging, ec);
   return placed;
 }

@@ -5,6 +5,8 @@
 #include <charconv>
 #include <filesystem>
 #include <map>
+#include <new>
+#include <system_error>
 #include <thread>
 #include <tuple>
 
@@ -35,6 +37,8 @@ constexpr int64_t kRankPidStride = int64_t{1} << 32;
 struct LoadedFile {
   std::unique_ptr<Trace> trace;
   Error error;
+  // The load failed and not even its message could be made (out of memory in the handler).
+  bool failed_unnamed = false;
 };
 
 }  // namespace
@@ -251,8 +255,11 @@ Result<LoadedRanks> LoadRanks(const RankLoadOptions& options) {
     std::vector<LoadedFile> batch(end - begin);
     std::vector<std::thread> workers;
     workers.reserve(end - begin);  // emplace_back then throws only from the thread's start
-    std::string cannot_start;
-    for (size_t k = begin; k < end && cannot_start.empty(); ++k) {
+    // Where a thread could not start, and why (copied after the join: the copy allocates).
+    size_t cannot_start = end;
+    std::system_error why_not_started(std::error_code{});
+    bool start_out_of_memory = false;
+    for (size_t k = begin; k < end && cannot_start == end; ++k) {
       try {
         workers.emplace_back([&, k] {
           // Nothing may escape a thread (that ends the process): a trace too large for memory is
@@ -265,20 +272,32 @@ Result<LoadedRanks> LoadRanks(const RankLoadOptions& options) {
               batch[k - begin].error = r.error();
             }
           } catch (const std::exception& e) {
-            batch[k - begin].error = Error{options.paths[k] + ": " + e.what()};
+            // The message allocates too: under memory exhaustion it may throw again, and nothing
+            // may leave the thread.
+            try {
+              batch[k - begin].error = Error{options.paths[k] + ": " + e.what()};
+            } catch (...) {
+              batch[k - begin].failed_unnamed = true;
+            }
           }
         });
-      } catch (const std::exception& e) {  // std::system_error: out of threads or memory
+      } catch (const std::system_error& e) {  // out of threads or memory for a stack
         // A joinable std::thread destroyed ends the process: join the started ones first.
-        cannot_start =
-            "load_ranks: cannot start a thread to load " + options.paths[k] + ": " + e.what();
+        cannot_start = k;
+        why_not_started = e;
+      } catch (const std::bad_alloc&) {  // the thread's state
+        cannot_start = k;
+        start_out_of_memory = true;
       }
     }
     for (std::thread& w : workers) w.join();
-    if (!cannot_start.empty()) return Error{cannot_start};
+    if (cannot_start != end)
+      return Error{"load_ranks: cannot start a thread to load " + options.paths[cannot_start] +
+                   ": " + (start_out_of_memory ? "out of memory" : why_not_started.what())};
     for (size_t k = begin; k < end; ++k) {
       LoadedFile& f = batch[k - begin];
       const std::string& path = options.paths[k];
+      if (!f.trace && f.failed_unnamed) return Error{path + ": out of memory while loading it"};
       if (!f.trace) return f.error;
       int64_t rank = DistributedRank(*f.trace).value_or(-1);
       if (rank < 0) rank = RankInFileName(path);

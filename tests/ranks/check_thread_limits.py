@@ -1,6 +1,6 @@
 """load_ranks under an address-space limit (ulimit -v): a loading thread that cannot start, or a
 trace too large for what is left, is an error the script can catch, never an abort. Scans limits
-finely from where loading works down to where profsh cannot run a one-line script (below that
+finely (1/160 of the top) from where loading works (found by doubling from 40 MB) down to where profsh cannot run a one-line script (below that
 it cannot start at all, which is no concern of load_ranks), and asserts that no run of the job's
 load died by a signal and that some run met the thread-start error.
 
@@ -30,16 +30,25 @@ def main():
         trivial = os.path.join(work, "trivial.lua")
         with open(trivial, "w") as f:
             f.write('print("started")\n')
-        outcomes = {}
-        for limit_kb in range(80000, 9999, -500):
-            def limit(kb=limit_kb):
+        def run(argv, kb):
+            def limit():
                 resource.setrlimit(resource.RLIMIT_AS, (kb * 1024, kb * 1024))
-            started = subprocess.run([profsh, trivial], capture_output=True, text=True,
-                                     preexec_fn=limit, timeout=120)
+            return subprocess.run(argv, capture_output=True, text=True, preexec_fn=limit, timeout=120)
+
+        # The top of the scan: the lowest doubling of 40 MB under which this build loads the job.
+        top_kb = 40000
+        while run([profsh, script, traces], top_kb).stdout.strip() != "loaded":
+            top_kb *= 2
+            if top_kb > 16 << 20:
+                print("FAIL: the job does not load even under a 16 GB limit")
+                return 1
+        step_kb = max(250, top_kb // 160)
+        outcomes = {}
+        for limit_kb in range(top_kb, 9999, -step_kb):
+            started = run([profsh, trivial], limit_kb)
             if started.returncode != 0 or started.stdout.strip() != "started":
                 break
-            p = subprocess.run([profsh, script, traces], capture_output=True, text=True,
-                               preexec_fn=limit, timeout=120)
+            p = run([profsh, script, traces], limit_kb)
             if p.returncode < 0:
                 print("FAIL: profsh died by signal %d under a %d KB limit:\n%s" %
                       (-p.returncode, limit_kb, p.stderr[-1500:]))
