@@ -33,6 +33,8 @@ Result<std::unique_ptr<RunServing>> RunServing::Start(const RunServeOptions& opt
   std::string base;
   SplitOutput(output, &serve_options.logdir, &base);
   serve_options.naming = serve::TraceNaming::RunWindows(base);
+  // Taken before the job starts: what is there now is an earlier run's.
+  const size_t earlier = serve_options.naming.LeaveOutPresentWindows(serve_options.logdir);
   serve_options.host = options.host;
   serve_options.port = options.port;
   serve_options.cache_bytes = options.cache_bytes;
@@ -46,6 +48,11 @@ Result<std::unique_ptr<RunServing>> RunServing::Start(const RunServeOptions& opt
                serving->server_->url().c_str(),
                options.keep_serving ? "until Ctrl-C, the job's end included"
                                     : "until the job ends; --keep-serving goes on after it");
+  if (earlier > 0)
+    std::fprintf(stderr,
+                 "profsh run: %zu window%s of an earlier run with the same -o left out (written "
+                 "before this run)\n",
+                 earlier, earlier == 1 ? "" : "s");
   return serving;
 }
 

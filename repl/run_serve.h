@@ -1,7 +1,7 @@
 // `profsh run --serve`: the windows a long job saves (BASE.PID.N.EXT beside -o) served as web
-// pages (engine/serve) while the job runs, on loopback unless --host says otherwise. Serving
-// stops when the job ends, so that `profsh run` still ends with its job; --keep-serving goes on
-// until Ctrl-C or SIGTERM.
+// pages (engine/serve) while the job runs, on loopback unless --host says otherwise; the windows
+// an earlier run with the same -o left there are not listed. Serving stops when the job ends, so
+// that `profsh run` still ends with its job; --keep-serving goes on until Ctrl-C or SIGTERM.
 #pragma once
 
 #include <memory>

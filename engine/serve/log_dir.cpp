@@ -92,6 +92,29 @@ std::string TraceNaming::RunName(const std::string& folder) const {
   return folder.empty() ? "." : folder;
 }
 
+TraceNaming::FileVersion TraceNaming::VersionOf(const struct stat& st) {
+  return FileVersion{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
+                     static_cast<int64_t>(st.st_size),
+                     static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
+}
+
+size_t TraceNaming::LeaveOutPresentWindows(const std::string& folder) {
+  left_out_.clear();
+  std::error_code ec;
+  fs::directory_iterator it(folder, fs::directory_options::skip_permission_denied, ec);
+  for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    struct stat st {};
+    if (Matches(name) && stat(it->path().c_str(), &st) == 0) left_out_[name] = VersionOf(st);
+  }
+  return left_out_.size();
+}
+
+bool TraceNaming::LeftOut(const std::string& file_name, const struct stat& st) const {
+  auto it = left_out_.find(file_name);
+  return it != left_out_.end() && it->second == VersionOf(st);
+}
+
 std::vector<Run> ScanLogDir(const std::string& root, const TraceNaming& naming) {
   std::vector<Run> runs;
   std::vector<std::pair<std::string, TraceFile>> found;
@@ -105,7 +128,7 @@ std::vector<Run> ScanLogDir(const std::string& root, const TraceNaming& naming) 
     if (entry_ec) return;
     naming.Split(name, &file.worker, &file.span);
     struct stat st {};
-    if (stat(entry.path().c_str(), &st) != 0) return;
+    if (stat(entry.path().c_str(), &st) != 0 || naming.LeftOut(name, st)) return;
     file.bytes = st.st_size;
     file.modified_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
     std::string run = naming.RunName(fs::path(file.path).parent_path().generic_string());
@@ -150,6 +173,8 @@ Resolved ResolveUnder(const std::string& root, const std::string& relative,
   if (!naming.Matches(asked.filename().string()) ||
       (!naming.recursive() && asked.has_parent_path()))
     return {"", 404, "not a trace this server shows"};
+  if (naming.LeftOut(asked.filename().string(), st))
+    return {"", 404, "a window of an earlier run with the same -o, not this run's"};
   return {canonical, 200, ""};
 }
 

@@ -4,11 +4,15 @@
 //   ({worker}.{span}.pt.trace.json[.gz]);
 // - a run's windows (profsh run --serve): BASE.PID.N.{profsh,json,json.gz}, saved next to the
 //   run's -o BASE while the job runs, in that folder alone; one run (BASE), the process as the
-//   worker, the window as the span.
+//   worker, the window as the span. The windows an earlier run with the same -o left there are
+//   not this run's: those present when the run starts are left out unless written again.
 // Scanned afresh on every index request, so traces a job writes meanwhile appear.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -48,9 +52,26 @@ class TraceNaming {
   // The run a trace in `folder` (relative, "" for LOGDIR) belongs to.
   std::string RunName(const std::string& folder) const;
 
+  // Notes the windows in `folder` (LOGDIR) as they are now: those of an earlier run with the
+  // same -o, which this run's listing leaves out. A file is told by its device, inode, size and
+  // modification time, so that a window this run writes under the same name (a new file, as the
+  // atomic writer makes it) is listed; no clock is compared, so a coarse or skewed file system
+  // clock changes nothing. Returns how many were noted.
+  size_t LeaveOutPresentWindows(const std::string& folder);
+  // Whether a file that Matches() is one of those left out, `st` being its stat.
+  bool LeftOut(const std::string& file_name, const struct stat& st) const;
+
  private:
+  struct FileVersion {
+    uint64_t device = 0, inode = 0;
+    int64_t bytes = 0, modified_ns = 0;
+    bool operator==(const FileVersion&) const = default;
+  };
+  static FileVersion VersionOf(const struct stat& st);
+
   explicit TraceNaming(std::string window_base) : window_base_(std::move(window_base)) {}
   std::string window_base_;
+  std::map<std::string, FileVersion> left_out_;  // by file name
 };
 
 // Runs sorted by name; folders it cannot read are skipped. Symbolic links are not followed.

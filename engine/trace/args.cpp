@@ -201,9 +201,9 @@ bool ArgStore::View::Find(uint32_t key, ArgValue* out, bool top_level) const {
 }
 
 size_t ArgStore::MemoryBytes() const {
-  return (schema_words_.capacity() + schema_offsets_.capacity() + schema_slots_.capacity() +
-          arena_.capacity()) *
-         sizeof(uint32_t);
+  return (schema_words_.capacity() + schema_offsets_.capacity() + schema_slots_.capacity()) *
+             sizeof(uint32_t) +
+         HeldBytes(arena_);
 }
 
 void ArgStore::Assign(std::vector<uint32_t> schema_words, std::vector<uint32_t> schema_offsets,

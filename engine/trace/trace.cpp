@@ -26,7 +26,7 @@ void EventTable::ReleaseUnusedCapacity() {
 }
 
 size_t EventTable::MemoryBytes() const {
-  return ts_.capacity() * 8 + (dur_.capacity() + template_.capacity() + args_.capacity()) * 4 +
+  return HeldBytes(ts_) + HeldBytes(dur_) + HeldBytes(template_) + HeldBytes(args_) +
          templates_.capacity() * sizeof(EventTemplate) + template_slots_.capacity() * 4 +
          long_durations_.capacity() * sizeof(long_durations_[0]);
 }

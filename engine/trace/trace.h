@@ -138,6 +138,8 @@ class EventTable {
   void AddFlags(size_t i, uint8_t f);
   // Removes the events marked in `drop`, keeping the order of the rest.
   void Compact(const std::vector<bool>& drop);
+  // The memory the table holds once complete (ReleaseUnusedCapacity): its columns' used pages,
+  // not the capacity reserved for them (large_vector.h's HeldBytes).
   size_t MemoryBytes() const;
   // Counts the changes to the events (every append, move, edit, removal): what is derived from
   // them (Trace::derived) is rebuilt when it changed.
@@ -264,6 +266,8 @@ class Trace {
   std::string FormatIdent(const Ident& id) const {
     return id.is_string ? std::string(strings.Get(id.str)) : std::to_string(id.number);
   }
+  // What the trace holds in memory once built (strings, arguments, events, tracks), as the
+  // process's resident growth shows it: reserved capacity never used is not counted.
   size_t MemoryBytes() const;
 
  private:

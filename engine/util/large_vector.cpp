@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <mutex>
@@ -11,6 +12,7 @@ namespace profsh {
 namespace {
 
 constexpr size_t kHugePage = size_t{2} << 20;
+constexpr size_t kPage = 4096;
 
 size_t MappedSize(size_t bytes) {
   return (bytes + kHugePage - 1) / kHugePage * kHugePage;
@@ -109,8 +111,11 @@ void FreeLargeBlock(void* p, size_t bytes) {
   Cache().Give(p, MappedSize(bytes));
 }
 
+size_t HeldBytes(size_t used_bytes, size_t capacity_bytes) {
+  return std::min(capacity_bytes, (used_bytes + kPage - 1) / kPage * kPage);
+}
+
 void ReleaseUnusedPages(void* data, size_t used_bytes, size_t capacity_bytes) {
-  constexpr size_t kPage = 4096;
   uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + used_bytes + kPage - 1) / kPage * kPage;
   uintptr_t end = reinterpret_cast<uintptr_t>(data) + capacity_bytes;
   if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);

@@ -66,4 +66,14 @@ void ReleaseUnusedCapacity(LargeVector<T>& v) {
     ReleaseUnusedPages(v.data(), v.size() * sizeof(T), v.capacity() * sizeof(T));
 }
 
+// The memory a column holds: its used pages, at most its capacity. The rest of its capacity is
+// address space, not memory: a reserve never touched (the JSON importer's, made from the file's
+// size for the densest input, was several times the events) or given back once the column is
+// complete (ReleaseUnusedCapacity).
+size_t HeldBytes(size_t used_bytes, size_t capacity_bytes);
+template <typename T>
+size_t HeldBytes(const LargeVector<T>& v) {
+  return HeldBytes(v.size() * sizeof(T), v.capacity() * sizeof(T));
+}
+
 }  // namespace profsh

@@ -2,8 +2,9 @@
 """profsh run --serve end to end: a long job (nvtx_workload's steps under --schedule) whose windows
 are served while it runs. Checks the URL is printed before the job starts, windows appear in the
 index while the job is still running, a window's views, timeline, download and the processes'
-distributed view answer, files beside the windows are not served, serving stops when the job
-ends (and goes on with --keep-serving until SIGTERM, keeping the job's status), and the usage
+distributed view answer, files beside the windows are not served, nor the windows an earlier run
+with the same -o left there (a stale file, and a whole run's real windows), serving stops when the
+job ends (and goes on with --keep-serving until SIGTERM, keeping the job's status), and the usage
 errors (--port without --serve, --serve without a long job, a port already taken: nothing run).
 
 usage: check_run_serve.py PROFSH NVTX_WORKLOAD"""
@@ -102,12 +103,18 @@ def main():
     open(os.path.join(work, "other.1.2.profsh"), "w").write("another run's window")
     os.makedirs(os.path.join(work, "sub"))
     open(os.path.join(work, "sub", "job.1.1.profsh"), "w").write("in a subfolder")
+    # A window an earlier run with the same -o left (pid 1: never this run's workload).
+    stale = os.path.join(work, "job.1.1.profsh")
+    open(stale, "w").write("an earlier run's window")
+    os.utime(stale, (time.time() - 3600, time.time() - 3600))
 
     run = Run([profsh, "run", "--serve", "--port", "0", *schedule, "-o", os.path.join(work, "job.profsh"), "--",
                workload, "steps", "120", "100"], cwd=work)
     try:
         line = run.wait_for("http://", 30)
         check(line is not None and "127.0.0.1" in line, "the URL is printed on loopback (%r)" % line)
+        check(run.wait_for("1 window of an earlier run", 5) is not None,
+              "says the earlier run's window is left out (%s)" % run.stderr().strip())
         url = line.split(" at ")[1].split(" ")[0] if line else "http://127.0.0.1:1/"
         windows = []
         deadline = time.monotonic() + 60
@@ -121,6 +128,8 @@ def main():
         check(all(t["path"].startswith("job.") and t["path"].endswith(".profsh") for t in windows)
               and all(t["worker"].isdigit() and t["span"].isdigit() for t in windows),
               "only the run's windows are listed, the pid as worker, the window as span (%s)" % [t["path"] for t in windows])
+        check("job.1.1.profsh" not in [t["path"] for t in windows],
+              "the earlier run's window job.1.1.profsh is not listed (%s)" % [t["path"] for t in windows])
         first = windows[0]["path"]
         status, body = get(url, "/")
         check(status == 200 and first.encode() in body and b'class="distributed"' in body,
@@ -138,7 +147,8 @@ def main():
         status, body = get(url, "/distributed?run=job&span=" + windows[0]["span"])
         check(status == 200 and b'id="distributed-steps"' in body and b"1 worker" in body,
               "the distributed view of the run's processes answers (%d)" % status)
-        for path in ("secret.txt", "other.1.2.profsh", "sub/job.1.1.profsh", "../" + os.path.basename(work)):
+        for path in ("secret.txt", "other.1.2.profsh", "sub/job.1.1.profsh", "job.1.1.profsh",
+                     "../" + os.path.basename(work)):
             status, _ = get(url, "/download?path=" + path)
             check(status in (403, 404), "%s beside the windows is not served (%d)" % (path, status))
         rc = run.proc.wait(timeout=120)
@@ -149,8 +159,10 @@ def main():
         if run.proc.poll() is None:
             run.proc.kill()
 
+    # The same -o BASE again (as .json): the first run's real windows are an earlier run's now.
+    earlier = sorted(f for f in os.listdir(work) if f.startswith("job.") and f.endswith(".profsh"))
     keep = Run([profsh, "run", "--serve", "--port", "0", "--keep-serving", *schedule, "-o",
-                os.path.join(work, "kept.json"), "--", workload, "steps", "12", "20"], cwd=work)
+                os.path.join(work, "job.json"), "--", workload, "steps", "12", "20"], cwd=work)
     try:
         line = keep.wait_for("still serving", 120)
         check(line is not None, "--keep-serving: says it still serves after the job (%s)" % keep.stderr()[-300:])
@@ -158,7 +170,11 @@ def main():
         status, body = get(url, "/api/runs")
         paths = [t["path"] for r_ in json.loads(body)["runs"] for t in r_["traces"]] if status == 200 else []
         check(keep.proc.poll() is None and len(paths) >= 2 and all(p.endswith(".json") for p in paths),
-              "--keep-serving: the finished job's windows (-o kept.json: BASE.PID.N.json) are served (%s)" % paths)
+              "--keep-serving: the finished job's windows (-o job.json: BASE.PID.N.json) are served, "
+              "not the %d windows of the run before with the same BASE (%s)" % (len(earlier), paths))
+        status, _ = get(url, "/download?path=" + earlier[-1]) if earlier else (0, b"")
+        check(len(earlier) >= 3 and status == 404,
+              "the run before's window %s is not served (%d)" % (earlier[-1] if earlier else None, status))
         keep.proc.send_signal(signal.SIGTERM)
         rc = keep.proc.wait(timeout=30)
         check(rc == 0, "--keep-serving: SIGTERM stops serving, the status is the job's (%d)" % rc)

@@ -92,5 +92,39 @@ TEST(ServeLogDir, NumbersBeforeNamesInOneOrder) {
                                              "run/1x.1.pt.trace.json", "run/w.1.pt.trace.json"}));
 }
 
+// profsh run --serve with an -o an earlier run used: the windows already in the folder when the
+// run starts are not listed or served, unless the run writes them again (a new file under the
+// same name, or the same file rewritten); windows it adds are.
+TEST(ServeLogDir, WindowsOfAnEarlierRunAreLeftOut) {
+  Folder folder;
+  for (const char* f : {"job.7.1.profsh", "job.7.2.json", "other.7.1.profsh", "notes.txt"})
+    folder.Touch(f);
+  TraceNaming windows = TraceNaming::RunWindows("job");
+  EXPECT_EQ(windows.LeaveOutPresentWindows(folder.path), 2u);
+  EXPECT_TRUE(ScanLogDir(folder.path, windows).empty());
+  EXPECT_EQ(ResolveUnder(folder.path, "job.7.1.profsh", windows).status, 404);
+  EXPECT_EQ(ResolveUnder(folder.path, "job.7.2.json", windows).status, 404);
+
+  folder.Touch("job.8.1.profsh");  // this run's
+  {
+    std::ofstream(folder.path + "/job.7.2.json.tmp") << "{\"traceEvents\": []}";
+    std::filesystem::rename(folder.path + "/job.7.2.json.tmp", folder.path + "/job.7.2.json");
+  }
+  std::vector<serve::Run> runs = ScanLogDir(folder.path, windows);
+  ASSERT_EQ(runs.size(), 1u);
+  std::vector<std::string> paths;
+  for (const TraceFile& t : runs[0].traces) paths.push_back(t.path);
+  EXPECT_EQ(paths, (std::vector<std::string>{"job.7.2.json", "job.8.1.profsh"}));
+  EXPECT_EQ(ResolveUnder(folder.path, "job.8.1.profsh", windows).status, 200);
+  EXPECT_EQ(ResolveUnder(folder.path, "job.7.2.json", windows).status, 200);
+  EXPECT_EQ(ResolveUnder(folder.path, "job.7.1.profsh", windows).status, 404);
+
+  std::ofstream(folder.path + "/job.7.1.profsh", std::ios::app) << " ";  // rewritten in place
+  EXPECT_EQ(ResolveUnder(folder.path, "job.7.1.profsh", windows).status, 200);
+  EXPECT_EQ(ScanLogDir(folder.path, windows)[0].traces.size(), 3u);
+  // A naming without the note (profsh serve's, or a run's made before) lists them all.
+  EXPECT_EQ(ScanLogDir(folder.path, TraceNaming::RunWindows("job"))[0].traces.size(), 3u);
+}
+
 }  // namespace
 }  // namespace profsh::serve

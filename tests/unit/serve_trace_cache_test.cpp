@@ -59,6 +59,22 @@ TEST(ServeTraceCache, KeepsTracesAndLoadsEachOnce) {
   EXPECT_GE(first.value()->MemoryBytes(), 2000u * EventTable::kBytesPerEvent);
 }
 
+// The JSON importer reserves columns for the densest input the file's size allows; the cache
+// counts the pages the events use, not that reserve (given back once the trace is complete),
+// which over-counted this trace 1.6 times and a Kineto trace of large events up to 3.6 times.
+TEST(ServeTraceCache, CountsTheEventsNotTheImportersReserve) {
+  Folder folder;
+  constexpr size_t kEvents = 300000;
+  const std::string a = folder.Write("a.pt.trace.json", kEvents);
+  TraceCache cache(uint64_t{1} << 40);
+  auto loaded = cache.Get(a);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  const EventTable& events = loaded.value()->trace->events;
+  ASSERT_EQ(events.size(), kEvents);
+  EXPECT_GE(events.MemoryBytes(), kEvents * EventTable::kBytesPerEvent);
+  EXPECT_LE(events.MemoryBytes(), kEvents * EventTable::kBytesPerEvent + (size_t{1} << 20));
+}
+
 TEST(ServeTraceCache, AChangedFileIsLoadedAgain) {
   Folder folder;
   const std::string a = folder.Write("a.pt.trace.json", 100);
