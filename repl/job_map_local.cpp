@@ -94,12 +94,14 @@ pid_t StartSummarize(const std::string& program, const MapTask& task, FILE* erro
   pid_t pid = fork();
   if (pid != 0) return pid;
   DieWithJobMap(job_map);
-  // Its output must not reach profsh's: a child that cannot discard it does not run.
-  const int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+  // Its output must not reach profsh's: a child that cannot discard it does not run. (No
+  // O_CLOEXEC: with profsh's stdin or stdout closed, /dev/null is opened as that very fd.)
+  const int devnull = open("/dev/null", O_RDWR);
   if (devnull < 0 || dup2(devnull, STDIN_FILENO) < 0 || dup2(devnull, STDOUT_FILENO) < 0 ||
       dup2(fileno(errors), STDERR_FILENO) < 0) {
     _exit(127);
   }
+  if (devnull > STDERR_FILENO) close(devnull);
   const char* argv[] = {program.c_str(),      "summarize", task.trace.c_str(), "-o",
                         task.staging.c_str(), nullptr};
   execv(program.c_str(), const_cast<char* const*>(argv));

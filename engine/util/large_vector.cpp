@@ -112,7 +112,9 @@ void FreeLargeBlock(void* p, size_t bytes) {
 }
 
 size_t HeldBytes(size_t used_bytes, size_t capacity_bytes) {
-  return std::min(capacity_bytes, (used_bytes + kPage - 1) / kPage * kPage);
+  if (capacity_bytes < kLargeBlockThreshold) return capacity_bytes;
+  constexpr size_t kHugePage = size_t{2} << 20;
+  return std::min(capacity_bytes, (used_bytes + kHugePage - 1) / kHugePage * kHugePage);
 }
 
 void ReleaseUnusedPages(void* data, size_t used_bytes, size_t capacity_bytes) {

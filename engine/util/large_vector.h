@@ -60,16 +60,23 @@ using LargeVector = std::vector<T, LargeAllocator<T>>;
 // Gives the pages of a vector's reserved but unused capacity back to the system (a reserve made
 // for the worst case, or the rest of the last huge page); the capacity stays reserved.
 void ReleaseUnusedPages(void* data, size_t used_bytes, size_t capacity_bytes);
+// A small vector's spare capacity is heap memory, which only a copy gives back: it is shrunk
+// (under 4 MiB, a cheap copy).
 template <typename T>
 void ReleaseUnusedCapacity(LargeVector<T>& v) {
-  if (v.capacity() * sizeof(T) >= kLargeBlockThreshold)
+  if (v.capacity() * sizeof(T) >= kLargeBlockThreshold) {
     ReleaseUnusedPages(v.data(), v.size() * sizeof(T), v.capacity() * sizeof(T));
+  } else if (v.capacity() > v.size()) {
+    v.shrink_to_fit();
+  }
 }
 
-// The memory a column holds: its used pages, at most its capacity. The rest of its capacity is
-// address space, not memory: a reserve never touched (the JSON importer's, made from the file's
+// The memory a column holds. A small column (from the heap) holds its whole capacity. A large one
+// (its own mapping) holds its used part rounded up to a 2 MiB huge page, at most its capacity:
+// the rest is address space, a reserve never touched (the JSON importer's, made from the file's
 // size for the densest input, was several times the events) or given back once the column is
-// complete (ReleaseUnusedCapacity).
+// complete (ReleaseUnusedCapacity); the whole huge page is counted because the kernel may merge
+// a released tail back into one.
 size_t HeldBytes(size_t used_bytes, size_t capacity_bytes);
 template <typename T>
 size_t HeldBytes(const LargeVector<T>& v) {

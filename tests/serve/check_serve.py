@@ -196,8 +196,9 @@ def rss_anon_kb(pid):
 
 def memory_checks(profsh, work):
     """What the trace cache counts for a JSON trace (/api/cache, LoadedTrace::MemoryBytes) is what
-    loading it adds to the server's resident memory, within 20 %: not the capacity the importer
-    reserved from the file's size (which counted it several times over)."""
+    loading it adds to the server's resident memory, from 0.8 to 1.5 times it (the count rounds
+    each large column up to a whole huge page): not the capacity the importer reserved from the
+    file's size (which counted it twice over and more)."""
     if os.environ.get("PROFSH_SANITIZED") == "1":
         print("skip the resident memory check under ASan (its allocator's memory is most of profsh's)")
         return
@@ -217,9 +218,9 @@ def memory_checks(profsh, work):
         counted = usage["bytes"] - before
         grown = (after_kb - before_kb) * 1024
         big_bytes = [k["bytes"] for k in usage["kept"] if k["path"] == "run/big.1.pt.trace.json"]
-        check(status == 200 and big_bytes == [counted] and grown > 0 and abs(counted - grown) <= 0.2 * grown,
+        check(status == 200 and big_bytes == [counted] and grown > 0 and 0.8 * grown <= counted <= 1.5 * grown,
               "a %.0f MB JSON trace: the cache counts %.1f MB, the server grew by %.1f MB (RssAnon; "
-              "within 20 %%)" % (os.path.getsize(big) / 1e6, counted / 1e6, grown / 1e6))
+              "from 0.8 to 1.5 times)" % (os.path.getsize(big) / 1e6, counted / 1e6, grown / 1e6))
     finally:
         stop(proc, "profsh serve (memory)")
 

@@ -30,6 +30,25 @@ TEST(LargeVector, FreedBlocksAreReusedAndTrimmed) {
   EXPECT_EQ(TrimLargeBlockCache(), 0u);
 }
 
+TEST(LargeVector, HeldBytesCountWhatTheProcessHolds) {
+  // A small column is heap memory: its whole capacity counts until it is shrunk.
+  LargeVector<uint64_t> small;
+  small.reserve(100000);  // 800 KB
+  for (uint64_t i = 0; i < 1000; ++i) small.push_back(i);
+  EXPECT_EQ(HeldBytes(small), small.capacity() * sizeof(uint64_t));
+  ReleaseUnusedCapacity(small);
+  EXPECT_EQ(small.capacity(), small.size());
+  EXPECT_EQ(HeldBytes(small), 1000 * sizeof(uint64_t));
+  for (uint64_t i = 0; i < 1000; i += 97) ASSERT_EQ(small[i], i);
+  // A large one counts its used part in whole 2 MiB huge pages, at most its capacity.
+  LargeVector<uint8_t> large;
+  large.reserve(size_t{64} << 20);
+  large.resize((size_t{5} << 20) + 1);
+  EXPECT_EQ(HeldBytes(large), size_t{6} << 20);
+  large.resize(size_t{64} << 20);
+  EXPECT_EQ(HeldBytes(large), size_t{64} << 20);
+}
+
 TEST(LargeVector, UnusedCapacityGoesBackButDataStays) {
   LargeVector<uint32_t> v;
   v.reserve(size_t{64} << 20);  // 256 MiB reserved

@@ -60,7 +60,7 @@ TEST(ServeTraceCache, KeepsTracesAndLoadsEachOnce) {
 }
 
 // The JSON importer reserves columns for the densest input the file's size allows; the cache
-// counts the pages the events use, not that reserve (given back once the trace is complete),
+// counts what the events use, not that reserve (shrunk or given back once the trace is complete),
 // which over-counted this trace 1.6 times and a Kineto trace of large events up to 3.6 times.
 TEST(ServeTraceCache, CountsTheEventsNotTheImportersReserve) {
   Folder folder;
